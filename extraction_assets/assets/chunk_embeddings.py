@@ -1,0 +1,53 @@
+"""Asset ``chunk_embeddings``: one vector per chunk in LanceDB."""
+
+import hashlib
+
+from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
+
+from ..embedding import EmbedderResource
+from ..partitions import workbook_partitions
+from ..resources import DataStoreResource
+from ..stages import StageOutput
+from ..vectors import VectorStore, VectorStoreError
+from .common import finish
+from .rendered_chunks import rendered_chunks
+
+CODE_VERSION = "1"
+
+
+@asset(
+    partitions_def=workbook_partitions,
+    deps=[rendered_chunks],
+    code_version=CODE_VERSION,
+    group_name="extraction",
+    kinds={"lancedb"},
+    description=(
+        "Embeddings of every chunk in the LanceDB table `chunks` (vector, text, file, sheet, "
+        "A1 ranges, heading path). Re-materializing a partition replaces its rows."
+    ),
+)
+def chunk_embeddings(context: AssetExecutionContext, storage: DataStoreResource,
+                     embedder: EmbedderResource) -> MaterializeResult:
+    store = storage.store()
+    h = context.partition_key
+    model = embedder.get_embedder()
+    chunks = store.read_table("chunks", h).to_pylist()
+    source = store.read_table("workbooks", h).to_pylist()[0]
+    vectors = model.embed([c["text"] for c in chunks]) if chunks else None
+    rows = [dict(workbook_hash=h, chunk_id=c["chunk_id"], filename=source["filename"],
+                 source_path=source["source_path"], sheet_name=c["sheet_name"],
+                 a1_ranges=c["a1_ranges"], heading_path=c["heading_path"], text=c["text"],
+                 n_tokens=c["n_tokens"]) for c in chunks]
+    vector_store = VectorStore(store.lancedb_uri)
+    try:
+        n = vector_store.replace_partition(h, rows, vectors, model.model_name)
+    except VectorStoreError as exc:
+        raise Failure(description=str(exc)) from exc
+    digest = hashlib.sha256()
+    for c in chunks:
+        digest.update(c["chunk_id"].encode())
+    digest.update(f"{model.model_name}:{model.dimension}".encode())
+    return finish(context, store, "chunk_embeddings", StageOutput({}), CODE_VERSION, {
+        "vectors": n, "model": model.model_name, "dimension": model.dimension,
+        "lancedb_uri": str(store.lancedb_uri),
+    }, data_version=digest.hexdigest(), row_count=n)

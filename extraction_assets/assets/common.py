@@ -1,0 +1,64 @@
+"""What every asset does after its stage ran: write tables and issues, record lineage, refresh
+the DuckDB views and build the materialization's metadata and data version."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+
+from dagster import AssetExecutionContext, DataVersion, Failure, MaterializeResult, MetadataValue
+
+from ..stages import StageError, StageOutput, issue_rows
+from ..storage import DataStore
+from ..warehouse import refresh_views
+
+
+def write_issues(store: DataStore, asset: str, workbook_hash: str, output: StageOutput) -> int:
+    """Write the stage's ``extraction_issues`` partition (replacing earlier runs' rows)."""
+    rows = issue_rows(workbook_hash, output.issues)
+    store.write_table("extraction_issues", workbook_hash, rows, asset=asset)
+    return len(rows)
+
+
+def finish(context: AssetExecutionContext, store: DataStore, asset: str, output: StageOutput,
+           code_version: str, extra_metadata: dict | None = None,
+           data_version: str | None = None, row_count: int | None = None) -> MaterializeResult:
+    """Write ``output``'s tables, its issues and a lineage row; refresh the views.
+
+    The data version is the sha256 over the written Parquet files (or ``data_version`` when the
+    output lives elsewhere, e.g. LanceDB), so equal outputs give equal versions. ``row_count``
+    overrides the lineage row count (default: rows written to Parquet).
+    """
+    workbook_hash = context.partition_key
+    digest = hashlib.sha256()
+    metadata: dict = {}
+    total_rows = 0
+    for table, data in sorted(output.tables.items()):
+        written = store.write_table(table, workbook_hash, data)
+        digest.update(written.sha256.encode())
+        metadata[f"{table}_rows"] = MetadataValue.int(written.n_rows)
+        metadata[f"{table}_path"] = MetadataValue.path(str(written.path))
+        total_rows += written.n_rows
+    metadata["issues"] = MetadataValue.int(write_issues(store, asset, workbook_hash, output))
+    version = data_version or digest.hexdigest()
+    store.append_rows("lineage", workbook_hash, [dict(
+        workbook_hash=workbook_hash, asset=asset, run_id=context.run.run_id,
+        code_version=code_version, data_version=version,
+        materialized_at=datetime.now(timezone.utc),
+        row_count=total_rows if row_count is None else row_count,
+    )], asset=asset)
+    refresh_views(store)
+    metadata.update(extra_metadata or {})
+    return MaterializeResult(metadata=metadata, data_version=DataVersion(version))
+
+
+def fail(store: DataStore, asset: str, workbook_hash: str, error: StageError) -> Failure:
+    """Record a failed stage (its partial tables and its issue rows) and build the Failure."""
+    for table, data in error.output.tables.items():
+        store.write_table(table, workbook_hash, data)
+    write_issues(store, asset, workbook_hash, error.output)
+    refresh_views(store)
+    return Failure(
+        description=f"{error.error.code}: {error.error.message}",
+        metadata={"error_code": error.error.code, "error_class": type(error.error).__name__},
+    )

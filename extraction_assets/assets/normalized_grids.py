@@ -1,0 +1,37 @@
+"""Asset ``normalized_grids``: the StyledGrid every later stage reads."""
+
+from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+
+from ..partitions import workbook_partitions
+from ..resources import DataStoreResource
+from ..stages import normalize_stage
+from .common import finish
+from .parsed_sheets import parsed_sheets
+
+CODE_VERSION = "1"
+
+
+@asset(
+    partitions_def=workbook_partitions,
+    deps=[parsed_sheets],
+    code_version=CODE_VERSION,
+    group_name="extraction",
+    kinds={"parquet"},
+    description=(
+        "The StyledGrid: per cell the display text through its number format, typed value, "
+        "resolved RGB colours, bold and size, merged values propagated with merged_from; per "
+        "sheet the used range computed from the cells."
+    ),
+)
+def normalized_grids(context: AssetExecutionContext, storage: DataStoreResource) -> MaterializeResult:
+    store = storage.store()
+    h = context.partition_key
+    output = normalize_stage(
+        h, store.read_table("parsed_cells", h), store.read_table("parsed_sheets", h),
+        store.read_table("styles", h), store.read_table("workbook_properties", h),
+    )
+    sheets = output.tables["sheets"].to_pylist()
+    return finish(context, store, "normalized_grids", output, CODE_VERSION, {
+        "used_ranges": MetadataValue.json({s["sheet_name"]: s["used_range"] for s in sheets}),
+        "uncached_formulas": sum(s["n_uncached_formulas"] for s in sheets),
+    })

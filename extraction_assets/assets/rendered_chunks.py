@@ -1,0 +1,55 @@
+"""Asset ``rendered_chunks``: records and token-bounded Markdown chunks."""
+
+from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue, asset
+from pydantic import Field
+
+from ..embedding import EmbedderResource
+from ..partitions import workbook_partitions
+from ..resources import DataStoreResource
+from ..stages import render_stage
+from .common import finish
+from .segmented_blocks import segmented_blocks
+
+CODE_VERSION = "1"
+
+
+class ChunkingConfig(Config):
+    """Chunk budget in tokens of the configured embedder's own tokenizer."""
+
+    max_tokens: int = Field(512, ge=32, description="Most tokens in one chunk.")
+    min_tokens: int = Field(64, ge=0, description="Smallest chunk worth keeping alone.")
+
+
+@asset(
+    partitions_def=workbook_partitions,
+    deps=[segmented_blocks],
+    code_version=CODE_VERSION,
+    group_name="extraction",
+    kinds={"parquet"},
+    description=(
+        "One record per table data row (header -> typed value, citing file, sheet, row and A1 "
+        "range) and Markdown chunks with heading paths, the header repeated in every chunk of a "
+        "split table, counted in the embedder's tokens."
+    ),
+)
+def rendered_chunks(context: AssetExecutionContext, config: ChunkingConfig,
+                    storage: DataStoreResource, embedder: EmbedderResource) -> MaterializeResult:
+    store = storage.store()
+    h = context.partition_key
+    model = embedder.get_embedder()
+    max_tokens = config.max_tokens
+    if model.max_input_tokens:
+        max_tokens = min(max_tokens, model.max_input_tokens)
+    filename = store.read_table("workbooks", h).column("filename")[0].as_py()
+    output = render_stage(
+        h, filename, store.read_table("cells", h), store.read_table("sheets", h),
+        store.read_table("blocks", h), store.read_table("block_columns", h),
+        model.count_tokens, max_tokens,
+    )
+    chunks = output.tables["chunks"].to_pylist()
+    return finish(context, store, "rendered_chunks", output, CODE_VERSION, {
+        "max_tokens": max_tokens,
+        "tokenizer": model.model_name,
+        "total_tokens": sum(c["n_tokens"] for c in chunks),
+        "preview": MetadataValue.md(chunks[0]["text"] if chunks else "(no chunks)"),
+    })

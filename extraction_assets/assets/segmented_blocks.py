@@ -1,0 +1,40 @@
+"""Asset ``segmented_blocks``: tables, titles and text blocks with their headers."""
+
+from collections import Counter
+
+from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+
+from ..partitions import workbook_partitions
+from ..resources import DataStoreResource
+from ..stages import segment_stage
+from .common import finish
+from .normalized_grids import normalized_grids
+
+CODE_VERSION = "1"
+
+
+@asset(
+    partitions_def=workbook_partitions,
+    deps=[normalized_grids],
+    code_version=CODE_VERSION,
+    group_name="extraction",
+    kinds={"parquet"},
+    description=(
+        "Blocks of every visible sheet (table, title, text) with A1 range, header rows, "
+        "flattened column headers (Parent > Child), title and heading path, and the reasons "
+        "for each decision."
+    ),
+)
+def segmented_blocks(context: AssetExecutionContext, storage: DataStoreResource) -> MaterializeResult:
+    store = storage.store()
+    h = context.partition_key
+    output = segment_stage(h, store.read_table("cells", h), store.read_table("sheets", h))
+    blocks = output.tables["blocks"].to_pylist()
+    kinds = Counter(b["kind"] for b in blocks)
+    return finish(context, store, "segmented_blocks", output, CODE_VERSION, {
+        "tables": kinds.get("table", 0),
+        "block_kinds": MetadataValue.json(dict(sorted(kinds.items()))),
+        "blocks_preview": MetadataValue.md("\n".join(
+            f"- `{b['sheet_name']}!{b['a1_range']}` {b['kind']}"
+            + (f" — {b['title']}" if b["title"] else "") for b in blocks[:20]) or "(no blocks)"),
+    })

@@ -1,0 +1,57 @@
+"""Asset ``workbook``: file facts and a content-addressed copy of the bytes."""
+
+from pathlib import Path
+
+from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
+
+from ..partitions import workbook_partitions
+from ..resources import DataStoreResource, LimitsResource
+from ..stages import StageError, workbook_stage
+from .common import fail, finish
+
+CODE_VERSION = "1"
+
+
+@asset(
+    partitions_def=workbook_partitions,
+    code_version=CODE_VERSION,
+    group_name="extraction",
+    kinds={"parquet"},
+    description=(
+        "One row per file version: content hash, source path, size, format sniffed from the "
+        "magic bytes, sheet list with visibility, macro / external-link / encryption flags. "
+        "Copies the bytes into the content-addressed store so re-runs never need the inbox."
+    ),
+)
+def workbook(context: AssetExecutionContext, storage: DataStoreResource,
+             limits: LimitsResource) -> MaterializeResult:
+    store = storage.store()
+    workbook_hash = context.partition_key
+    blob = store.blob_path(workbook_hash)
+    try:
+        source = store.source_of(workbook_hash)
+    except KeyError as exc:
+        raise Failure(description=str(exc)) from exc
+    if blob.exists():
+        data = blob.read_bytes()
+    else:
+        try:
+            data = Path(source["source_path"]).read_bytes()
+        except OSError as exc:
+            raise Failure(description=f"cannot read {source['source_path']}: {exc}") from exc
+        try:
+            store.store_bytes(workbook_hash, data)
+        except ValueError as exc:
+            raise Failure(description=f"{source['source_path']} changed since it was registered: "
+                                      f"{exc}") from exc
+    try:
+        output = workbook_stage(workbook_hash, data, source["source_path"], limits.limits())
+    except StageError as error:
+        raise fail(store, "workbook", workbook_hash, error) from error
+    row = output.tables["workbooks"].to_pylist()[0]
+    return finish(context, store, "workbook", output, CODE_VERSION, {
+        "filename": row["filename"], "format": row["format"], "size_bytes": row["size_bytes"],
+        "sheets": MetadataValue.json(
+            [{"name": n, "visibility": v} for n, v in zip(row["sheet_names"], row["sheet_visibility"])]),
+        "stored_at": MetadataValue.path(str(blob)),
+    })

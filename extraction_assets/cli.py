@@ -1,0 +1,157 @@
+"""The ``extraction-assets`` command line: ingest, search, demo and ui."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from .storage import ENV_HOME, DataStore, default_data_dir
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Turn spreadsheets into tables, records, chunks and embeddings "
+                       "(a Dagster asset graph).")
+console = Console()
+err_console = Console(stderr=True)
+
+DataDir = typer.Option(None, "--data-dir", help=f"Data folder (default: ${ENV_HOME} or ./data).")
+Provider = typer.Option("local", "--provider", help="Embedder: 'local' (bundled model) or 'openai'.")
+Model = typer.Option(None, "--model", help="Embedding model name (openai provider).")
+BaseUrl = typer.Option(None, "--base-url", help="OpenAI-compatible server URL (openai provider).")
+
+
+def _data_dir(value: Optional[Path]) -> Path:
+    return value.expanduser().resolve() if value else default_data_dir()
+
+
+def _embedder(provider: str, model: Optional[str], base_url: Optional[str]):
+    from .embedding import EmbedderResource
+
+    return EmbedderResource(provider=provider, model=model, base_url=base_url)
+
+
+def _run_ingest(paths: list[Path], data_dir: Path, embedder, until: Optional[str],
+                max_tokens: Optional[int]) -> int:
+    from .ingest import ingest_paths
+
+    files = [p for p in paths]
+    failed = 0
+    with Progress(TextColumn("[bold]ingesting"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err_console, transient=True) as progress:
+        task = progress.add_task("ingest", total=len(files))
+
+        def report(result) -> None:
+            nonlocal failed
+            c = result.counts
+            if result.status == "success":
+                console.print(
+                    f"[green]success[/] {result.path}  sheets={c.get('sheets', 0)} "
+                    f"tables={c.get('tables', 0)} records={c.get('records', 0)} "
+                    f"chunks={c.get('chunks', 0)}  partition={result.workbook_hash[:12]}",
+                    soft_wrap=True, highlight=False)
+            else:
+                failed += 1
+                console.print(f"[red]failed[/]  {result.path}  {result.error}",
+                              soft_wrap=True, highlight=False)
+            progress.advance(task)
+
+        ingest_paths(files, data_dir, embedder, max_tokens=max_tokens, until=until,
+                     on_result=report)
+    return failed
+
+
+@app.command()
+def ingest(
+    paths: list[Path] = typer.Argument(..., exists=True, dir_okay=False, readable=True,
+                                       help="Workbook files to ingest."),
+    data_dir: Optional[Path] = DataDir,
+    until: Optional[str] = typer.Option(None, "--until",
+                                        help="Last asset to materialize, e.g. rendered_chunks."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Chunk budget in tokens."),
+    provider: str = Provider, model: Optional[str] = Model, base_url: Optional[str] = BaseUrl,
+) -> None:
+    """Add a partition per file content hash and materialize the asset graph for each file."""
+    failed = _run_ingest(paths, _data_dir(data_dir), _embedder(provider, model, base_url),
+                         until, max_tokens)
+    if failed:
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def search(
+    query: str = typer.Argument(..., help="What to look for."),
+    data_dir: Optional[Path] = DataDir,
+    k: int = typer.Option(5, "-k", help="Number of chunks to return."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    provider: str = Provider, model: Optional[str] = Model, base_url: Optional[str] = BaseUrl,
+) -> None:
+    """Top chunks for a query, with file, sheet, A1 ranges and heading path."""
+    from .vectors import VectorStore
+
+    store = DataStore(_data_dir(data_dir))
+    embedder = _embedder(provider, model, base_url).get_embedder()
+    hits = VectorStore(store.lancedb_uri).search(embedder.embed([query])[0], k)
+    results = [{
+        "score": round(1 - float(h["_distance"]), 4), "filename": h["filename"],
+        "sheet": h["sheet_name"], "a1_ranges": list(h["a1_ranges"]),
+        "heading_path": list(h["heading_path"]), "chunk_id": h["chunk_id"],
+        "workbook_hash": h["workbook_hash"], "text": h["text"],
+    } for h in hits]
+    if as_json:
+        typer.echo(json.dumps(results, ensure_ascii=False, indent=2))
+        return
+    if not results:
+        err_console.print("no chunks yet: ingest some files first")
+        raise typer.Exit(code=1)
+    for rank, r in enumerate(results, start=1):
+        console.print(
+            f"[bold]{rank}.[/] {r['score']:.3f}  [cyan]{r['filename']}[/] "
+            f"sheet [cyan]{r['sheet']}[/] range {', '.join(r['a1_ranges'])}\n"
+            f"   heading: {' > '.join(r['heading_path'])}", highlight=False, soft_wrap=True)
+        lines = [line for line in r["text"].splitlines() if line.strip()][:6]
+        console.print("\n".join("   " + line for line in lines), highlight=False,
+                      soft_wrap=True, markup=False)
+
+
+@app.command()
+def demo(data_dir: Optional[Path] = DataDir) -> None:
+    """Write the bundled sample workbooks and ingest them with the local embedder."""
+    from .samples import write_samples
+
+    root = _data_dir(data_dir)
+    paths = write_samples(root / "samples")
+    console.print(f"wrote {len(paths)} sample workbooks to {root / 'samples'}")
+    failed = _run_ingest(paths, root, _embedder("local", None, None), None, None)
+    console.print(
+        f"\nDuckDB views: {DataStore(root).warehouse_path}\n"
+        f"try: extraction-assets search 'sales by region'"
+        + (f" --data-dir {root}" if data_dir else "")
+    )
+    if failed:
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def ui(data_dir: Optional[Path] = DataDir,
+       port: int = typer.Option(3000, "--port", help="Port of the Dagster UI.")) -> None:
+    """Start the Dagster UI (dagster dev) on this data dir's instance."""
+    root = _data_dir(data_dir)
+    store = DataStore(root)
+    store.dagster_home.mkdir(parents=True, exist_ok=True)
+    dagster = shutil.which("dagster")
+    if dagster is None:
+        err_console.print("the `dagster` command is not on PATH; activate the project's venv")
+        raise typer.Exit(code=1)
+    env = dict(os.environ, DAGSTER_HOME=str(store.dagster_home), **{ENV_HOME: str(root)})
+    os.execvpe(dagster, [dagster, "dev", "-m", "extraction_assets.definitions", "-p", str(port)],
+               env)
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,600 @@
+"""Streaming reader of SpreadsheetML packages (``.xlsx`` / ``.xlsm``, Transitional and Strict).
+
+The reader walks the package the way ECMA-376 Part 1 describes it: ``_rels/.rels`` names the
+workbook part (§12.3.23), the workbook part lists the sheets and their relationships (§18.2.27),
+the shared string table (§18.4.9) and the stylesheet (§18.8.39) are read once, and each worksheet
+part (§18.3.1.99) is parsed with ``lxml.etree.iterparse``: elements are cleared as soon as they
+are read, so memory grows with the non-empty cells of the sheet being read, never with the
+declared ``<dimension>`` or with empty ``<row>`` elements.
+
+Namespaces are matched by local name, so Strict OOXML (``purl.oclc.org``) and non-standard
+prefixes read the same as Transitional. No DTD is loaded, no entity is resolved and no network
+access is made by the XML parser.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import IO, Iterator
+
+from lxml import etree
+
+from .a1 import column_index, parse_cell_ref, range_ref, parse_range, cell_ref
+from .container import Limits, PackageReader, require_ooxml, resolve_target
+from .errors import CorruptWorkbookError, LimitExceededError
+
+_XML_OPTS = dict(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+
+#: Built-in number formats of ECMA-376 Part 1, §18.8.30 (en-US rendering of the locale ids).
+BUILTIN_NUMBER_FORMATS: dict[int, str] = {
+    0: "General", 1: "0", 2: "0.00", 3: "#,##0", 4: "#,##0.00",
+    5: '"$"#,##0_);("$"#,##0)', 6: '"$"#,##0_);[Red]("$"#,##0)',
+    7: '"$"#,##0.00_);("$"#,##0.00)', 8: '"$"#,##0.00_);[Red]("$"#,##0.00)',
+    9: "0%", 10: "0.00%", 11: "0.00E+00", 12: "# ?/?", 13: "# ??/??",
+    14: "m/d/yyyy", 15: "d-mmm-yy", 16: "d-mmm", 17: "mmm-yy", 18: "h:mm AM/PM",
+    19: "h:mm:ss AM/PM", 20: "h:mm", 21: "h:mm:ss", 22: "m/d/yyyy h:mm",
+    37: "#,##0 ;(#,##0)", 38: "#,##0 ;[Red](#,##0)", 39: "#,##0.00;(#,##0.00)",
+    40: "#,##0.00;[Red](#,##0.00)", 41: '_(* #,##0_);_(* (#,##0);_(* "-"_);_(@_)',
+    42: '_("$"* #,##0_);_("$"* (#,##0);_("$"* "-"_);_(@_)',
+    43: '_(* #,##0.00_);_(* (#,##0.00);_(* "-"??_);_(@_)',
+    44: '_("$"* #,##0.00_);_("$"* (#,##0.00);_("$"* "-"??_);_(@_)',
+    45: "mm:ss", 46: "[h]:mm:ss", 47: "mmss.0", 48: "##0.0E+0", 49: "@",
+}
+
+_REL_OFFICE_DOCUMENT = "officeDocument"
+
+
+def _local(tag: str) -> str:
+    """Local name of a Clark-notation tag (``{ns}c`` -> ``c``)."""
+    return tag.rsplit("}", 1)[-1]
+
+
+def _rel_attr(el, name: str = "id") -> str | None:
+    """Value of an ``r:``-namespaced attribute whatever namespace URI the package uses."""
+    for key, value in el.attrib.items():
+        if key.startswith("{") and _local(key) == name and "relationships" in key:
+            return value
+    return None
+
+
+def _parse(stream: IO[bytes], part: str):
+    try:
+        return etree.parse(stream, etree.XMLParser(**_XML_OPTS)).getroot()
+    except etree.XMLSyntaxError as exc:
+        raise CorruptWorkbookError(f"part {part} is not well-formed XML: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class CellStyle:
+    """The formatting of one ``cellXfs`` entry (ECMA-376 Part 1, §18.8.10), colours unresolved.
+
+    Colours are kept as written: ``rgb:AARRGGBB``, ``theme:N`` or ``theme:N;tint:T``,
+    ``indexed:N``, or ``None``; they are resolved to ``RRGGBB`` by the normalizer.
+    """
+
+    number_format_id: int = 0
+    number_format: str = "General"
+    bold: bool = False
+    italic: bool = False
+    underline: bool = False
+    strike: bool = False
+    font_size: float | None = None
+    font_color: str | None = None
+    fill_color: str | None = None
+    has_border: bool = False
+    wrap_text: bool = False
+    horizontal: str | None = None
+
+
+@dataclass
+class SheetInfo:
+    """One sheet of the workbook, in workbook order.
+
+    Attributes:
+        index: 1-based position in the workbook.
+        name: the name shown on the tab.
+        visibility: ``visible``, ``hidden`` or ``veryHidden`` (ECMA-376 §18.18.68).
+        kind: ``worksheet``, ``chartsheet``, ``dialogsheet`` or ``macrosheet``.
+        part: package part name of the sheet, or ``None`` when the relationship is missing.
+        declared_dimension: the ``<dimension ref>`` as written (not trusted).
+    """
+
+    index: int
+    name: str
+    visibility: str
+    kind: str
+    part: str | None
+    declared_dimension: str | None = None
+
+
+@dataclass
+class ParsedSheet:
+    """The cells and merged ranges of one sheet, as columnar lists (one entry per cell).
+
+    Cell columns: ``row``/``col`` (1-based int), ``data_type`` (the ``t`` attribute as written,
+    default ``n``), ``value`` (the ``<v>``/inline text; shared strings resolved; ``None`` when
+    absent), ``formula`` (text without ``=``, shared formulas translated for dependents),
+    ``formula_kind`` (``normal``, ``shared``, ``array``, ``dataTable`` or ``None``),
+    ``style_index`` (index into :attr:`ParsedWorkbook.styles`).
+    """
+
+    info: SheetInfo
+    row: list[int] = field(default_factory=list)
+    col: list[int] = field(default_factory=list)
+    data_type: list[str] = field(default_factory=list)
+    value: list[str | None] = field(default_factory=list)
+    formula: list[str | None] = field(default_factory=list)
+    formula_kind: list[str | None] = field(default_factory=list)
+    style_index: list[int] = field(default_factory=list)
+    merged_ranges: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.row)
+
+
+@dataclass
+class Issue:
+    """A warning or error found while extracting (rows of the ``extraction_issues`` view)."""
+
+    stage: str
+    sheet_name: str | None
+    ref: str | None
+    severity: str
+    code: str
+    message: str
+
+
+@dataclass
+class WorkbookStyles:
+    """What the normalizer needs besides cells: the ``cellXfs`` styles, the theme's colour
+    scheme (``RRGGBB``, clrScheme order), the workbook's own indexed palette (or ``None``) and
+    the date system (``date1904``, ECMA-376 §18.2.28)."""
+
+    styles: list[CellStyle]
+    theme_colors: list[str]
+    indexed_colors: list[str] | None
+    date1904: bool
+
+
+@dataclass
+class ParsedWorkbook:
+    """Workbook-level facts plus a lazy, per-sheet cell stream.
+
+    Use :meth:`iter_sheets` to read the sheets one at a time; only the current sheet's cells are
+    held in memory.
+    """
+
+    reader: PackageReader
+    sheets: list[SheetInfo]
+    styles: list[CellStyle]
+    shared_strings: list[str]
+    date1904: bool
+    theme_colors: list[str]
+    indexed_colors: list[str] | None
+    has_macros: bool
+    has_external_links: bool
+    issues: list[Issue]
+    limits: Limits
+
+    def iter_sheets(self) -> Iterator[ParsedSheet]:
+        """Yield one :class:`ParsedSheet` per sheet, in workbook order.
+
+        Chartsheets, dialog sheets and sheets whose part is missing yield no cells. A worksheet
+        whose XML is damaged yields the cells read so far and records an ``extraction_issues``
+        row instead of failing the workbook.
+
+        Raises:
+            LimitExceededError: more cells than ``limits.max_cells`` in the workbook, or more
+                merged ranges than ``limits.max_merged_ranges`` on one sheet.
+        """
+        total = 0
+        for info in self.sheets:
+            sheet = ParsedSheet(info)
+            if info.kind == "worksheet" and info.part and self.reader.has(info.part):
+                try:
+                    self._read_worksheet(sheet, self.limits.max_cells - total)
+                except CorruptWorkbookError as exc:
+                    self.issues.append(
+                        Issue("parsed_sheets", info.name, None, "error", exc.code, exc.message)
+                    )
+            elif info.kind == "worksheet":
+                self.issues.append(
+                    Issue("parsed_sheets", info.name, None, "warning", "missing_sheet_part",
+                          f"sheet {info.name!r} has no readable worksheet part")
+                )
+            total += len(sheet)
+            yield sheet
+
+    @property
+    def style_context(self) -> WorkbookStyles:
+        """The workbook's styles, theme colours, indexed palette and date system."""
+        return WorkbookStyles(self.styles, self.theme_colors, self.indexed_colors, self.date1904)
+
+    def close(self) -> None:
+        """Release the package."""
+        self.reader.close()
+
+    def _read_worksheet(self, sheet: ParsedSheet, budget: int) -> None:
+        strings = self.shared_strings
+        n_strings = len(strings)
+        shared_formulas: dict[str, tuple[str, int, int]] = {}
+        current_row = 0
+        last_col = 0
+        with self.reader.open(sheet.info.part) as stream:
+            context = etree.iterparse(
+                stream, events=("start", "end"),
+                tag=("{*}row", "{*}c", "{*}mergeCell", "{*}dimension"), **_XML_OPTS,
+            )
+            try:
+                for event, el in context:
+                    tag = _local(el.tag)
+                    if event == "start":
+                        if tag == "row":
+                            r = el.get("r")
+                            current_row = int(r) if r else current_row + 1
+                            last_col = 0
+                        continue
+                    if tag == "c":
+                        ref = el.get("r")
+                        if ref:
+                            row, col = parse_cell_ref(ref)
+                        else:
+                            row, col = current_row, last_col + 1
+                        last_col = col
+                        t = el.get("t") or "n"
+                        value = None
+                        formula = None
+                        kind = None
+                        for child in el:
+                            ctag = _local(child.tag)
+                            if ctag == "v":
+                                value = child.text or None
+                            elif ctag == "f":
+                                kind = child.get("t") or "normal"
+                                formula = child.text
+                                if kind == "shared":
+                                    si = child.get("si")
+                                    if formula:
+                                        shared_formulas[si] = (formula, row, col)
+                                    elif si in shared_formulas:
+                                        base, brow, bcol = shared_formulas[si]
+                                        formula = translate_formula(base, row - brow, col - bcol)
+                            elif ctag == "is":
+                                value = _rich_text(child)
+                        if t == "s" and value is not None:
+                            try:
+                                idx = int(value)
+                            except ValueError:
+                                idx = -1
+                            if 0 <= idx < n_strings:
+                                value = strings[idx]
+                            else:
+                                self.issues.append(Issue(
+                                    "parsed_sheets", sheet.info.name, cell_ref(row, col),
+                                    "warning", "bad_shared_string_index",
+                                    f"shared string index {value!r} does not exist"))
+                                value = None
+                        if value is None and formula is None and el.get("s") in (None, "0"):
+                            el.clear()
+                            continue
+                        sheet.row.append(row)
+                        sheet.col.append(col)
+                        sheet.data_type.append(t)
+                        sheet.value.append(value)
+                        sheet.formula.append(formula)
+                        sheet.formula_kind.append(kind)
+                        sheet.style_index.append(int(el.get("s") or 0))
+                        if len(sheet.row) > budget:
+                            raise LimitExceededError(
+                                f"workbook has more than {self.limits.max_cells} cells")
+                        el.clear()
+                    elif tag == "row":
+                        el.clear()
+                        parent = el.getparent()
+                        while el.getprevious() is not None:
+                            del parent[0]
+                    elif tag == "mergeCell":
+                        ref = el.get("ref")
+                        if ref:
+                            try:
+                                sheet.merged_ranges.append(range_ref(*parse_range(ref)))
+                            except ValueError:
+                                self.issues.append(Issue(
+                                    "parsed_sheets", sheet.info.name, ref, "warning",
+                                    "bad_merged_range", f"merged range {ref!r} is not valid"))
+                        if len(sheet.merged_ranges) > self.limits.max_merged_ranges:
+                            raise LimitExceededError(
+                                f"sheet {sheet.info.name!r} has more than "
+                                f"{self.limits.max_merged_ranges} merged ranges")
+                        el.clear()
+                    elif tag == "dimension":
+                        sheet.info.declared_dimension = el.get("ref")
+            except etree.XMLSyntaxError as exc:
+                raise CorruptWorkbookError(
+                    f"worksheet part {sheet.info.part} is not well-formed XML: {exc}") from exc
+            except ValueError as exc:
+                raise CorruptWorkbookError(
+                    f"worksheet part {sheet.info.part} has an invalid value: {exc}") from exc
+
+
+def _rich_text(si) -> str:
+    """Text of a ``<si>``/``<is>`` element: plain ``<t>`` or rich-text runs ``<r><t>`` joined.
+
+    Phonetic runs (``<rPh>``, ECMA-376 §18.4.6) and phonetic properties are excluded: they are
+    reading aids, not cell text.
+    """
+    parts = []
+    for child in si:
+        tag = _local(child.tag)
+        if tag == "t":
+            parts.append(child.text or "")
+        elif tag == "r":
+            for t in child:
+                if _local(t.tag) == "t":
+                    parts.append(t.text or "")
+    return "".join(parts)
+
+
+_REF_RE = re.compile(
+    r"(?<![A-Za-z0-9_.\"'])(\$?)([A-Za-z]{1,3})(\$?)(\d{1,7})(?![A-Za-z0-9_(])"
+)
+
+
+def translate_formula(formula: str, d_row: int, d_col: int) -> str:
+    """Shift the relative A1 references of a shared formula to a dependent cell.
+
+    Implements the shared-formula rule of ECMA-376 Part 1, §18.3.1.40: a dependent cell's formula
+    is the master's with every relative row/column offset moved by the distance between the two
+    cells; ``$``-anchored parts stay. References inside string literals are left alone.
+    """
+    if not d_row and not d_col:
+        return formula
+
+    def shift(m: re.Match) -> str:
+        col_abs, letters, row_abs, digits = m.groups()
+        try:
+            col = column_index(letters)
+        except ValueError:
+            return m.group(0)
+        row = int(digits)
+        if not col_abs:
+            col += d_col
+        if not row_abs:
+            row += d_row
+        if col < 1 or row < 1:
+            return "#REF!"
+        from .a1 import column_letter
+
+        return f"{col_abs}{column_letter(col)}{row_abs}{row}"
+
+    pieces = re.split(r'("(?:[^"]|"")*")', formula)
+    return "".join(p if i % 2 else _REF_RE.sub(shift, p) for i, p in enumerate(pieces))
+
+
+def _read_rels(reader: PackageReader, part: str) -> dict[str, tuple[str, str]]:
+    """Relationships of ``part``: id -> (type suffix, resolved target part). Empty if none."""
+    folder, _, name = part.rpartition("/")
+    rels_part = f"{folder}/_rels/{name}.rels" if folder else f"_rels/{name}.rels"
+    if not reader.has(rels_part):
+        return {}
+    root = _parse(reader.open(rels_part), rels_part)
+    out = {}
+    for rel in root:
+        if _local(rel.tag) != "Relationship":
+            continue
+        rtype = (rel.get("Type") or "").rsplit("/", 1)[-1]
+        target = rel.get("Target") or ""
+        if rel.get("TargetMode") == "External":
+            out[rel.get("Id") or ""] = (rtype, "external:" + target)
+        else:
+            out[rel.get("Id") or ""] = (rtype, resolve_target(part, target))
+    return out
+
+
+def _color(el) -> str | None:
+    """Encode a colour element (``<color>``, ``<fgColor>``) as written; see :class:`CellStyle`."""
+    if el is None:
+        return None
+    if el.get("rgb"):
+        return "rgb:" + el.get("rgb").upper()
+    if el.get("theme") is not None:
+        tint = el.get("tint")
+        return f"theme:{el.get('theme')}" + (f";tint:{tint}" if tint and float(tint) else "")
+    if el.get("indexed") is not None:
+        return "indexed:" + el.get("indexed")
+    return None
+
+
+def _child(el, name: str):
+    for child in el:
+        if _local(child.tag) == name:
+            return child
+    return None
+
+
+def _flag(el, name: str) -> bool:
+    c = _child(el, name)
+    return c is not None and c.get("val", "1") not in ("0", "false", "none")
+
+
+def _read_styles(reader: PackageReader, part: str | None) -> tuple[list[CellStyle], list[str] | None]:
+    """Read ``cellXfs`` with their fonts, fills, borders and number formats (§18.8.39)."""
+    if not part or not reader.has(part):
+        return [CellStyle()], None
+    root = _parse(reader.open(part), part)
+    num_fmts = dict(BUILTIN_NUMBER_FORMATS)
+    fonts: list[dict] = []
+    fills: list[str | None] = []
+    borders: list[bool] = []
+    xfs_el = None
+    indexed = None
+    for section in root:
+        name = _local(section.tag)
+        if name == "numFmts":
+            for nf in section:
+                try:
+                    num_fmts[int(nf.get("numFmtId"))] = nf.get("formatCode") or "General"
+                except (TypeError, ValueError):
+                    continue
+        elif name == "fonts":
+            for font in section:
+                size = _child(font, "sz")
+                underline = _child(font, "u")
+                fonts.append(dict(
+                    bold=_flag(font, "b"), italic=_flag(font, "i"),
+                    underline=underline is not None and underline.get("val", "single") != "none",
+                    strike=_flag(font, "strike"),
+                    font_size=float(size.get("val")) if size is not None and size.get("val") else None,
+                    font_color=_color(_child(font, "color")),
+                ))
+        elif name == "fills":
+            for fill in section:
+                pattern = _child(fill, "patternFill")
+                color = None
+                if pattern is not None and pattern.get("patternType") not in (None, "none"):
+                    color = _color(_child(pattern, "fgColor"))
+                fills.append(color)
+        elif name == "borders":
+            for border in section:
+                borders.append(any(
+                    _local(side.tag) in ("left", "right", "top", "bottom") and side.get("style")
+                    for side in border))
+        elif name == "cellXfs":
+            xfs_el = section
+        elif name == "colors":
+            ic = _child(section, "indexedColors")
+            if ic is not None:
+                indexed = [(c.get("rgb") or "FF000000")[-6:].upper() for c in ic]
+    styles = []
+    for xf in (xfs_el if xfs_el is not None else []):
+        nf_id = int(xf.get("numFmtId") or 0)
+        font = fonts[int(xf.get("fontId") or 0)] if fonts and int(xf.get("fontId") or 0) < len(fonts) else {}
+        fill_id = int(xf.get("fillId") or 0)
+        border_id = int(xf.get("borderId") or 0)
+        align = _child(xf, "alignment")
+        styles.append(CellStyle(
+            number_format_id=nf_id,
+            number_format=num_fmts.get(nf_id, "General"),
+            fill_color=fills[fill_id] if fill_id < len(fills) else None,
+            has_border=borders[border_id] if border_id < len(borders) else False,
+            wrap_text=align is not None and align.get("wrapText") in ("1", "true"),
+            horizontal=align.get("horizontal") if align is not None else None,
+            **font,
+        ))
+    return styles or [CellStyle()], indexed
+
+
+def _read_theme_colors(reader: PackageReader, part: str | None) -> list[str]:
+    """The 12 colours of the theme's ``clrScheme`` in document order (DrawingML §20.1.6.2)."""
+    if not part or not reader.has(part):
+        return []
+    root = _parse(reader.open(part), part)
+    colors = []
+    for scheme in root.iter("{*}clrScheme"):
+        for slot in scheme:
+            value = None
+            for c in slot:
+                if _local(c.tag) == "srgbClr":
+                    value = (c.get("val") or "000000").upper()
+                elif _local(c.tag) == "sysClr":
+                    value = (c.get("lastClr") or "000000").upper()
+            colors.append(value or "000000")
+        break
+    return colors
+
+
+def _read_shared_strings(reader: PackageReader, part: str | None) -> list[str]:
+    """Read the shared string table (§18.4.9) with ``iterparse``; phonetic runs excluded."""
+    if not part or not reader.has(part):
+        return []
+    out = []
+    with reader.open(part) as stream:
+        try:
+            for _, el in etree.iterparse(stream, events=("end",), tag="{*}si", **_XML_OPTS):
+                out.append(_rich_text(el))
+                el.clear()
+                parent = el.getparent()
+                while el.getprevious() is not None:
+                    del parent[0]
+        except etree.XMLSyntaxError as exc:
+            raise CorruptWorkbookError(f"part {part} is not well-formed XML: {exc}") from exc
+    return out
+
+
+_SHEET_KINDS = {
+    "worksheet": "worksheet", "chartsheet": "chartsheet", "dialogsheet": "dialogsheet",
+    "xlMacrosheet": "macrosheet", "xlIntlMacrosheet": "macrosheet",
+}
+
+
+def open_workbook(data: bytes, limits: Limits | None = None) -> ParsedWorkbook:
+    """Open an OOXML workbook from its bytes and read its workbook-level parts.
+
+    Cells are not read here: iterate :meth:`ParsedWorkbook.iter_sheets`. Close the result with
+    :meth:`ParsedWorkbook.close` when done.
+
+    Raises:
+        NotASpreadsheetError, EncryptedWorkbookError, UnsupportedFormatError: see
+            :func:`~extraction_assets.core.container.require_ooxml`.
+        CorruptWorkbookError: missing ``xl/workbook.xml``, malformed workbook-level XML.
+        HostileContentError: a part declares a DTD.
+        LimitExceededError: the package or the sheet list exceeds ``limits``.
+    """
+    limits = limits or Limits()
+    sniffed = require_ooxml(data)
+    reader = PackageReader(data, limits)
+    try:
+        return _open(reader, sniffed.has_macros, limits)
+    except BaseException:
+        reader.close()
+        raise
+
+
+def _open(reader: PackageReader, has_macros: bool, limits: Limits) -> ParsedWorkbook:
+    if not reader.has("[Content_Types].xml"):
+        raise CorruptWorkbookError("the package has no [Content_Types].xml part")
+    workbook_part = None
+    for rtype, target in _read_rels(reader, "").values() if reader.has("_rels/.rels") else []:
+        if rtype == _REL_OFFICE_DOCUMENT and not target.startswith("external:"):
+            workbook_part = target
+    if workbook_part is None or not reader.has(workbook_part):
+        workbook_part = "xl/workbook.xml"
+    if not reader.has(workbook_part):
+        raise CorruptWorkbookError("the package has no workbook part (xl/workbook.xml)")
+    root = _parse(reader.open(workbook_part), workbook_part)
+    rels = _read_rels(reader, workbook_part)
+    by_type: dict[str, str] = {}
+    for rtype, target in rels.values():
+        by_type.setdefault(rtype, target)
+    issues: list[Issue] = []
+    date1904 = False
+    sheets: list[SheetInfo] = []
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        tag = _local(el.tag)
+        if tag == "workbookPr":
+            date1904 = el.get("date1904") in ("1", "true")
+        elif tag == "sheet":
+            if len(sheets) >= limits.max_sheets:
+                raise LimitExceededError(f"workbook has more than {limits.max_sheets} sheets")
+            rid = _rel_attr(el)
+            rtype, target = rels.get(rid or "", ("", None))
+            kind = _SHEET_KINDS.get(rtype, "worksheet" if target else "unknown")
+            name = el.get("name") or f"Sheet{len(sheets) + 1}"
+            if target is None:
+                issues.append(Issue("parsed_sheets", name, None, "warning", "missing_sheet_part",
+                                    f"sheet {name!r} has no relationship to a sheet part"))
+            sheets.append(SheetInfo(
+                index=len(sheets) + 1, name=name, visibility=el.get("state") or "visible",
+                kind=kind, part=target if target and not target.startswith("external:") else None,
+            ))
+    styles, indexed = _read_styles(reader, by_type.get("styles"))
+    return ParsedWorkbook(
+        reader=reader, sheets=sheets, styles=styles,
+        shared_strings=_read_shared_strings(reader, by_type.get("sharedStrings")),
+        date1904=date1904, theme_colors=_read_theme_colors(reader, by_type.get("theme")),
+        indexed_colors=indexed, has_macros=has_macros or "vbaProject" in by_type,
+        has_external_links="externalLink" in by_type, issues=issues, limits=limits,
+    )

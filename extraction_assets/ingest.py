@@ -1,0 +1,127 @@
+"""Ingest files in-process: register each file's content hash as a partition and materialize the
+asset graph for it on a local Dagster instance under ``<data-dir>/dagster``.
+
+Used by the ``extraction-assets`` CLI and by tests; one file's failure never stops the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from dagster import AssetSelection, DagsterInstance, materialize
+from dagster._core.instance.ref import InstanceRef
+
+from .assets import ALL_ASSETS
+from .definitions import make_definitions
+from .embedding import EmbedderResource
+from .partitions import workbook_partitions
+from .storage import DataStore
+
+QUIET_LOGGERS = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+
+
+def open_instance(store: DataStore) -> DagsterInstance:
+    """The Dagster instance of a data dir: SQLite storage under ``<data-dir>/dagster`` (or what
+    a ``dagster.yaml`` placed in that folder configures, e.g. Postgres). Telemetry is off."""
+    store.dagster_home.mkdir(parents=True, exist_ok=True)
+    ref = InstanceRef.from_dir(str(store.dagster_home), overrides={"telemetry": {"enabled": False}})
+    return DagsterInstance.from_ref(ref)
+
+
+@dataclass
+class IngestResult:
+    """Outcome of one file: ``status`` is ``success`` or ``failed``; counts are rows written."""
+
+    path: str
+    workbook_hash: str
+    status: str
+    run_id: str | None = None
+    error: str | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def _count(store: DataStore, table: str, workbook_hash: str) -> int:
+    try:
+        return store.read_table(table, workbook_hash).num_rows
+    except FileNotFoundError:
+        return 0
+
+
+def summarize(store: DataStore, workbook_hash: str) -> dict[str, int]:
+    """Sheets, tables, records and chunks written for one partition."""
+    sheets = _count(store, "sheets", workbook_hash)
+    try:
+        kinds = store.read_table("blocks", workbook_hash).column("kind").to_pylist()
+    except FileNotFoundError:
+        kinds = []
+    return {"sheets": sheets, "tables": kinds.count("table"),
+            "records": _count(store, "records", workbook_hash),
+            "chunks": _count(store, "chunks", workbook_hash)}
+
+
+def _failure_message(result) -> str:
+    for event in result.all_events:
+        if event.is_step_failure:
+            data = event.step_failure_data
+            if data.user_failure_data and data.user_failure_data.description:
+                return f"{event.step_key}: {data.user_failure_data.description}"
+            if data.error:
+                return f"{event.step_key}: {data.error.message.strip().splitlines()[-1]}"
+    return "run failed"
+
+
+def ingest_paths(
+    paths: Iterable[str | Path],
+    data_dir: str | Path,
+    embedder: EmbedderResource | None = None,
+    max_tokens: int | None = None,
+    until: str | None = None,
+    on_result: Callable[[IngestResult], None] | None = None,
+) -> list[IngestResult]:
+    """Materialize the asset graph for every file in ``paths``, one partition per content hash.
+
+    Files with the same bytes are processed once. ``until`` names the last asset to materialize
+    (default: all six). ``on_result`` is called after each file (for progress output).
+    """
+    store = DataStore(data_dir)
+    defs = make_definitions(str(store.root), embedder)
+    resources = defs.resources
+    selection = AssetSelection.assets(*ALL_ASSETS)
+    if until:
+        selection = AssetSelection.assets(until).upstream()
+    run_config: dict = dict(QUIET_LOGGERS)
+    if max_tokens:
+        run_config["ops"] = {"rendered_chunks": {"config": {"max_tokens": max_tokens}}}
+    results: list[IngestResult] = []
+    seen: set[str] = set()
+    with open_instance(store) as instance:
+        for path in paths:
+            path = Path(path)
+            try:
+                workbook_hash, _ = store.register_source(path)
+            except OSError as exc:
+                result = IngestResult(str(path), "", "failed", error=f"cannot read file: {exc}")
+                results.append(result)
+                if on_result:
+                    on_result(result)
+                continue
+            if workbook_hash in seen:
+                continue
+            seen.add(workbook_hash)
+            if not instance.has_dynamic_partition(workbook_partitions.name, workbook_hash):
+                instance.add_dynamic_partitions(workbook_partitions.name, [workbook_hash])
+            run = materialize(
+                ALL_ASSETS, selection=selection, partition_key=workbook_hash, instance=instance,
+                resources=resources, run_config=run_config, raise_on_error=False,
+                tags={"extraction_assets/source_path": str(path.resolve())},
+            )
+            result = IngestResult(
+                str(path), workbook_hash, "success" if run.success else "failed", run.run_id,
+                None if run.success else _failure_message(run), summarize(store, workbook_hash),
+            )
+            results.append(result)
+            if on_result:
+                on_result(result)
+    return results

@@ -1,0 +1,84 @@
+"""Arrow schemas of every Parquet table (the storage side of the DuckDB view contract).
+
+Rows and columns are 1-based; ``ref``/``a1_range`` are A1 references; JSON columns hold UTF-8
+JSON text; ``size_bytes`` is in bytes; ``n_tokens`` counts tokens of the configured embedder.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+S, I32, I64, F64, B = pa.string(), pa.int32(), pa.int64(), pa.float64(), pa.bool_()
+LS = pa.list_(pa.string())
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "workbooks": pa.schema([
+        ("workbook_hash", S), ("source_path", S), ("filename", S), ("size_bytes", I64),
+        ("container", S), ("format", S), ("sheet_count", I32), ("sheet_names", LS),
+        ("sheet_visibility", LS), ("has_macros", B), ("has_external_links", B),
+        ("is_encrypted", B), ("date_system", I32),
+    ]),
+    "parsed_sheets": pa.schema([
+        ("workbook_hash", S), ("sheet_index", I32), ("sheet_name", S), ("visibility", S),
+        ("kind", S), ("part", S), ("declared_dimension", S), ("n_cells", I64),
+        ("merged_ranges", LS),
+    ]),
+    "workbook_properties": pa.schema([
+        ("workbook_hash", S), ("date_system", I32), ("theme_colors", LS),
+        ("indexed_colors", LS), ("has_macros", B), ("has_external_links", B),
+    ]),
+    "styles": pa.schema([
+        ("workbook_hash", S), ("style_index", I32), ("number_format_id", I32),
+        ("number_format", S), ("bold", B), ("italic", B), ("underline", B), ("strike", B),
+        ("font_size", F64), ("font_color", S), ("fill_color", S), ("has_border", B),
+        ("wrap_text", B), ("horizontal", S),
+    ]),
+    "parsed_cells": pa.schema([
+        ("workbook_hash", S), ("sheet_index", I32), ("sheet_name", S), ("row", I32),
+        ("col", I32), ("ref", S), ("data_type", S), ("value", S), ("formula", S),
+        ("formula_kind", S), ("value_status", S), ("style_index", I32),
+        ("number_format_id", I32), ("number_format", S),
+    ]),
+    "sheets": pa.schema([
+        ("workbook_hash", S), ("sheet_index", I32), ("sheet_name", S), ("visibility", S),
+        ("kind", S), ("declared_dimension", S), ("used_range", S), ("n_cells", I64),
+        ("n_merged_ranges", I64), ("n_uncached_formulas", I64),
+    ]),
+    "cells": pa.schema([
+        ("workbook_hash", S), ("sheet_index", I32), ("sheet_name", S), ("row", I32),
+        ("col", I32), ("ref", S), ("value_type", S), ("raw_value", S), ("number_value", F64),
+        ("iso_value", S), ("formula", S), ("value_status", S), ("number_format", S),
+        ("display_text", S), ("bold", B), ("italic", B), ("font_size", F64), ("font_rgb", S),
+        ("fill_rgb", S), ("has_border", B), ("merged_from", S), ("merge_range", S),
+        ("cf_affected", B),
+    ]),
+    "blocks": pa.schema([
+        ("workbook_hash", S), ("sheet_index", I32), ("sheet_name", S), ("block_id", S),
+        ("kind", S), ("a1_range", S), ("min_row", I32), ("min_col", I32), ("max_row", I32),
+        ("max_col", I32), ("header_row_count", I32), ("title", S), ("heading_path", LS),
+        ("n_cells", I64), ("reasons", LS), ("text", S),
+    ]),
+    "block_columns": pa.schema([
+        ("workbook_hash", S), ("block_id", S), ("sheet_name", S), ("position", I32),
+        ("col", I32), ("column_letter", S), ("header", S), ("header_levels", LS),
+    ]),
+    "records": pa.schema([
+        ("workbook_hash", S), ("block_id", S), ("sheet_name", S), ("row", I32),
+        ("a1_range", S), ("role", S), ("record", S), ("display", S), ("merged_from", S),
+        ("filename", S),
+    ]),
+    "chunks": pa.schema([
+        ("workbook_hash", S), ("chunk_id", S), ("chunk_index", I32), ("sheet_name", S),
+        ("block_ids", LS), ("a1_ranges", LS), ("heading_path", LS), ("text", S),
+        ("n_tokens", I32), ("rows", pa.list_(I32)),
+    ]),
+    "extraction_issues": pa.schema([
+        ("workbook_hash", S), ("stage", S), ("sheet_name", S), ("ref", S), ("severity", S),
+        ("code", S), ("message", S),
+    ]),
+    "lineage": pa.schema([
+        ("workbook_hash", S), ("asset", S), ("run_id", S), ("code_version", S),
+        ("data_version", S), ("materialized_at", pa.timestamp("us", tz="UTC")),
+        ("row_count", I64),
+    ]),
+}

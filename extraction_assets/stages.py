@@ -1,0 +1,315 @@
+"""One plain function per asset: Arrow tables in, Arrow tables out, no Dagster.
+
+Each ``*_stage`` function takes the upstream tables of one partition (as read from Parquet) and
+returns a :class:`StageOutput`: the tables it produces, keyed by table name (schemas in
+:mod:`extraction_assets.schemas`), and the ``extraction_issues`` rows it found. The Dagster
+assets only read, call, write and attach metadata; tests and the benchmark call these directly.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Callable
+
+import pyarrow as pa
+
+from .core.a1 import cell_ref, column_letter
+from .core.container import Limits, sniff
+from .core.errors import ExtractionError
+from .core.normalize import GRID_COLUMNS, StyledGrid, normalize_sheet
+from .core.ooxml import CellStyle, Issue, ParsedSheet, SheetInfo, WorkbookStyles, open_workbook
+from .core.render import Chunk, chunk_sheet, table_records
+from .core.segment import Block, Column, segment_sheet
+from .schemas import SCHEMAS
+
+
+@dataclass
+class StageOutput:
+    """Tables produced by one stage for one partition, plus its issues."""
+
+    tables: dict[str, pa.Table]
+    issues: list[Issue] = field(default_factory=list)
+
+
+def _table(name: str, rows: list[dict]) -> pa.Table:
+    return pa.Table.from_pylist(rows, schema=SCHEMAS[name])
+
+
+def _columns_table(name: str, columns: dict[str, list]) -> pa.Table:
+    schema = SCHEMAS[name]
+    return pa.table({f.name: pa.array(columns[f.name], type=f.type) for f in schema}, schema=schema)
+
+
+def issue_rows(workbook_hash: str, issues: list[Issue]) -> list[dict]:
+    """``extraction_issues`` rows for a list of issues."""
+    return [dict(workbook_hash=workbook_hash, stage=i.stage, sheet_name=i.sheet_name, ref=i.ref,
+                 severity=i.severity, code=i.code, message=i.message) for i in issues]
+
+
+class StageError(Exception):
+    """A stage failed on its input; ``output`` holds what it could still record (e.g. the
+    ``workbooks`` row of a file that is not a spreadsheet) and ``error`` the typed cause."""
+
+    def __init__(self, error: ExtractionError, output: StageOutput):
+        super().__init__(f"{error.code}: {error.message}")
+        self.error = error
+        self.output = output
+
+
+# -- workbook ---------------------------------------------------------------------------------
+def workbook_stage(workbook_hash: str, data: bytes, source_path: str,
+                   limits: Limits | None = None) -> StageOutput:
+    """File facts of one workbook: the ``workbooks`` row (format sniffed from magic bytes,
+    sheet list with visibility, macro / external-link / encryption flags).
+
+    Raises:
+        StageError: the file is not a readable OOXML workbook; its ``workbooks`` row is in
+            ``output`` so the failure is still visible in the views.
+    """
+    sniffed = sniff(data)
+    row = dict(
+        workbook_hash=workbook_hash, source_path=source_path,
+        filename=PurePath(source_path).name, size_bytes=len(data),
+        container=sniffed.container, format=sniffed.format, sheet_count=0, sheet_names=[],
+        sheet_visibility=[], has_macros=sniffed.has_macros, has_external_links=False,
+        is_encrypted=sniffed.format == "encrypted-ooxml", date_system=None,
+    )
+    try:
+        wb = open_workbook(data, limits)
+    except ExtractionError as exc:
+        issue = Issue("workbook", None, None, "error", exc.code, exc.message)
+        raise StageError(exc, StageOutput({"workbooks": _table("workbooks", [row])}, [issue]))
+    try:
+        row.update(
+            sheet_count=len(wb.sheets), sheet_names=[s.name for s in wb.sheets],
+            sheet_visibility=[s.visibility for s in wb.sheets], has_macros=wb.has_macros,
+            has_external_links=wb.has_external_links, date_system=1904 if wb.date1904 else 1900,
+        )
+        return StageOutput({"workbooks": _table("workbooks", [row])}, list(wb.issues))
+    finally:
+        wb.close()
+
+
+# -- parsed_sheets ----------------------------------------------------------------------------
+def parse_stage(workbook_hash: str, data: bytes, limits: Limits | None = None) -> StageOutput:
+    """Every cell of every worksheet as written, plus sheets, styles and workbook properties.
+
+    Tables: ``parsed_cells``, ``parsed_sheets``, ``styles``, ``workbook_properties``. Sheets are
+    read one at a time (memory grows with the largest sheet's cells).
+
+    Raises:
+        StageError: the package cannot be read at all.
+    """
+    try:
+        wb = open_workbook(data, limits)
+    except ExtractionError as exc:
+        raise StageError(exc, StageOutput({}, [Issue("parsed_sheets", None, None, "error",
+                                                     exc.code, exc.message)]))
+    try:
+        cell_tables, sheet_rows = [], []
+        styles = wb.styles
+        for sheet in wb.iter_sheets():
+            n = len(sheet)
+            style_of = [styles[i] if 0 <= i < len(styles) else styles[0] for i in sheet.style_index]
+            cell_tables.append(_columns_table("parsed_cells", dict(
+                workbook_hash=[workbook_hash] * n, sheet_index=[sheet.info.index] * n,
+                sheet_name=[sheet.info.name] * n, row=sheet.row, col=sheet.col,
+                ref=[cell_ref(r, c) for r, c in zip(sheet.row, sheet.col)],
+                data_type=sheet.data_type, value=sheet.value, formula=sheet.formula,
+                formula_kind=sheet.formula_kind,
+                value_status=["uncached_formula" if v is None and f is not None else "ok"
+                              for v, f in zip(sheet.value, sheet.formula)],
+                style_index=sheet.style_index,
+                number_format_id=[s.number_format_id for s in style_of],
+                number_format=[s.number_format for s in style_of],
+            )))
+            info = sheet.info
+            sheet_rows.append(dict(
+                workbook_hash=workbook_hash, sheet_index=info.index, sheet_name=info.name,
+                visibility=info.visibility, kind=info.kind, part=info.part,
+                declared_dimension=info.declared_dimension, n_cells=n,
+                merged_ranges=sheet.merged_ranges,
+            ))
+        cells = pa.concat_tables(cell_tables) if cell_tables else _table("parsed_cells", [])
+        style_rows = [dict(workbook_hash=workbook_hash, style_index=i, **vars(s))
+                      for i, s in enumerate(styles)]
+        props = [dict(workbook_hash=workbook_hash, date_system=1904 if wb.date1904 else 1900,
+                      theme_colors=wb.theme_colors, indexed_colors=wb.indexed_colors,
+                      has_macros=wb.has_macros, has_external_links=wb.has_external_links)]
+        return StageOutput({
+            "parsed_cells": cells,
+            "parsed_sheets": _table("parsed_sheets", sheet_rows),
+            "styles": _table("styles", style_rows),
+            "workbook_properties": _table("workbook_properties", props),
+        }, list(wb.issues))
+    except ExtractionError as exc:
+        raise StageError(exc, StageOutput({}, [Issue("parsed_sheets", None, None, "error",
+                                                     exc.code, exc.message)]))
+    finally:
+        wb.close()
+
+
+# -- normalized_grids -------------------------------------------------------------------------
+def _group_rows(table: pa.Table, key: str) -> dict[int, dict[str, list]]:
+    """Split a table into per-``key`` column dicts (order preserved)."""
+    data = table.to_pydict()
+    groups: dict[int, dict[str, list]] = {}
+    keys = data[key]
+    names = list(data)
+    for i, k in enumerate(keys):
+        group = groups.get(k)
+        if group is None:
+            group = groups[k] = {name: [] for name in names}
+        for name in names:
+            group[name].append(data[name][i])
+    return groups
+
+
+def normalize_stage(workbook_hash: str, parsed_cells: pa.Table, parsed_sheets: pa.Table,
+                    styles: pa.Table, properties: pa.Table) -> StageOutput:
+    """The StyledGrid of every sheet: tables ``cells`` and ``sheets`` (with the used range
+    computed from the cells, never from the declared dimension)."""
+    props = properties.to_pylist()[0]
+    style_list = [CellStyle(**{k: v for k, v in row.items() if k not in ("workbook_hash", "style_index")})
+                  for row in sorted(styles.to_pylist(), key=lambda r: r["style_index"])]
+    context = WorkbookStyles(style_list or [CellStyle()], props["theme_colors"] or [],
+                             props["indexed_colors"], props["date_system"] == 1904)
+    by_sheet = _group_rows(parsed_cells, "sheet_index")
+    cell_tables, sheet_rows = [], []
+    for info_row in parsed_sheets.to_pylist():
+        info = SheetInfo(info_row["sheet_index"], info_row["sheet_name"], info_row["visibility"],
+                         info_row["kind"], info_row["part"], info_row["declared_dimension"])
+        cols = by_sheet.get(info.index, {})
+        sheet = ParsedSheet(
+            info, row=cols.get("row", []), col=cols.get("col", []),
+            data_type=cols.get("data_type", []), value=cols.get("value", []),
+            formula=cols.get("formula", []), formula_kind=cols.get("formula_kind", []),
+            style_index=cols.get("style_index", []), merged_ranges=info_row["merged_ranges"] or [],
+        )
+        grid = normalize_sheet(sheet, context)
+        n = len(grid)
+        cell_tables.append(_columns_table("cells", dict(
+            workbook_hash=[workbook_hash] * n, sheet_index=[info.index] * n,
+            sheet_name=[info.name] * n, **grid.columns)))
+        sheet_rows.append(dict(
+            workbook_hash=workbook_hash, sheet_index=info.index, sheet_name=info.name,
+            visibility=info.visibility, kind=info.kind,
+            declared_dimension=info.declared_dimension, used_range=grid.used_range,
+            n_cells=n, n_merged_ranges=len(sheet.merged_ranges),
+            n_uncached_formulas=grid.columns["value_status"].count("uncached_formula"),
+        ))
+    cells = pa.concat_tables(cell_tables) if cell_tables else _table("cells", [])
+    return StageOutput({"cells": cells, "sheets": _table("sheets", sheet_rows)})
+
+
+def grids_from_tables(cells: pa.Table, sheets: pa.Table) -> list[StyledGrid]:
+    """Rebuild the StyledGrid of every sheet from the ``cells`` and ``sheets`` tables."""
+    by_sheet = _group_rows(cells, "sheet_index")
+    grids = []
+    for row in sheets.to_pylist():
+        grid = StyledGrid(row["sheet_index"], row["sheet_name"], row["visibility"], row["kind"],
+                          row["declared_dimension"], [])
+        cols = by_sheet.get(row["sheet_index"])
+        if cols:
+            grid.columns = {name: cols[name] for name in GRID_COLUMNS}
+        grids.append(grid)
+    return grids
+
+
+# -- segmented_blocks -------------------------------------------------------------------------
+def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table) -> StageOutput:
+    """Blocks of every visible sheet: tables ``blocks`` and ``block_columns``. Hidden sheets
+    are not segmented; each gives an ``info`` issue so the skip is visible."""
+    block_rows, column_rows, issues = [], [], []
+    for grid in grids_from_tables(cells, sheets):
+        if grid.visibility != "visible":
+            if len(grid):
+                issues.append(Issue("segmented_blocks", grid.sheet_name, grid.used_range, "info",
+                                    "hidden_sheet_skipped",
+                                    f"{grid.visibility} sheet {grid.sheet_name!r} with {len(grid)} "
+                                    "cells is not segmented"))
+            continue
+        for block in segment_sheet(grid):
+            block_rows.append(dict(
+                workbook_hash=workbook_hash, sheet_index=block.sheet_index,
+                sheet_name=block.sheet_name, block_id=block.block_id, kind=block.kind,
+                a1_range=block.a1_range, min_row=block.min_row, min_col=block.min_col,
+                max_row=block.max_row, max_col=block.max_col,
+                header_row_count=block.header_row_count, title=block.title,
+                heading_path=block.heading_path, n_cells=block.n_cells, reasons=block.reasons,
+                text=block.text,
+            ))
+            for position, column in enumerate(block.columns, start=1):
+                column_rows.append(dict(
+                    workbook_hash=workbook_hash, block_id=block.block_id,
+                    sheet_name=block.sheet_name, position=position, col=column.col,
+                    column_letter=column_letter(column.col), header=column.header,
+                    header_levels=column.header_levels,
+                ))
+    return StageOutput({"blocks": _table("blocks", block_rows),
+                        "block_columns": _table("block_columns", column_rows)}, issues)
+
+
+def blocks_from_tables(blocks: pa.Table, block_columns: pa.Table) -> list[Block]:
+    """Rebuild :class:`Block` objects (with their columns) from the stored tables."""
+    columns: dict[str, list[Column]] = {}
+    for row in sorted(block_columns.to_pylist(), key=lambda r: (r["block_id"], r["position"])):
+        columns.setdefault(row["block_id"], []).append(
+            Column(row["col"], row["header"], row["header_levels"]))
+    out = []
+    for row in blocks.to_pylist():
+        block = Block(row["sheet_index"], row["sheet_name"], row["kind"], row["min_row"],
+                      row["min_col"], row["max_row"], row["max_col"], row["n_cells"],
+                      row["header_row_count"], row["title"], row["heading_path"],
+                      row["reasons"], columns.get(row["block_id"], []), row["text"] or "")
+        out.append(block)
+    return out
+
+
+# -- rendered_chunks --------------------------------------------------------------------------
+def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.Table,
+                 blocks: pa.Table, block_columns: pa.Table,
+                 count_tokens: Callable[[str], int], max_tokens: int) -> StageOutput:
+    """Records of every table and Markdown chunks of every sheet: tables ``records`` and
+    ``chunks``. Token counts use ``count_tokens`` (the embedder's own tokenizer); a chunk over
+    ``max_tokens`` (a single row too large to split yet) gives a ``warning`` issue."""
+    grids = {g.sheet_index: g for g in grids_from_tables(cells, sheets)}
+    all_blocks = blocks_from_tables(blocks, block_columns)
+    record_rows, chunk_rows, issues = [], [], []
+    by_sheet: dict[int, list[Block]] = {}
+    for block in all_blocks:
+        by_sheet.setdefault(block.sheet_index, []).append(block)
+    for sheet_index in sorted(by_sheet):
+        grid = grids[sheet_index]
+        sheet_blocks = by_sheet[sheet_index]
+        records = {}
+        for block in sheet_blocks:
+            if block.kind != "table":
+                continue
+            records[block.block_id] = table_records(grid, block)
+            for rec in records[block.block_id]:
+                record_rows.append(dict(
+                    workbook_hash=workbook_hash, block_id=rec.block_id, sheet_name=rec.sheet_name,
+                    row=rec.row, a1_range=rec.a1_range, role=rec.role,
+                    record=json.dumps(rec.record, ensure_ascii=False),
+                    display=json.dumps(rec.display, ensure_ascii=False),
+                    merged_from=json.dumps(rec.merged_from, ensure_ascii=False),
+                    filename=filename,
+                ))
+        for chunk in chunk_sheet(sheet_blocks, records, count_tokens, max_tokens):
+            chunk_rows.append(_chunk_row(workbook_hash, len(chunk_rows), chunk))
+            if chunk.n_tokens > max_tokens:
+                issues.append(Issue("rendered_chunks", chunk.sheet_name, chunk.a1_ranges[0],
+                                    "warning", "chunk_over_budget",
+                                    f"chunk has {chunk.n_tokens} tokens; the budget is {max_tokens}"))
+    return StageOutput({"records": _table("records", record_rows),
+                        "chunks": _table("chunks", chunk_rows)}, issues)
+
+
+def _chunk_row(workbook_hash: str, index: int, chunk: Chunk) -> dict:
+    return dict(workbook_hash=workbook_hash, chunk_id=chunk.chunk_id, chunk_index=index,
+                sheet_name=chunk.sheet_name, block_ids=chunk.block_ids,
+                a1_ranges=chunk.a1_ranges, heading_path=chunk.heading_path, text=chunk.text,
+                n_tokens=chunk.n_tokens, rows=chunk.rows)

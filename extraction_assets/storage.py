@@ -1,0 +1,200 @@
+"""The data directory: content-addressed file store, Parquet tables, and source registry.
+
+Layout under the data dir (default ``data/``, or ``$EXTRACTION_ASSETS_HOME``)::
+
+    inbox/                          files dropped here are picked up by the sensor
+    sources/<hash>.json             where a content hash was first seen (path, file name)
+    store/<hash[:2]>/<hash>         the file's bytes, content-addressed
+    parquet/<table>/<hash>.parquet  one file per table per partition
+    parquet/extraction_issues/<asset>/<hash>.parquet
+    parquet/lineage/<asset>/<hash>.parquet
+    warehouse.duckdb                DuckDB views over the Parquet files
+    lancedb/                        LanceDB vectors
+    dagster/                        the Dagster instance (SQLite storage)
+
+Every file is written atomically (temp file in the same folder, then ``os.replace``), so a
+reader never sees a half-written file and a killed run leaves none behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .schemas import SCHEMAS
+
+HASH_RE = re.compile(r"^[0-9a-f]{64}$")
+ENV_HOME = "EXTRACTION_ASSETS_HOME"
+
+
+def default_data_dir() -> Path:
+    """The data dir: ``$EXTRACTION_ASSETS_HOME`` if set, else ``./data``, made absolute."""
+    return Path(os.environ.get(ENV_HOME) or "data").expanduser().resolve()
+
+
+def sha256_file(path: Path) -> str:
+    """sha256 hex digest of a file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temp file in the same folder, then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass(frozen=True)
+class Written:
+    """A Parquet file written for one table and partition: its path, row count and sha256."""
+
+    path: Path
+    n_rows: int
+    sha256: str
+
+
+class DataStore:
+    """Paths and atomic reads/writes of one data dir (see the module docstring for the layout)."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root).expanduser().resolve()
+
+    @property
+    def inbox(self) -> Path:
+        return self.root / "inbox"
+
+    @property
+    def parquet_dir(self) -> Path:
+        return self.root / "parquet"
+
+    @property
+    def warehouse_path(self) -> Path:
+        return self.root / "warehouse.duckdb"
+
+    @property
+    def lancedb_uri(self) -> Path:
+        return self.root / "lancedb"
+
+    @property
+    def dagster_home(self) -> Path:
+        return self.root / "dagster"
+
+    # -- sources and content-addressed bytes -------------------------------------------------
+    def register_source(self, path: str | Path) -> tuple[str, bool]:
+        """Record where a file's content hash came from; returns (hash, newly registered).
+
+        The first path seen for a hash is kept; later copies of the same bytes add nothing.
+        """
+        path = Path(path).expanduser().resolve()
+        digest = sha256_file(path)
+        record = self.root / "sources" / f"{digest}.json"
+        if record.exists():
+            return digest, False
+        payload = {"source_path": str(path), "filename": path.name}
+        atomic_write_bytes(record, json.dumps(payload, ensure_ascii=False, sort_keys=True).encode())
+        return digest, True
+
+    def source_of(self, workbook_hash: str) -> dict:
+        """The registered source of a hash: ``{"source_path", "filename"}``.
+
+        Raises:
+            KeyError: the hash was never registered.
+        """
+        self._check_hash(workbook_hash)
+        record = self.root / "sources" / f"{workbook_hash}.json"
+        if not record.exists():
+            raise KeyError(f"no file registered for partition {workbook_hash}")
+        return json.loads(record.read_text())
+
+    def blob_path(self, workbook_hash: str) -> Path:
+        """Path of the stored bytes of a hash (whether or not they are stored yet)."""
+        self._check_hash(workbook_hash)
+        return self.root / "store" / workbook_hash[:2] / workbook_hash
+
+    def store_bytes(self, workbook_hash: str, data: bytes) -> Path:
+        """Copy a file's bytes into the content-addressed store (no-op when present).
+
+        Raises:
+            ValueError: ``data`` does not hash to ``workbook_hash``.
+        """
+        if hashlib.sha256(data).hexdigest() != workbook_hash:
+            raise ValueError("the bytes do not match the partition's content hash")
+        path = self.blob_path(workbook_hash)
+        if not path.exists():
+            atomic_write_bytes(path, data)
+        return path
+
+    # -- Parquet tables ---------------------------------------------------------------------
+    def table_path(self, table: str, workbook_hash: str, asset: str | None = None) -> Path:
+        """Path of one table's Parquet file for one partition (``asset`` for per-asset tables)."""
+        self._check_hash(workbook_hash)
+        folder = self.parquet_dir / table
+        if asset:
+            folder = folder / asset
+        return folder / f"{workbook_hash}.parquet"
+
+    def write_table(self, table: str, workbook_hash: str, rows: list[dict] | pa.Table,
+                    asset: str | None = None) -> Written:
+        """Write one partition of a table atomically with its contract schema.
+
+        The same rows always give byte-identical files (fixed schema, compression and writer
+        options, no timestamps).
+
+        Raises:
+            KeyError: unknown table name.
+            pyarrow.ArrowInvalid: a row does not fit the schema.
+        """
+        schema = SCHEMAS[table]
+        data = rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(rows, schema=schema)
+        data = data.cast(schema)
+        sink = pa.BufferOutputStream()
+        pq.write_table(data, sink, compression="zstd", write_statistics=True,
+                       use_dictionary=True, store_schema=True)
+        payload = sink.getvalue().to_pybytes()
+        path = self.table_path(table, workbook_hash, asset)
+        atomic_write_bytes(path, payload)
+        return Written(path, data.num_rows, hashlib.sha256(payload).hexdigest())
+
+    def read_table(self, table: str, workbook_hash: str, asset: str | None = None) -> pa.Table:
+        """Read one partition of a table.
+
+        Raises:
+            FileNotFoundError: the upstream asset has not been materialized for this partition.
+        """
+        path = self.table_path(table, workbook_hash, asset)
+        if not path.exists():
+            raise FileNotFoundError(
+                f"{table} has no output for partition {workbook_hash}; materialize it first"
+            )
+        return pq.read_table(path, schema=SCHEMAS[table])
+
+    def append_rows(self, table: str, workbook_hash: str, rows: list[dict], asset: str) -> Written:
+        """Append rows to a per-asset table partition (used for ``lineage``)."""
+        path = self.table_path(table, workbook_hash, asset)
+        existing = pq.read_table(path, schema=SCHEMAS[table]).to_pylist() if path.exists() else []
+        return self.write_table(table, workbook_hash, existing + rows, asset)
+
+    @staticmethod
+    def _check_hash(workbook_hash: str) -> None:
+        if not HASH_RE.match(workbook_hash):
+            raise ValueError(f"not a sha256 hex partition key: {workbook_hash!r}")

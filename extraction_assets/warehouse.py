@@ -1,0 +1,101 @@
+"""DuckDB views over the Parquet tables: the audit contract of DESIGN.md.
+
+The views read Parquet through globs, so the DuckDB file holds no data: concurrent runs never
+fight over a DuckDB write lock for their outputs, and new partitions appear in the views as soon
+as their files are renamed into place. A view whose folder has no file yet is an empty,
+correctly typed relation, so every contract view always answers.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from .schemas import SCHEMAS
+from .storage import DataStore
+
+#: view name -> (table, glob below parquet/); the columns are the contract of DESIGN.md.
+_VIEWS: dict[str, tuple[str, str]] = {
+    "sheets": ("sheets", "sheets/*.parquet"),
+    "cells": ("cells", "cells/*.parquet"),
+    "blocks": ("blocks", "blocks/*.parquet"),
+    "block_columns": ("block_columns", "block_columns/*.parquet"),
+    "records": ("records", "records/*.parquet"),
+    "chunks": ("chunks", "chunks/*.parquet"),
+    "extraction_issues": ("extraction_issues", "extraction_issues/*/*.parquet"),
+    "lineage": ("lineage", "lineage/*/*.parquet"),
+}
+
+CONTRACT_VIEWS = ("workbooks", "sheets", "cells", "blocks", "block_columns", "records",
+                  "chunks", "extraction_issues", "lineage")
+
+_DUCK_TYPES = {
+    pa.string(): "VARCHAR", pa.int32(): "INTEGER", pa.int64(): "BIGINT",
+    pa.float64(): "DOUBLE", pa.bool_(): "BOOLEAN",
+    pa.list_(pa.string()): "VARCHAR[]", pa.list_(pa.int32()): "INTEGER[]",
+    pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ",
+}
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _relation(store: DataStore, table: str, pattern: str) -> str:
+    """SQL for a table's rows: ``read_parquet`` over its files, or a typed empty relation."""
+    folder = store.parquet_dir
+    if any(folder.glob(pattern)):
+        return f"read_parquet({_quote(str(folder / pattern))}, union_by_name = true)"
+    columns = ", ".join(
+        f"CAST(NULL AS {_DUCK_TYPES[f.type]}) AS {f.name}" for f in SCHEMAS[table]
+    )
+    return f"(SELECT {columns} WHERE false)"
+
+
+def view_sql(store: DataStore) -> dict[str, str]:
+    """The ``CREATE OR REPLACE VIEW`` statement of every contract view, by view name."""
+    sql = {
+        name: f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM {_relation(store, table, pattern)}"
+        for name, (table, pattern) in _VIEWS.items()
+    }
+    workbooks = _relation(store, "workbooks", "workbooks/*.parquet")
+    sql["workbooks"] = (
+        "CREATE OR REPLACE VIEW workbooks AS SELECT w.*, l.ingested_at FROM "
+        f"{workbooks} AS w LEFT JOIN (SELECT workbook_hash, min(materialized_at) AS ingested_at "
+        "FROM lineage WHERE asset = 'workbook' GROUP BY workbook_hash) AS l USING (workbook_hash)"
+    )
+    return {name: sql[name] for name in ("lineage", *[v for v in CONTRACT_VIEWS if v != "lineage"])}
+
+
+def refresh_views(store: DataStore, attempts: int = 20, delay_seconds: float = 0.25) -> Path:
+    """(Re)create every contract view in ``<data-dir>/warehouse.duckdb``; returns its path.
+
+    A run that finds the DuckDB file locked by another process retries with a growing delay.
+
+    Raises:
+        duckdb.IOException: the file stayed locked for all ``attempts``.
+    """
+    path = store.warehouse_path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    statements = view_sql(store)
+    for attempt in range(attempts):
+        try:
+            with duckdb.connect(str(path)) as con:
+                for statement in statements.values():
+                    con.execute(statement)
+            return path
+        except duckdb.IOException:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(delay_seconds * (attempt + 1))
+    return path
+
+
+def connect(store: DataStore, read_only: bool = True) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse (creating the views first if the file does not exist yet)."""
+    if not store.warehouse_path.exists():
+        refresh_views(store)
+    return duckdb.connect(str(store.warehouse_path), read_only=read_only)
