@@ -33,6 +33,8 @@ from .errors import (
 )
 
 ZIP_MAGIC = b"PK\x03\x04"
+#: Bytes at the start of a part searched for a DTD; the parser never loads one either way.
+_PROLOG_BYTES = 65_536
 OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 
 
@@ -65,8 +67,8 @@ class Sniffed:
 
     Attributes:
         container: ``zip``, ``ole2`` or ``other``.
-        format: ``xlsx``, ``xlsm``, ``xlsb``, ``ods``, ``xls``, ``encrypted-ooxml``, ``zip`` or
-            ``other``.
+        format: ``xlsx``, ``xlsm``, ``xlsb``, ``ods``, ``xls``, ``encrypted-ooxml``, ``zip`` (a
+            zip without a workbook), ``damaged-zip`` (unreadable directory) or ``other``.
         has_macros: a VBA project part/stream is present (it is never run).
     """
 
@@ -85,7 +87,7 @@ def sniff(data: bytes) -> Sniffed:
             with zipfile.ZipFile(io.BytesIO(data)) as zf:
                 names = set(zf.namelist())
         except (zipfile.BadZipFile, ValueError, OSError):
-            return Sniffed("zip", "zip")
+            return Sniffed("zip", "damaged-zip")
         lower = {n.lower() for n in names}
         macros = "xl/vbaproject.bin" in lower
         if "xl/workbook.bin" in lower:
@@ -210,8 +212,9 @@ class PackageReader:
     def open(self, name: str) -> IO[bytes]:
         """Open part ``name`` as a buffered binary stream with the limits enforced.
 
-        The first bytes are checked: a part declaring a DTD (``<!DOCTYPE``) is refused, since no
-        OOXML part has one and DTDs carry entity-expansion and XXE attacks.
+        The first 64 KiB are checked: a part declaring a DTD (``<!DOCTYPE``) is refused, since no
+        OOXML part has one and DTDs carry entity-expansion and XXE attacks. (The XML parser is
+        also configured to load no DTD and resolve no entity.)
 
         Raises:
             CorruptWorkbookError: the part is missing or its data is damaged.
@@ -227,7 +230,9 @@ class PackageReader:
         stream = io.BufferedReader(
             _CountingReader(raw, name, self.limits.max_part_bytes, self._count), 1 << 16
         )
-        head = stream.peek(2048)[:2048]
+        head = stream.peek(_PROLOG_BYTES)[:_PROLOG_BYTES]
+        if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+            head = head.decode("utf-16", errors="ignore").encode("utf-8")
         if b"<!DOCTYPE" in head or b"<!ENTITY" in head:
             stream.close()
             raise HostileContentError(f"part {name} declares a DTD; refused")
@@ -274,6 +279,8 @@ def require_ooxml(data: bytes) -> Sniffed:
         raise UnsupportedFormatError(
             f"{sniffed.format} workbooks ({sniffed.container} container) are not supported yet"
         )
+    if sniffed.format == "damaged-zip":
+        raise CorruptWorkbookError("the zip container is damaged or truncated")
     if sniffed.container == "zip":
         raise NotASpreadsheetError("the zip file holds no spreadsheet workbook part")
     raise NotASpreadsheetError("the file is not a spreadsheet (no zip or OLE2 signature)")

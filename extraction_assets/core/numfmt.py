@@ -48,9 +48,9 @@ def serial_to_datetime(serial: float, date1904: bool = False) -> dt.datetime:
     else:
         base = _EPOCH_1900
         if serial < 61:
-            serial += 1  # Excel's 1900 leap-year bug: days before 1900-03-01 are shifted
-            if serial >= 61:
-                serial = 61
+            # Excel's 1900 leap-year bug: days before 1900-03-01 are shifted by one, and the
+            # fictitious 1900-02-29 (serial 60) lands on 1900-03-01 with its time of day kept
+            serial += 1
     ms = round(serial * 86_400_000)
     return base + dt.timedelta(milliseconds=ms)
 
@@ -90,7 +90,7 @@ def is_date_format(code: str) -> bool:
     if not code or code == "General":
         return False
     section = _strip_literals(_split_sections(code)[0])
-    return bool(re.search(r"(?i)[dmyhs]|\[(h+|m+|s+)\]", section)) and not re.search(r"[0#?]", section.replace(".0", ""))
+    return bool(re.search(r"(?i)[dmyhs]|\[(h+|m+|s+)\]", section)) and not re.search(r"[0#?]", re.sub(r"\.0+", "", section))
 
 
 def _condition(section: str) -> tuple[str, float] | None:
@@ -377,6 +377,10 @@ def format_value(value: float, code: str, date1904: bool = False) -> str:
             return text if not lits else section.replace("General", text).replace('"', "")
         if is_date_format(section):
             return _format_date(section, shown, date1904)
+        if "@" in stripped and not re.search(r"[0#?]", stripped):
+            # a number in a Text (@) section shows as General
+            return "".join(format_general(shown) if (k == "code" and t == "@") else
+                           (t if k == "lit" else "") for k, t in _literal_text(section))
         if not re.search(r"[0#?]", stripped):
             # a section made only of literals (e.g. "-" for zero in accounting formats)
             return "".join(t for k, t in _literal_text(section) if k == "lit" or t not in "@")

@@ -20,7 +20,7 @@ from typing import IO, Iterator
 
 from lxml import etree
 
-from .a1 import column_index, parse_cell_ref, range_ref, parse_range, cell_ref
+from .a1 import MAX_COL, MAX_ROW, cell_ref, column_index, column_letter, parse_cell_ref, parse_range, range_ref
 from .container import Limits, PackageReader, require_ooxml, resolve_target
 from .errors import CorruptWorkbookError, LimitExceededError
 
@@ -362,10 +362,8 @@ def translate_formula(formula: str, d_row: int, d_col: int) -> str:
             col += d_col
         if not row_abs:
             row += d_row
-        if col < 1 or row < 1:
+        if not (1 <= col <= MAX_COL and 1 <= row <= MAX_ROW):
             return "#REF!"
-        from .a1 import column_letter
-
         return f"{col_abs}{column_letter(col)}{row_abs}{row}"
 
     pieces = re.split(r'("(?:[^"]|"")*")', formula)

@@ -1,0 +1,146 @@
+"""Fixture builders shared by the core tests: real xlsx bytes, written part by part.
+
+:func:`xlsx_bytes` assembles a SpreadsheetML package from raw XML strings with :mod:`zipfile`,
+for what openpyxl cannot write (shared formulas, inline strings, phonetic runs, a DTD, a
+relationship to a missing part, malformed XML, formulas without a cached value...).
+:func:`save_openpyxl` saves an openpyxl workbook to a file and returns its bytes.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+NS_MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+NS_R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+NS_PKG_REL = "http://schemas.openxmlformats.org/package/2006/relationships"
+REL_BASE = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+CT_BASE = "application/vnd.openxmlformats-officedocument.spreadsheetml"
+
+#: A stylesheet whose ``cellXfs`` are: 0 General, 1 ``0.00`` (built-in 2), 2 ``0000000`` (custom
+#: 164), 3 built-in 14 (no ``numFmt`` element: the reader must know it), 4 ``yyyy-mm-dd`` (custom 165).
+STYLES_XML = f"""<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<styleSheet xmlns="{NS_MAIN}">
+<numFmts count="2"><numFmt numFmtId="164" formatCode="0000000"/><numFmt numFmtId="165" formatCode="yyyy-mm-dd"/></numFmts>
+<fonts count="1"><font><sz val="11"/><name val="Calibri"/></font></fonts>
+<fills count="2"><fill><patternFill patternType="none"/></fill><fill><patternFill patternType="gray125"/></fill></fills>
+<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>
+<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>
+<cellXfs count="5"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>\
+<xf numFmtId="2" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/>\
+<xf numFmtId="164" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/>\
+<xf numFmtId="14" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/>\
+<xf numFmtId="165" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/></cellXfs>
+</styleSheet>"""
+
+
+@dataclass
+class Sheet:
+    """One sheet of a hand-built package.
+
+    Attributes:
+        name: tab name.
+        xml: the worksheet part's text; ``None`` writes the relationship but not the part.
+        state: ``hidden`` / ``veryHidden`` or ``None`` (visible).
+    """
+
+    name: str
+    xml: str | bytes | None
+    state: str | None = None
+
+
+def worksheet(rows: str = "", *, dimension: str | None = None, merges: list[str] = (),
+              prologue: str = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n') -> str:
+    """A worksheet part whose ``<sheetData>`` holds ``rows`` (raw ``<row>`` XML)."""
+    dim = f'<dimension ref="{dimension}"/>' if dimension else ""
+    merge = (f'<mergeCells count="{len(merges)}">'
+             + "".join(f'<mergeCell ref="{m}"/>' for m in merges) + "</mergeCells>") if merges else ""
+    return (f'{prologue}<worksheet xmlns="{NS_MAIN}" xmlns:r="{NS_R}">{dim}'
+            f"<sheetData>{rows}</sheetData>{merge}</worksheet>")
+
+
+def sst(*items: str) -> str:
+    """A sharedStrings part; each item is the raw inner XML of one ``<si>``."""
+    body = "".join(f"<si>{item}</si>" for item in items)
+    return (f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+            f'<sst xmlns="{NS_MAIN}" count="{len(items)}" uniqueCount="{len(items)}">{body}</sst>')
+
+
+def t(text: str) -> str:
+    """A plain ``<t>`` element holding ``text`` (escaped, spaces preserved)."""
+    return f'<t xml:space="preserve">{escape(text)}</t>'
+
+
+def xlsx_bytes(sheets: list[Sheet], *, shared_strings: str | None = None,
+               styles: str | None = STYLES_XML, workbook_pr: str = "",
+               omit: tuple[str, ...] = (), extra_parts: dict[str, str | bytes] | None = None) -> bytes:
+    """Assemble an xlsx package from raw parts and return its bytes.
+
+    Args:
+        sheets: the sheets, in workbook order (parts ``xl/worksheets/sheetN.xml``).
+        shared_strings: the ``xl/sharedStrings.xml`` text, or ``None`` for no table.
+        styles: the ``xl/styles.xml`` text, or ``None`` for no stylesheet.
+        workbook_pr: attributes of ``<workbookPr>``, e.g. ``date1904="1"``.
+        omit: part names to leave out of the zip (their relationships stay).
+        extra_parts: more parts to add verbatim (name -> content).
+    """
+    parts: dict[str, str | bytes] = {}
+    overrides = [("/xl/workbook.xml", f"{CT_BASE}.sheet.main+xml")]
+    rels = []
+    sheet_els = []
+    for i, sheet in enumerate(sheets, start=1):
+        rels.append(f'<Relationship Id="rId{i}" Type="{REL_BASE}/worksheet" '
+                    f'Target="worksheets/sheet{i}.xml"/>')
+        state = f' state="{sheet.state}"' if sheet.state else ""
+        sheet_els.append(f'<sheet name="{escape(sheet.name)}" sheetId="{i}"{state} r:id="rId{i}"/>')
+        if sheet.xml is not None:
+            parts[f"xl/worksheets/sheet{i}.xml"] = sheet.xml
+            overrides.append((f"/xl/worksheets/sheet{i}.xml", f"{CT_BASE}.worksheet+xml"))
+    n = len(sheets)
+    if shared_strings is not None:
+        n += 1
+        rels.append(f'<Relationship Id="rId{n}" Type="{REL_BASE}/sharedStrings" Target="sharedStrings.xml"/>')
+        parts["xl/sharedStrings.xml"] = shared_strings
+        overrides.append(("/xl/sharedStrings.xml", f"{CT_BASE}.sharedStrings+xml"))
+    if styles is not None:
+        n += 1
+        rels.append(f'<Relationship Id="rId{n}" Type="{REL_BASE}/styles" Target="styles.xml"/>')
+        parts["xl/styles.xml"] = styles
+        overrides.append(("/xl/styles.xml", f"{CT_BASE}.styles+xml"))
+    parts["xl/workbook.xml"] = (
+        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        f'<workbook xmlns="{NS_MAIN}" xmlns:r="{NS_R}"><workbookPr {workbook_pr}/>'
+        f'<sheets>{"".join(sheet_els)}</sheets></workbook>')
+    parts["xl/_rels/workbook.xml.rels"] = (
+        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        f'<Relationships xmlns="{NS_PKG_REL}">{"".join(rels)}</Relationships>')
+    parts["_rels/.rels"] = (
+        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        f'<Relationships xmlns="{NS_PKG_REL}"><Relationship Id="rId1" '
+        f'Type="{REL_BASE}/officeDocument" Target="xl/workbook.xml"/></Relationships>')
+    parts["[Content_Types].xml"] = (
+        '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+        '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+        '<Default Extension="xml" ContentType="application/xml"/>'
+        + "".join(f'<Override PartName="{p}" ContentType="{c}"/>' for p, c in overrides)
+        + "</Types>")
+    parts.update(extra_parts or {})
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name in ["[Content_Types].xml", "_rels/.rels", *sorted(p for p in parts if p not in (
+                "[Content_Types].xml", "_rels/.rels"))]:
+            if name in omit:
+                continue
+            content = parts[name]
+            zf.writestr(name, content.encode("utf-8") if isinstance(content, str) else content)
+    return buf.getvalue()
+
+
+def save_openpyxl(wb, path: Path) -> bytes:
+    """Save an openpyxl workbook to ``path`` and return the file's bytes."""
+    wb.save(path)
+    return Path(path).read_bytes()
