@@ -19,7 +19,7 @@ from .embedding import EmbedderResource
 from .partitions import workbook_partitions
 from .storage import DataStore
 
-QUIET_LOGGERS = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+QUIET_LOGGERS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 
 def open_instance(store: DataStore) -> DagsterInstance:

@@ -1,0 +1,46 @@
+"""Shared fixtures: where the shared corpus and cases are, and one ingest of the samples."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _shared(env: str, default: str) -> Path:
+    return Path(os.environ.get(env) or REPO.parent / "shared" / default)
+
+
+CORPUS = _shared("EXTRACTION_ASSETS_CORPUS", "corpus")
+CASES = _shared("EXTRACTION_ASSETS_CASES", "cases")
+
+
+@pytest.fixture(scope="session")
+def corpus_dir() -> Path:
+    """The shared corpus (``$EXTRACTION_ASSETS_CORPUS``, default ``../shared/corpus``)."""
+    if not (CORPUS / "MANIFEST.tsv").exists():
+        pytest.skip(f"corpus not found at {CORPUS}")
+    return CORPUS
+
+
+@pytest.fixture(scope="session")
+def cases_dir() -> Path:
+    """The shared acceptance cases (``$EXTRACTION_ASSETS_CASES``, default ``../shared/cases``)."""
+    if not (CASES / "EXPECTED.md").exists():
+        pytest.skip(f"cases not found at {CASES}")
+    return CASES
+
+
+@pytest.fixture(scope="session")
+def samples_ingest(tmp_path_factory):
+    """The bundled samples ingested once through the real asset graph into a temp data dir."""
+    from extraction_assets.ingest import ingest_paths
+    from extraction_assets.samples import write_samples
+
+    root = tmp_path_factory.mktemp("samples-data")
+    paths = write_samples(root / "samples")
+    results = ingest_paths(paths, root)
+    return root, paths, results

@@ -1,0 +1,302 @@
+"""The whole asset graph end to end: a real Dagster instance in a temp dir, real Parquet, DuckDB
+and LanceDB, over the bundled samples, shared corpus files and acceptance cases."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import duckdb
+import pytest
+from dagster import AssetKey, build_sensor_context
+
+from extraction_assets.assets import ALL_ASSETS
+from extraction_assets.definitions import make_definitions
+from extraction_assets.embedding import LocalEmbedder
+from extraction_assets.ingest import ingest_paths, open_instance
+from extraction_assets.sensors import inbox_sensor
+from extraction_assets.storage import DataStore
+from extraction_assets.vectors import VectorStore
+from extraction_assets.warehouse import CONTRACT_VIEWS
+
+CONTRACT_COLUMNS = {
+    "workbooks": {"workbook_hash", "source_path", "filename", "size_bytes", "format",
+                  "sheet_count", "has_macros", "has_external_links", "ingested_at"},
+    "sheets": {"workbook_hash", "sheet_index", "sheet_name", "visibility", "used_range",
+               "n_cells", "n_merged_ranges"},
+    "cells": {"workbook_hash", "sheet_name", "row", "col", "ref", "value_type", "raw_value",
+              "formula", "number_format", "display_text", "bold", "font_size", "fill_rgb",
+              "merged_from", "cf_affected"},
+    "blocks": {"workbook_hash", "sheet_name", "block_id", "kind", "a1_range", "header_row_count",
+               "title", "heading_path"},
+    "block_columns": {"workbook_hash", "block_id", "col", "column_letter", "header",
+                      "header_levels"},
+    "records": {"workbook_hash", "block_id", "sheet_name", "row", "record", "merged_from"},
+    "chunks": {"workbook_hash", "chunk_id", "sheet_name", "block_ids", "a1_ranges",
+               "heading_path", "text", "n_tokens"},
+    "extraction_issues": {"workbook_hash", "stage", "sheet_name", "ref", "severity", "code",
+                          "message"},
+    "lineage": {"workbook_hash", "asset", "run_id", "code_version", "data_version",
+                "materialized_at", "row_count"},
+}
+
+
+def _db(root):
+    return duckdb.connect(str(DataStore(root).warehouse_path), read_only=True)
+
+
+def test_samples_materialize_all_six_assets(samples_ingest):
+    root, paths, results = samples_ingest
+    assert [r.status for r in results] == ["success"] * 3
+    store = DataStore(root)
+    with open_instance(store) as instance:
+        keys = set(instance.get_dynamic_partitions("workbooks"))
+        assert keys == {r.workbook_hash for r in results}
+        for asset in ALL_ASSETS:
+            for key in keys:
+                event = instance.get_latest_materialization_event(asset.key)
+                assert event is not None, asset.key
+            status = instance.get_materialized_partitions(asset.key)
+            assert status == keys, asset.key
+
+
+def test_contract_views_answer_with_their_columns(samples_ingest):
+    root, _, _ = samples_ingest
+    with _db(root) as con:
+        for view in CONTRACT_VIEWS:
+            columns = {row[0] for row in con.execute(f"DESCRIBE {view}").fetchall()}
+            assert CONTRACT_COLUMNS[view] <= columns, (view, CONTRACT_COLUMNS[view] - columns)
+        assert con.execute("SELECT count(*) FROM workbooks").fetchone()[0] == 3
+        names = con.execute(
+            "SELECT filename, sheet_name FROM sheets JOIN workbooks USING (workbook_hash) "
+            "ORDER BY filename, sheet_index").fetchall()
+        assert names == [("ledger.xlsx", "Ledger"), ("ledger.xlsx", "Accounts"),
+                         ("quarterly_report.xlsx", "Report"), ("spec_ja.xlsx", "仕様書")]
+        assert con.execute("SELECT count(*) FROM workbooks WHERE ingested_at IS NULL").fetchone()[0] == 0
+        lineage = con.execute("SELECT asset, count(*) FROM lineage GROUP BY asset").fetchall()
+        assert dict(lineage) == {a.key.path[-1]: 3 for a in ALL_ASSETS}
+
+
+def test_two_tables_and_merged_header_of_the_report(samples_ingest):
+    root, _, _ = samples_ingest
+    with _db(root) as con:
+        tables = con.execute(
+            "SELECT a1_range, header_row_count, title, heading_path FROM blocks "
+            "JOIN workbooks USING (workbook_hash) WHERE filename = 'quarterly_report.xlsx' "
+            "AND kind = 'table' ORDER BY min_row").fetchall()
+        assert tables == [
+            ("A3:E8", 2, "Quarterly Sales Report 2024", ["Report", "Quarterly Sales Report 2024"]),
+            ("A12:D17", 1, "Top products", ["Report", "Top products"]),
+        ]
+        headers = con.execute(
+            "SELECT header, header_levels FROM block_columns JOIN blocks USING (workbook_hash, block_id) "
+            "WHERE a1_range = 'A3:E8' ORDER BY position").fetchall()
+        assert headers[1] == ("2023 > Q1", ["2023", "Q1"])
+        assert [h for h, _ in headers] == ["Region", "2023 > Q1", "2023 > Q2", "2024 > Q1", "2024 > Q2"]
+        north = con.execute(
+            "SELECT record, a1_range, row FROM records "
+            "WHERE filename = 'quarterly_report.xlsx' ORDER BY row LIMIT 1").fetchone()
+        assert json.loads(north[0]) == {"Region": "North", "2023 > Q1": 1240, "2023 > Q2": 1315,
+                                        "2024 > Q1": 1382, "2024 > Q2": 1450}
+        assert north[1:] == ("A5:E5", 5)
+
+
+def test_ledger_records_are_typed_and_total_is_marked(samples_ingest):
+    root, _, _ = samples_ingest
+    with _db(root) as con:
+        rows = con.execute(
+            "SELECT row, role, record, display FROM records "
+            "WHERE filename = 'ledger.xlsx' AND sheet_name = 'Ledger' ORDER BY row").fetchall()
+    first = json.loads(rows[0][2])
+    assert first == {"Date": "2024-01-03", "Account": 1200,
+                     "Description": "Invoice INV-1001 Harbor Cafe", "Debit": 4800, "Credit": None}
+    assert json.loads(rows[0][3])["Debit"] == "$4,800.00"
+    assert [r[1] for r in rows].count("total") == 1
+    assert rows[-1][0] == 14 and rows[-1][1] == "total"
+    assert len([r for r in rows if r[1] == "data"]) == 12
+
+
+def test_chunks_and_vectors_agree_and_search_finds_a_table(samples_ingest):
+    root, _, results = samples_ingest
+    store = DataStore(root)
+    vectors = VectorStore(store.lancedb_uri)
+    with _db(root) as con:
+        per_partition = dict(con.execute(
+            "SELECT workbook_hash, count(*) FROM chunks GROUP BY 1").fetchall())
+        headings = con.execute("SELECT heading_path, text FROM chunks").fetchall()
+    for r in results:
+        assert vectors.count(r.workbook_hash) == per_partition[r.workbook_hash] > 0
+    assert all(path and path[0] in text for path, text in headings)
+    embedder = LocalEmbedder()
+    hits = vectors.search(embedder.embed(["Top products revenue by category"])[0], k=3)
+    assert any(h["filename"] == "quarterly_report.xlsx" and "Top products" in h["heading_path"]
+               for h in hits)
+    hits = vectors.search(embedder.embed(["製品仕様 定格電圧 消費電力"])[0], k=2)
+    assert hits[0]["filename"] == "spec_ja.xlsx"
+
+
+def test_rematerializing_is_deterministic_and_never_duplicates(samples_ingest):
+    root, paths, results = samples_ingest
+    store = DataStore(root)
+    tables = ["workbooks", "parsed_cells", "cells", "blocks", "block_columns", "records", "chunks"]
+    before = {(t, r.workbook_hash): store.table_path(t, r.workbook_hash).read_bytes()
+              for t in tables for r in results}
+    vectors_before = VectorStore(store.lancedb_uri).count()
+    again = ingest_paths(paths, root)
+    assert [r.status for r in again] == ["success"] * 3
+    after = {(t, r.workbook_hash): store.table_path(t, r.workbook_hash).read_bytes()
+             for t in tables for r in results}
+    assert after == before
+    assert VectorStore(store.lancedb_uri).count() == vectors_before
+
+
+def test_bad_file_fails_its_own_partition_and_the_batch_goes_on(tmp_path):
+    bad = tmp_path / "report.xlsx"
+    bad.write_text("this is a text file, not a workbook\n")
+    empty = tmp_path / "empty.xlsx"
+    empty.write_bytes(b"")
+    from extraction_assets.samples import write_samples
+
+    good = write_samples(tmp_path / "samples")[0]
+    root = tmp_path / "data"
+    results = ingest_paths([bad, empty, good], root)
+    assert [r.status for r in results] == ["failed", "failed", "success"]
+    assert "not_a_spreadsheet" in results[0].error
+    assert "empty" in results[1].error
+    with _db(root) as con:
+        issues = con.execute(
+            "SELECT w.filename, i.stage, i.severity, i.code FROM extraction_issues i "
+            "JOIN workbooks w USING (workbook_hash) ORDER BY 1").fetchall()
+        assert ("empty.xlsx", "workbook", "error", "not_a_spreadsheet") in issues
+        assert ("report.xlsx", "workbook", "error", "not_a_spreadsheet") in issues
+        formats = dict(con.execute("SELECT filename, format FROM workbooks").fetchall())
+        assert formats["report.xlsx"] == "other" and formats["ledger.xlsx"] == "xlsx"
+
+
+def test_cli_ingest_reports_each_file_and_exits_nonzero_on_failure(tmp_path):
+    bad = tmp_path / "notes.xlsx"
+    bad.write_bytes(b"%PDF-1.7\n")
+    from extraction_assets.samples import write_samples
+
+    good = write_samples(tmp_path / "samples")[2]
+    proc = subprocess.run(
+        [sys.executable, "-m", "extraction_assets.cli", "ingest", str(bad), str(good),
+         "--data-dir", str(tmp_path / "data"), "--until", "rendered_chunks"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 1, proc.stderr
+    lines = [l for l in proc.stdout.splitlines() if l.startswith(("success", "failed"))]
+    assert lines[0].startswith("failed") and "not_a_spreadsheet" in lines[0]
+    assert lines[1].startswith("success") and "tables=2" in lines[1] and "records=8" in lines[1]
+    assert not VectorStore(tmp_path / "data" / "lancedb").count()  # --until stopped before it
+
+
+def test_inbox_sensor_adds_each_new_content_once(tmp_path):
+    from extraction_assets.samples import write_samples
+
+    store = DataStore(tmp_path / "data")
+    store.inbox.mkdir(parents=True)
+    first, second, _ = write_samples(store.inbox)
+    (store.inbox / "copy of ledger.xlsx").write_bytes(first.read_bytes())
+    (store.inbox / "readme.txt").write_text("not a spreadsheet suffix")
+    defs = make_definitions(str(store.root))
+    with open_instance(store) as instance:
+        context = build_sensor_context(instance=instance, resources=defs.resources)
+        result = inbox_sensor(context)
+        keys = sorted(r.partition_key for r in result.run_requests)
+        assert len(keys) == 3
+        assert sorted(result.dynamic_partitions_requests[0].partition_keys) == keys
+        instance.add_dynamic_partitions("workbooks", keys)
+        again = inbox_sensor(build_sensor_context(instance=instance, resources=defs.resources))
+        assert again.run_requests == [] and again.dynamic_partitions_requests == []
+    assert store.source_of(keys[0])["filename"] in {p.name for p in store.inbox.iterdir()}
+
+
+def test_b04_two_row_header_is_one_table(cases_dir, tmp_path):
+    results = ingest_paths([cases_dir / "B04_two_row_header.xlsx"], tmp_path,
+                           until="segmented_blocks")
+    assert results[0].status == "success"
+    with _db(tmp_path) as con:
+        tables = con.execute("SELECT sheet_name, a1_range FROM blocks WHERE kind = 'table'").fetchall()
+        assert tables == [("Quarterly", "A1:E5")]
+        headers = [h for (h,) in con.execute(
+            "SELECT header FROM block_columns ORDER BY position").fetchall()]
+        assert headers == ["Region", "2023 > Q1", "2023 > Q2", "2024 > Q1", "2024 > Q2"]
+
+
+#: Shared-corpus files with what a user would check: sheet names, one table's header and a record.
+CORPUS_EXPECTATIONS = {
+    "docling/xlsx_05_table_with_title.xlsx": (
+        ["Duck Observations"], "B4:C10", ["Year", "Freshwater Ducks"],
+        {"Year": 2019, "Freshwater Ducks": 120}),
+    "docling/xlsx_02_sample_sales_data.xlsm": (
+        ["SalesData"], "A1:D21", ["Product", "Date", "Quantity", "Revenue"],
+        {"Product": "Widget A", "Date": "2024-01-01", "Quantity": 5, "Revenue": 5000}),
+    "calamine/table-multiple.xlsx": (
+        ["Sheet1", "Sheet2", "Sheet3"], "A1:C5", ["Item", "Type", "Quantity"],
+        {"Item": 1, "Type": "Apple", "Quantity": 50}),
+    "docling/xlsx_01.xlsx": None,
+    "docling/xlsx_03_chartsheet.xlsx": None,
+    "docling/xlsx_06_edge_cases_.xlsx": None,
+    "docling/xlsx_07_gap_tolerance_.xlsx": None,
+    "docling/xlsx_09_section_label_header.xlsx": None,
+    "calamine/merged_range.xlsx": None,
+    "calamine/nonstandard-xml-ns-prefix.xlsx": None,
+    "closedxml/universal-content-strict.xlsx": None,
+    "sheetjs/1904_1904.xlsx": None,
+    "poi/poc-xmlbomb.xlsx": "hostile_content",
+    "poi/protected_passtika.xlsx": "encrypted",
+}
+
+
+@pytest.fixture(scope="module")
+def corpus_ingest(corpus_dir, tmp_path_factory):
+    root = tmp_path_factory.mktemp("corpus-data")
+    paths = [corpus_dir / "files" / name for name in CORPUS_EXPECTATIONS]
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        pytest.skip(f"corpus files missing: {missing}")
+    results = ingest_paths(paths, root)
+    return root, dict(zip(CORPUS_EXPECTATIONS, results))
+
+
+@pytest.mark.parametrize("name", list(CORPUS_EXPECTATIONS))
+def test_corpus_file_through_the_whole_graph(corpus_ingest, name):
+    root, results = corpus_ingest
+    result = results[name]
+    expected = CORPUS_EXPECTATIONS[name]
+    if isinstance(expected, str):
+        assert result.status == "failed" and expected in result.error
+        with _db(root) as con:
+            codes = [c for (c,) in con.execute(
+                "SELECT code FROM extraction_issues WHERE workbook_hash = ?",
+                [result.workbook_hash]).fetchall()]
+        assert expected in codes
+        return
+    assert result.status == "success", result.error
+    with _db(root) as con:
+        chunks = con.execute("SELECT count(*) FROM chunks WHERE workbook_hash = ?",
+                             [result.workbook_hash]).fetchone()[0]
+        assert VectorStore(DataStore(root).lancedb_uri).count(result.workbook_hash) == chunks
+        used = con.execute("SELECT count(*) FROM sheets WHERE workbook_hash = ? AND n_cells > 0 "
+                           "AND used_range IS NULL", [result.workbook_hash]).fetchone()[0]
+        assert used == 0
+        if expected is None:
+            return
+        sheets, a1_range, header, record = expected
+        names = [n for (n,) in con.execute(
+            "SELECT sheet_name FROM sheets WHERE workbook_hash = ? ORDER BY sheet_index",
+            [result.workbook_hash]).fetchall()]
+        assert names == sheets
+        block_id = con.execute(
+            "SELECT block_id FROM blocks WHERE workbook_hash = ? AND kind = 'table' AND a1_range = ?",
+            [result.workbook_hash, a1_range]).fetchone()[0]
+        headers = [h for (h,) in con.execute(
+            "SELECT header FROM block_columns WHERE workbook_hash = ? AND block_id = ? "
+            "ORDER BY position", [result.workbook_hash, block_id]).fetchall()]
+        assert headers == header
+        first = con.execute(
+            "SELECT record FROM records WHERE workbook_hash = ? AND block_id = ? ORDER BY row "
+            "LIMIT 1", [result.workbook_hash, block_id]).fetchone()[0]
+        assert json.loads(first) == record
