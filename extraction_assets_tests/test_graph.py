@@ -300,3 +300,42 @@ def test_corpus_file_through_the_whole_graph(corpus_ingest, name):
             "SELECT record FROM records WHERE workbook_hash = ? AND block_id = ? ORDER BY row "
             "LIMIT 1", [result.workbook_hash, block_id]).fetchone()[0]
         assert json.loads(first) == record
+
+
+def test_cli_search_returns_provenance_as_json(samples_ingest):
+    root, _, _ = samples_ingest
+    proc = subprocess.run(
+        [sys.executable, "-m", "extraction_assets.cli", "search", "Top products revenue",
+         "--data-dir", str(root), "-k", "3", "--json"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    hits = json.loads(proc.stdout)
+    assert len(hits) == 3
+    top = next(h for h in hits if h["heading_path"] == ["Report", "Top products"])
+    assert top["filename"] == "quarterly_report.xlsx" and top["sheet"] == "Report"
+    assert top["a1_ranges"] == ["A13:D17"]
+    assert "| Product | Category | Units | Revenue |" in top["text"]
+
+
+def test_openai_provider_through_the_graph_and_no_mixed_dimensions(tmp_path, monkeypatch):
+    from test_embedding import KEY, KEY_ENV, fake_openai_server
+
+    from extraction_assets.embedding import EmbedderResource
+    from extraction_assets.samples import write_samples
+
+    monkeypatch.setenv(KEY_ENV, KEY)
+    paths = write_samples(tmp_path / "samples")
+    root = tmp_path / "data"
+    with fake_openai_server() as server:
+        remote = EmbedderResource(provider="openai", base_url=server.url, model="tiny-embed",
+                                  api_key_env=KEY_ENV, dimensions=16)
+        results = ingest_paths(paths[:1], root, embedder=remote)
+        assert results[0].status == "success", results[0].error
+        assert any(r.get("model") == "tiny-embed" for r in server.requests)
+    vectors = VectorStore(DataStore(root).lancedb_uri)
+    assert vectors.count() == results[0].counts["chunks"] > 0
+    mixed = ingest_paths(paths[1:2], root)  # the local 512-d model into the 16-d table
+    assert mixed[0].status == "failed"
+    assert "chunk_embeddings" in mixed[0].error and "16-d" in mixed[0].error
+    assert vectors.count() == results[0].counts["chunks"]

@@ -2,25 +2,22 @@
 
 import hashlib
 
-from dagster import AssetExecutionContext, Failure, MaterializeResult, asset
+from dagster import AssetExecutionContext, Failure, MaterializeResult
 
 from ..embedding import EmbedderResource
-from ..partitions import workbook_partitions
 from ..resources import DataStoreResource
 from ..stages import StageOutput
 from ..vectors import VectorStore, VectorStoreError
-from .common import finish
+from .common import finish, stage_asset
 from .rendered_chunks import rendered_chunks
 
 CODE_VERSION = "1"
 
 
-@asset(
-    partitions_def=workbook_partitions,
+@stage_asset(
     deps=[rendered_chunks],
     code_version=CODE_VERSION,
-    group_name="extraction",
-    kinds={"lancedb"},
+    kinds=("lancedb",),
     description=(
         "Embeddings of every chunk in the LanceDB table `chunks` (vector, text, file, sheet, "
         "A1 ranges, heading path). Re-materializing a partition replaces its rows."

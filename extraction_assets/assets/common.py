@@ -6,11 +6,28 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime, timezone
 
-from dagster import AssetExecutionContext, DataVersion, Failure, MaterializeResult, MetadataValue
+from dagster import (
+    AssetExecutionContext,
+    DataVersion,
+    Failure,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+)
+
+from ..partitions import workbook_partitions
 
 from ..stages import StageError, StageOutput, issue_rows
 from ..storage import DataStore
 from ..warehouse import refresh_views
+
+
+def stage_asset(*, description: str, code_version: str, deps=(), kinds=("parquet",)):
+    """The ``@asset`` decorator of every stage: partitioned by ``workbooks``, group
+    ``extraction``, with a description and a code version (bump it when the logic changes so
+    the UI marks older partitions stale)."""
+    return asset(partitions_def=workbook_partitions, group_name="extraction", deps=list(deps),
+                 code_version=code_version, kinds=set(kinds), description=description)
 
 
 def write_issues(store: DataStore, asset: str, workbook_hash: str, output: StageOutput) -> int:

@@ -1,22 +1,18 @@
 """Asset ``normalized_grids``: the StyledGrid every later stage reads."""
 
-from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
 
-from ..partitions import workbook_partitions
 from ..resources import DataStoreResource
 from ..stages import normalize_stage
-from .common import finish
+from .common import finish, stage_asset
 from .parsed_sheets import parsed_sheets
 
 CODE_VERSION = "1"
 
 
-@asset(
-    partitions_def=workbook_partitions,
+@stage_asset(
     deps=[parsed_sheets],
     code_version=CODE_VERSION,
-    group_name="extraction",
-    kinds={"parquet"},
     description=(
         "The StyledGrid: per cell the display text through its number format, typed value, "
         "resolved RGB colours, bold and size, merged values propagated with merged_from; per "

@@ -1,22 +1,18 @@
 """Asset ``parsed_sheets``: every cell, style and merged range as the file writes them."""
 
-from dagster import AssetExecutionContext, MaterializeResult, asset
+from dagster import AssetExecutionContext, MaterializeResult
 
-from ..partitions import workbook_partitions
 from ..resources import DataStoreResource, LimitsResource
 from ..stages import StageError, parse_stage
-from .common import fail, finish
+from .common import fail, finish, stage_asset
 from .workbook import workbook
 
 CODE_VERSION = "1"
 
 
-@asset(
-    partitions_def=workbook_partitions,
+@stage_asset(
     deps=[workbook],
     code_version=CODE_VERSION,
-    group_name="extraction",
-    kinds={"parquet"},
     description=(
         "What the OOXML parts say, cell by cell (value, type, formula, cached value, style "
         "index, number format), with merged ranges, sheet kinds and visibility, the styles and "

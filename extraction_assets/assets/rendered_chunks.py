@@ -1,13 +1,12 @@
 """Asset ``rendered_chunks``: records and token-bounded Markdown chunks."""
 
-from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue, asset
+from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue
 from pydantic import Field
 
 from ..embedding import EmbedderResource
-from ..partitions import workbook_partitions
 from ..resources import DataStoreResource
 from ..stages import render_stage
-from .common import finish
+from .common import finish, stage_asset
 from .segmented_blocks import segmented_blocks
 
 CODE_VERSION = "1"
@@ -20,12 +19,9 @@ class ChunkingConfig(Config):
     min_tokens: int = Field(64, ge=0, description="Smallest chunk worth keeping alone.")
 
 
-@asset(
-    partitions_def=workbook_partitions,
+@stage_asset(
     deps=[segmented_blocks],
     code_version=CODE_VERSION,
-    group_name="extraction",
-    kinds={"parquet"},
     description=(
         "One record per table data row (header -> typed value, citing file, sheet, row and A1 "
         "range) and Markdown chunks with heading paths, the header repeated in every chunk of a "

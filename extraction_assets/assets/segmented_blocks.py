@@ -2,23 +2,19 @@
 
 from collections import Counter
 
-from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
 
-from ..partitions import workbook_partitions
 from ..resources import DataStoreResource
 from ..stages import segment_stage
-from .common import finish
+from .common import finish, stage_asset
 from .normalized_grids import normalized_grids
 
 CODE_VERSION = "1"
 
 
-@asset(
-    partitions_def=workbook_partitions,
+@stage_asset(
     deps=[normalized_grids],
     code_version=CODE_VERSION,
-    group_name="extraction",
-    kinds={"parquet"},
     description=(
         "Blocks of every visible sheet (table, title, text) with A1 range, header rows, "
         "flattened column headers (Parent > Child), title and heading path, and the reasons "

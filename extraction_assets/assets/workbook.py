@@ -2,21 +2,17 @@
 
 from pathlib import Path
 
-from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
+from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue
 
-from ..partitions import workbook_partitions
 from ..resources import DataStoreResource, LimitsResource
 from ..stages import StageError, workbook_stage
-from .common import fail, finish
+from .common import fail, finish, stage_asset
 
 CODE_VERSION = "1"
 
 
-@asset(
-    partitions_def=workbook_partitions,
+@stage_asset(
     code_version=CODE_VERSION,
-    group_name="extraction",
-    kinds={"parquet"},
     description=(
         "One row per file version: content hash, source path, size, format sniffed from the "
         "magic bytes, sheet list with visibility, macro / external-link / encryption flags. "
