@@ -21,7 +21,8 @@ SCHEMAS: dict[str, pa.Schema] = {
     "parsed_sheets": pa.schema([
         ("workbook_hash", S), ("sheet_index", I32), ("sheet_name", S), ("visibility", S),
         ("kind", S), ("part", S), ("declared_dimension", S), ("n_cells", I64),
-        ("merged_ranges", LS),
+        ("merged_ranges", LS), ("hidden_rows", pa.list_(I32)), ("hidden_columns", pa.list_(I32)),
+        ("frozen_pane", S),
     ]),
     "workbook_properties": pa.schema([
         ("workbook_hash", S), ("date_system", I32), ("theme_colors", LS),
@@ -42,7 +43,8 @@ SCHEMAS: dict[str, pa.Schema] = {
     "sheets": pa.schema([
         ("workbook_hash", S), ("sheet_index", I32), ("sheet_name", S), ("visibility", S),
         ("kind", S), ("declared_dimension", S), ("used_range", S), ("n_cells", I64),
-        ("n_merged_ranges", I64), ("n_uncached_formulas", I64),
+        ("n_merged_ranges", I64), ("n_uncached_formulas", I64), ("hidden_rows", pa.list_(I32)),
+        ("hidden_columns", LS), ("frozen_pane", S),
     ]),
     "cells": pa.schema([
         ("workbook_hash", S), ("sheet_index", I32), ("sheet_name", S), ("row", I32),
@@ -50,7 +52,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("iso_value", S), ("formula", S), ("value_status", S), ("number_format", S),
         ("display_text", S), ("bold", B), ("italic", B), ("font_size", F64), ("font_rgb", S),
         ("fill_rgb", S), ("has_border", B), ("merged_from", S), ("merge_range", S),
-        ("cf_affected", B),
+        ("cf_affected", B), ("hidden", B),
     ]),
     "blocks": pa.schema([
         ("workbook_hash", S), ("sheet_index", I32), ("sheet_name", S), ("block_id", S),

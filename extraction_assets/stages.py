@@ -15,7 +15,7 @@ from typing import Callable
 
 import pyarrow as pa
 
-from .core.a1 import cell_ref, column_letter
+from .core.a1 import cell_ref, column_index, column_letter
 from .core.container import Limits, sniff
 from .core.errors import ExtractionError
 from .core.normalize import GRID_COLUMNS, StyledGrid, normalize_sheet
@@ -130,7 +130,8 @@ def parse_stage(workbook_hash: str, data: bytes, limits: Limits | None = None) -
                 workbook_hash=workbook_hash, sheet_index=info.index, sheet_name=info.name,
                 visibility=info.visibility, kind=info.kind, part=info.part,
                 declared_dimension=info.declared_dimension, n_cells=n,
-                merged_ranges=sheet.merged_ranges,
+                merged_ranges=sheet.merged_ranges, hidden_rows=sorted(set(sheet.hidden_rows)),
+                hidden_columns=sorted(set(sheet.hidden_columns)), frozen_pane=sheet.frozen_pane,
             ))
         cells = pa.concat_tables(cell_tables) if cell_tables else _table("parsed_cells", [])
         style_rows = [dict(workbook_hash=workbook_hash, style_index=i, **vars(s))
@@ -187,6 +188,8 @@ def normalize_stage(workbook_hash: str, parsed_cells: pa.Table, parsed_sheets: p
             data_type=cols.get("data_type", []), value=cols.get("value", []),
             formula=cols.get("formula", []), formula_kind=cols.get("formula_kind", []),
             style_index=cols.get("style_index", []), merged_ranges=info_row["merged_ranges"] or [],
+            hidden_rows=info_row["hidden_rows"] or [], hidden_columns=info_row["hidden_columns"] or [],
+            frozen_pane=info_row["frozen_pane"],
         )
         grid = normalize_sheet(sheet, context)
         n = len(grid)
@@ -199,6 +202,9 @@ def normalize_stage(workbook_hash: str, parsed_cells: pa.Table, parsed_sheets: p
             declared_dimension=info.declared_dimension, used_range=grid.used_range,
             n_cells=n, n_merged_ranges=len(sheet.merged_ranges),
             n_uncached_formulas=grid.columns["value_status"].count("uncached_formula"),
+            hidden_rows=grid.hidden_rows,
+            hidden_columns=[column_letter(c) for c in grid.hidden_columns],
+            frozen_pane=grid.frozen_pane,
         ))
     cells = pa.concat_tables(cell_tables) if cell_tables else _table("cells", [])
     return StageOutput({"cells": cells, "sheets": _table("sheets", sheet_rows)})
@@ -210,7 +216,9 @@ def grids_from_tables(cells: pa.Table, sheets: pa.Table) -> list[StyledGrid]:
     grids = []
     for row in sheets.to_pylist():
         grid = StyledGrid(row["sheet_index"], row["sheet_name"], row["visibility"], row["kind"],
-                          row["declared_dimension"], [])
+                          row["declared_dimension"], [], row["hidden_rows"] or [],
+                          [column_index(c) for c in row["hidden_columns"] or []],
+                          row["frozen_pane"])
         cols = by_sheet.get(row["sheet_index"])
         if cols:
             grid.columns = {name: cols[name] for name in GRID_COLUMNS}
@@ -231,6 +239,13 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table) -> Stag
                                     f"{grid.visibility} sheet {grid.sheet_name!r} with {len(grid)} "
                                     "cells is not segmented"))
             continue
+        n_hidden = sum(1 for h, t in zip(grid.columns["hidden"], grid.columns["display_text"])
+                       if h and t)
+        if n_hidden:
+            issues.append(Issue("segmented_blocks", grid.sheet_name, None, "info",
+                                "hidden_cells_skipped",
+                                f"{n_hidden} non-empty cells in hidden rows or columns are in no "
+                                "block"))
         for block in segment_sheet(grid):
             block_rows.append(dict(
                 workbook_hash=workbook_hash, sheet_index=block.sheet_index,

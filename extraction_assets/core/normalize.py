@@ -88,7 +88,7 @@ def typed_date(serial: float, date1904: bool) -> str:
 GRID_COLUMNS = (
     "row", "col", "ref", "value_type", "raw_value", "number_value", "iso_value", "formula",
     "value_status", "number_format", "display_text", "bold", "italic", "font_size", "font_rgb",
-    "fill_rgb", "has_border", "merged_from", "merge_range", "cf_affected",
+    "fill_rgb", "has_border", "merged_from", "merge_range", "cf_affected", "hidden",
 )
 
 
@@ -100,7 +100,8 @@ class StyledGrid:
     formula with no cached value); ``value_status`` is ``ok`` or ``uncached_formula``;
     ``iso_value`` holds the ISO date/time of a date-formatted number; ``merged_from`` is the
     top-left reference of the merged range that covers the cell (``None`` for the top-left cell
-    itself, which carries ``merge_range``).
+    itself, which carries ``merge_range``); ``hidden`` is true when the cell's row or column is
+    hidden. ``hidden_rows`` / ``hidden_columns`` are 1-based indices.
     """
 
     sheet_index: int
@@ -109,6 +110,9 @@ class StyledGrid:
     kind: str
     declared_dimension: str | None
     merged_ranges: list[str]
+    hidden_rows: list[int] = field(default_factory=list)
+    hidden_columns: list[int] = field(default_factory=list)
+    frozen_pane: str | None = None
     columns: dict[str, list] = field(default_factory=lambda: {c: [] for c in GRID_COLUMNS})
 
     def __len__(self) -> int:
@@ -170,7 +174,10 @@ def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles) -> StyledGrid:
     """
     info = sheet.info
     grid = StyledGrid(info.index, info.name, info.visibility, info.kind,
-                      info.declared_dimension, list(sheet.merged_ranges))
+                      info.declared_dimension, list(sheet.merged_ranges),
+                      sorted(set(sheet.hidden_rows)), sorted(set(sheet.hidden_columns)),
+                      sheet.frozen_pane)
+    hidden_rows, hidden_cols = set(grid.hidden_rows), set(grid.hidden_columns)
     styles = workbook.styles
     theme, indexed = workbook.theme_colors, workbook.indexed_colors
     color_cache: dict[str | None, str | None] = {}
@@ -209,7 +216,7 @@ def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles) -> StyledGrid:
             number_format=style.number_format, display_text=display, bold=style.bold,
             italic=style.italic, font_size=style.font_size, font_rgb=color(style.font_color),
             fill_rgb=color(style.fill_color), has_border=style.has_border, merged_from=None,
-            merge_range=merge, cf_affected=False,
+            merge_range=merge, cf_affected=False, hidden=r in hidden_rows or c in hidden_cols,
         )
         if merge is not None:
             anchor_rows[(r, c)] = row
@@ -220,7 +227,7 @@ def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles) -> StyledGrid:
         if anchor is None or anchor["value_type"] == "empty" and anchor["value_status"] == "ok":
             continue
         row = dict(anchor, row=r, col=c, ref=cell_ref(r, c), merged_from=anchor["ref"],
-                   merge_range=None, formula=None)
+                   merge_range=None, formula=None, hidden=r in hidden_rows or c in hidden_cols)
         for name in GRID_COLUMNS:
             out[name].append(row[name])
     _sort_grid(grid)

@@ -116,7 +116,9 @@ class ParsedSheet:
     default ``n``), ``value`` (the ``<v>``/inline text; shared strings resolved; ``None`` when
     absent), ``formula`` (text without ``=``, shared formulas translated for dependents),
     ``formula_kind`` (``normal``, ``shared``, ``array``, ``dataTable`` or ``None``),
-    ``style_index`` (index into :attr:`ParsedWorkbook.styles`).
+    ``style_index`` (index into :attr:`ParsedWorkbook.styles`). Sheet facts: merged ranges (A1),
+    hidden rows and columns (1-based, from ``<row hidden>`` and ``<col hidden>``, §18.3.1.73 and
+    §18.3.1.13) and the frozen pane's top-left scrolling cell (``<pane state="frozen">``).
     """
 
     info: SheetInfo
@@ -128,6 +130,9 @@ class ParsedSheet:
     formula_kind: list[str | None] = field(default_factory=list)
     style_index: list[int] = field(default_factory=list)
     merged_ranges: list[str] = field(default_factory=list)
+    hidden_rows: list[int] = field(default_factory=list)
+    hidden_columns: list[int] = field(default_factory=list)
+    frozen_pane: str | None = None
 
     def __len__(self) -> int:
         return len(self.row)
@@ -224,7 +229,8 @@ class ParsedWorkbook:
         with self.reader.open(sheet.info.part) as stream:
             context = etree.iterparse(
                 stream, events=("start", "end"),
-                tag=("{*}row", "{*}c", "{*}mergeCell", "{*}dimension"), **_XML_OPTS,
+                tag=("{*}row", "{*}c", "{*}mergeCell", "{*}dimension", "{*}col", "{*}pane"),
+                **_XML_OPTS,
             )
             try:
                 for event, el in context:
@@ -234,6 +240,8 @@ class ParsedWorkbook:
                             r = el.get("r")
                             current_row = int(r) if r else current_row + 1
                             last_col = 0
+                            if el.get("hidden") in ("1", "true"):
+                                sheet.hidden_rows.append(current_row)
                         continue
                     if tag == "c":
                         ref = el.get("r")
@@ -310,6 +318,16 @@ class ParsedWorkbook:
                         el.clear()
                     elif tag == "dimension":
                         sheet.info.declared_dimension = el.get("ref")
+                    elif tag == "col":
+                        if el.get("hidden") in ("1", "true"):
+                            first = max(int(el.get("min") or 1), 1)
+                            last = min(int(el.get("max") or first), MAX_COL)
+                            sheet.hidden_columns.extend(range(first, last + 1))
+                    elif tag == "pane":
+                        if el.get("state") in ("frozen", "frozenSplit"):
+                            sheet.frozen_pane = el.get("topLeftCell") or cell_ref(
+                                int(float(el.get("ySplit") or 0)) + 1,
+                                int(float(el.get("xSplit") or 0)) + 1)
             except etree.XMLSyntaxError as exc:
                 raise CorruptWorkbookError(
                     f"worksheet part {sheet.info.part} is not well-formed XML: {exc}") from exc

@@ -70,12 +70,16 @@ def typed_value(cell: dict):
 
 
 def table_records(grid: StyledGrid, block: Block) -> list[Record]:
-    """Records of every non-blank data row of a table block (rows below its header rows)."""
+    """Records of every non-blank, visible data row of a table block (rows below its header
+    rows; rows hidden in the sheet are left out)."""
     index = {(r, c): i for i, (r, c) in enumerate(zip(grid.columns["row"], grid.columns["col"]))}
     names = list(grid.columns)
     values = grid.columns
+    hidden_rows = set(grid.hidden_rows)
     out = []
     for r in range(block.min_row + block.header_row_count, block.max_row + 1):
+        if r in hidden_rows:
+            continue
         record, display, merged = {}, {}, {}
         first_text = None
         for column in block.columns:

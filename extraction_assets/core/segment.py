@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from .a1 import column_letter, parse_cell_ref, parse_range, range_ref
@@ -88,12 +89,18 @@ class _UnionFind:
             self.parent[max(ra, rb)] = min(ra, rb)
 
 
-def _regions(cells: dict[tuple[int, int], int]) -> list[list[tuple[int, int]]]:
-    """Connected regions (8-neighbourhood) of the occupied positions, bounding boxes joined."""
+def _regions(cells: dict[tuple[int, int], int], hidden_rows: list[int] = (),
+             hidden_columns: list[int] = ()) -> list[list[tuple[int, int]]]:
+    """Connected regions (8-neighbourhood) of the occupied positions, bounding boxes joined.
+
+    Adjacency is judged as the sheet is shown: hidden rows and columns (sorted 1-based indices)
+    are skipped, so a hidden row inside a table does not split it.
+    """
     keys = sorted(cells)
-    index = {k: i for i, k in enumerate(keys)}
+    shown = [(r - bisect_left(hidden_rows, r), c - bisect_left(hidden_columns, c)) for r, c in keys]
+    index = {k: i for i, k in enumerate(shown)}
     uf = _UnionFind(len(keys))
-    for i, (r, c) in enumerate(keys):
+    for i, (r, c) in enumerate(shown):
         for dr, dc in ((-1, -1), (-1, 0), (-1, 1), (0, -1)):
             j = index.get((r + dr, c + dc))
             if j is not None:
@@ -133,17 +140,19 @@ def _overlap(a, b) -> bool:
 def segment_sheet(grid: StyledGrid) -> list[Block]:
     """Split one sheet's StyledGrid into blocks, ordered by top-left cell (row, then column).
 
-    Hidden sheets are segmented too; callers decide what to render.
+    Cells in hidden rows or columns belong to no block (they are flagged ``hidden`` in the
+    StyledGrid); hidden sheets are segmented too and callers decide what to render.
     """
     cols = grid.columns
     occupied: dict[tuple[int, int], int] = {}
+    hidden = cols["hidden"]
     for i, text in enumerate(cols["display_text"]):
-        if text is not None and text.strip():
+        if text is not None and text.strip() and not hidden[i]:
             occupied[(cols["row"][i], cols["col"][i])] = i
     if not occupied:
         return []
     blocks: list[Block] = []
-    for region in _regions(occupied):
+    for region in _regions(occupied, grid.hidden_rows, grid.hidden_columns):
         blocks.extend(_classify(grid, occupied, region))
     blocks.sort(key=lambda b: (b.min_row, b.min_col))
     _attach_titles(blocks)
