@@ -13,13 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Callable
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from .core.a1 import cell_ref, column_index, column_letter
+from .core.a1 import column_index, column_letter
 from .core.container import Limits, sniff
 from .core.errors import ExtractionError
-from .core.normalize import GRID_COLUMNS, StyledGrid, normalize_sheet
+from .core.normalize import GRID_COLUMNS, GRID_SCHEMA, StyledGrid, a1_refs, normalize_sheet
 from .core.ooxml import CellStyle, Issue, ParsedSheet, SheetInfo, WorkbookStyles, open_workbook
+from .core.worksheet import CELL_SCHEMA
 from .core.render import Chunk, chunk_sheet, table_records
 from .core.segment import Block, Column, segment_sheet
 from .schemas import SCHEMAS
@@ -35,11 +38,6 @@ class StageOutput:
 
 def _table(name: str, rows: list[dict]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=SCHEMAS[name])
-
-
-def _columns_table(name: str, columns: dict[str, list]) -> pa.Table:
-    schema = SCHEMAS[name]
-    return pa.table({f.name: pa.array(columns[f.name], type=f.type) for f in schema}, schema=schema)
 
 
 def issue_rows(workbook_hash: str, issues: list[Issue]) -> list[dict]:
@@ -96,8 +94,10 @@ def workbook_stage(workbook_hash: str, data: bytes, source_path: str,
 def parse_stage(workbook_hash: str, data: bytes, limits: Limits | None = None) -> StageOutput:
     """Every cell of every worksheet as written, plus sheets, styles and workbook properties.
 
-    Tables: ``parsed_cells``, ``parsed_sheets``, ``styles``, ``workbook_properties``. Sheets are
-    read one at a time (memory grows with the largest sheet's cells).
+    Tables: ``parsed_cells``, ``parsed_sheets``, ``styles``, ``workbook_properties`` and
+    ``sheet_objects`` (comments, hyperlinks, validations, conditional formats, ListObjects,
+    charts, pictures, defined names, external links; ``details`` is JSON). Sheets are read one at
+    a time (memory grows with the largest sheet's cells).
 
     Raises:
         StageError: the package cannot be read at all.
@@ -109,30 +109,22 @@ def parse_stage(workbook_hash: str, data: bytes, limits: Limits | None = None) -
                                                      exc.code, exc.message)]))
     try:
         cell_tables, sheet_rows = [], []
+        objects = list(wb.objects)
         styles = wb.styles
+        style_ids = pa.array([s.number_format_id for s in styles], pa.int32())
+        style_codes = pa.array([s.number_format for s in styles], pa.string())
         for sheet in wb.iter_sheets():
-            n = len(sheet)
-            style_of = [styles[i] if 0 <= i < len(styles) else styles[0] for i in sheet.style_index]
-            cell_tables.append(_columns_table("parsed_cells", dict(
-                workbook_hash=[workbook_hash] * n, sheet_index=[sheet.info.index] * n,
-                sheet_name=[sheet.info.name] * n, row=sheet.row, col=sheet.col,
-                ref=[cell_ref(r, c) for r, c in zip(sheet.row, sheet.col)],
-                data_type=sheet.data_type, value=sheet.value, formula=sheet.formula,
-                formula_kind=sheet.formula_kind,
-                value_status=["uncached_formula" if v is None and f is not None else "ok"
-                              for v, f in zip(sheet.value, sheet.formula)],
-                style_index=sheet.style_index,
-                number_format_id=[s.number_format_id for s in style_of],
-                number_format=[s.number_format for s in style_of],
-            )))
+            cell_tables.append(_parsed_cells(workbook_hash, sheet, style_ids, style_codes))
             info = sheet.info
             sheet_rows.append(dict(
                 workbook_hash=workbook_hash, sheet_index=info.index, sheet_name=info.name,
                 visibility=info.visibility, kind=info.kind, part=info.part,
-                declared_dimension=info.declared_dimension, n_cells=n,
+                declared_dimension=info.declared_dimension, n_cells=len(sheet),
                 merged_ranges=sheet.merged_ranges, hidden_rows=sorted(set(sheet.hidden_rows)),
                 hidden_columns=sorted(set(sheet.hidden_columns)), frozen_pane=sheet.frozen_pane,
+                cf_ranges=sheet.cf_ranges,
             ))
+            objects.extend(sheet.objects)
         cells = pa.concat_tables(cell_tables) if cell_tables else _table("parsed_cells", [])
         style_rows = [dict(workbook_hash=workbook_hash, style_index=i, **vars(s))
                       for i, s in enumerate(styles)]
@@ -144,6 +136,11 @@ def parse_stage(workbook_hash: str, data: bytes, limits: Limits | None = None) -
             "parsed_sheets": _table("parsed_sheets", sheet_rows),
             "styles": _table("styles", style_rows),
             "workbook_properties": _table("workbook_properties", props),
+            "sheet_objects": _table("sheet_objects", [
+                dict(workbook_hash=workbook_hash, sheet_name=o.sheet_name, kind=o.kind, ref=o.ref,
+                     name=o.name, text=o.text,
+                     details=json.dumps(o.details, ensure_ascii=False, sort_keys=True))
+                for o in objects]),
         }, list(wb.issues))
     except ExtractionError as exc:
         raise StageError(exc, StageOutput({}, [Issue("parsed_sheets", None, None, "error",
@@ -153,19 +150,32 @@ def parse_stage(workbook_hash: str, data: bytes, limits: Limits | None = None) -
 
 
 # -- normalized_grids -------------------------------------------------------------------------
-def _group_rows(table: pa.Table, key: str) -> dict[int, dict[str, list]]:
-    """Split a table into per-``key`` column dicts (order preserved)."""
-    data = table.to_pydict()
-    groups: dict[int, dict[str, list]] = {}
-    keys = data[key]
-    names = list(data)
-    for i, k in enumerate(keys):
-        group = groups.get(k)
-        if group is None:
-            group = groups[k] = {name: [] for name in names}
-        for name in names:
-            group[name].append(data[name][i])
-    return groups
+def _parsed_cells(workbook_hash: str, sheet: ParsedSheet, style_ids: pa.Array,
+                  style_codes: pa.Array) -> pa.Table:
+    """The ``parsed_cells`` rows of one sheet (Arrow, no per-cell Python)."""
+    cells = sheet.cells
+    n = cells.num_rows
+    style_index = cells.column("style_index").combine_chunks()
+    known = pc.and_(pc.greater_equal(style_index, 0), pc.less(style_index, len(style_ids)))
+    lookup = pc.if_else(known, style_index, 0)
+    uncached = pc.and_(pc.is_null(cells.column("value")), pc.is_valid(cells.column("formula")))
+    columns = {
+        "workbook_hash": pa.array([workbook_hash] * n, pa.string()),
+        "sheet_index": pa.array(np.full(n, sheet.info.index, dtype=np.int32)),
+        "sheet_name": pa.array([sheet.info.name] * n, pa.string()),
+        "row": cells.column("row"), "col": cells.column("col"),
+        "ref": a1_refs(cells.column("row").combine_chunks(), cells.column("col").combine_chunks()),
+        "data_type": cells.column("data_type"), "value": cells.column("value"),
+        "formula": cells.column("formula"), "formula_kind": cells.column("formula_kind"),
+        "value_status": pc.if_else(uncached, "uncached_formula", "ok"),
+        "style_index": style_index, "number_format_id": style_ids.take(lookup),
+        "number_format": style_codes.take(lookup),
+    }
+    return pa.table(columns, schema=SCHEMAS["parsed_cells"])
+
+
+def _sheet_cells(table: pa.Table, sheet_index: int) -> pa.Table:
+    return table.filter(pc.equal(table.column("sheet_index"), sheet_index))
 
 
 def normalize_stage(workbook_hash: str, parsed_cells: pa.Table, parsed_sheets: pa.Table,
@@ -177,31 +187,35 @@ def normalize_stage(workbook_hash: str, parsed_cells: pa.Table, parsed_sheets: p
                   for row in sorted(styles.to_pylist(), key=lambda r: r["style_index"])]
     context = WorkbookStyles(style_list or [CellStyle()], props["theme_colors"] or [],
                              props["indexed_colors"], props["date_system"] == 1904)
-    by_sheet = _group_rows(parsed_cells, "sheet_index")
     cell_tables, sheet_rows = [], []
+    cell_columns = list(CELL_SCHEMA.names)
     for info_row in parsed_sheets.to_pylist():
         info = SheetInfo(info_row["sheet_index"], info_row["sheet_name"], info_row["visibility"],
                          info_row["kind"], info_row["part"], info_row["declared_dimension"])
-        cols = by_sheet.get(info.index, {})
         sheet = ParsedSheet(
-            info, row=cols.get("row", []), col=cols.get("col", []),
-            data_type=cols.get("data_type", []), value=cols.get("value", []),
-            formula=cols.get("formula", []), formula_kind=cols.get("formula_kind", []),
-            style_index=cols.get("style_index", []), merged_ranges=info_row["merged_ranges"] or [],
-            hidden_rows=info_row["hidden_rows"] or [], hidden_columns=info_row["hidden_columns"] or [],
-            frozen_pane=info_row["frozen_pane"],
+            info, cells=_sheet_cells(parsed_cells, info.index).select(cell_columns),
+            merged_ranges=info_row["merged_ranges"] or [], hidden_rows=info_row["hidden_rows"] or [],
+            hidden_columns=info_row["hidden_columns"] or [], frozen_pane=info_row["frozen_pane"],
         )
-        grid = normalize_sheet(sheet, context)
+        cf_ranges = info_row["cf_ranges"] or []
+        grid = normalize_sheet(sheet, context, cf_ranges)
         n = len(grid)
-        cell_tables.append(_columns_table("cells", dict(
-            workbook_hash=[workbook_hash] * n, sheet_index=[info.index] * n,
-            sheet_name=[info.name] * n, **grid.columns)))
+        prefix = pa.table({
+            "workbook_hash": pa.array([workbook_hash] * n, pa.string()),
+            "sheet_index": pa.array(np.full(n, info.index, dtype=np.int32)),
+            "sheet_name": pa.array([info.name] * n, pa.string()),
+        })
+        cell_tables.append(pa.table(
+            {**{name: prefix.column(name) for name in prefix.column_names},
+             **{name: grid.table.column(name) for name in GRID_COLUMNS}},
+            schema=SCHEMAS["cells"]))
         sheet_rows.append(dict(
             workbook_hash=workbook_hash, sheet_index=info.index, sheet_name=info.name,
             visibility=info.visibility, kind=info.kind,
             declared_dimension=info.declared_dimension, used_range=grid.used_range,
             n_cells=n, n_merged_ranges=len(sheet.merged_ranges),
-            n_uncached_formulas=grid.columns["value_status"].count("uncached_formula"),
+            n_uncached_formulas=pc.sum(pc.equal(grid.table.column("value_status"),
+                                                "uncached_formula")).as_py() or 0,
             hidden_rows=grid.hidden_rows,
             hidden_columns=[column_letter(c) for c in grid.hidden_columns],
             frozen_pane=grid.frozen_pane,
@@ -212,17 +226,14 @@ def normalize_stage(workbook_hash: str, parsed_cells: pa.Table, parsed_sheets: p
 
 def grids_from_tables(cells: pa.Table, sheets: pa.Table) -> list[StyledGrid]:
     """Rebuild the StyledGrid of every sheet from the ``cells`` and ``sheets`` tables."""
-    by_sheet = _group_rows(cells, "sheet_index")
     grids = []
     for row in sheets.to_pylist():
-        grid = StyledGrid(row["sheet_index"], row["sheet_name"], row["visibility"], row["kind"],
-                          row["declared_dimension"], [], row["hidden_rows"] or [],
-                          [column_index(c) for c in row["hidden_columns"] or []],
-                          row["frozen_pane"])
-        cols = by_sheet.get(row["sheet_index"])
-        if cols:
-            grid.columns = {name: cols[name] for name in GRID_COLUMNS}
-        grids.append(grid)
+        grids.append(StyledGrid(
+            row["sheet_index"], row["sheet_name"], row["visibility"], row["kind"],
+            row["declared_dimension"], [], row["hidden_rows"] or [],
+            [column_index(c) for c in row["hidden_columns"] or []], row["frozen_pane"],
+            _sheet_cells(cells, row["sheet_index"]).select(list(GRID_COLUMNS)).cast(GRID_SCHEMA),
+        ))
     return grids
 
 
@@ -239,8 +250,8 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table) -> Stag
                                     f"{grid.visibility} sheet {grid.sheet_name!r} with {len(grid)} "
                                     "cells is not segmented"))
             continue
-        n_hidden = sum(1 for h, t in zip(grid.columns["hidden"], grid.columns["display_text"])
-                       if h and t)
+        n_hidden = pc.sum(pc.and_(grid.table.column("hidden"),
+                                  pc.not_equal(grid.table.column("display_text"), ""))).as_py() or 0
         if n_hidden:
             issues.append(Issue("segmented_blocks", grid.sheet_name, None, "info",
                                 "hidden_cells_skipped",

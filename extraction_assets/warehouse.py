@@ -27,6 +27,7 @@ _VIEWS: dict[str, tuple[str, str]] = {
     "chunks": ("chunks", "chunks/*.parquet"),
     "extraction_issues": ("extraction_issues", "extraction_issues/*/*.parquet"),
     "lineage": ("lineage", "lineage/*/*.parquet"),
+    "sheet_objects": ("sheet_objects", "sheet_objects/*.parquet"),
 }
 
 CONTRACT_VIEWS = ("workbooks", "sheets", "cells", "blocks", "block_columns", "records",
@@ -56,7 +57,8 @@ def _relation(store: DataStore, table: str, pattern: str) -> str:
 
 
 def view_sql(store: DataStore) -> dict[str, str]:
-    """The ``CREATE OR REPLACE VIEW`` statement of every contract view, by view name."""
+    """The ``CREATE OR REPLACE VIEW`` statement of every view (the nine contract views, then
+    ``sheet_objects``), by view name, in creation order."""
     sql = {
         name: f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM {_relation(store, table, pattern)}"
         for name, (table, pattern) in _VIEWS.items()
@@ -67,7 +69,9 @@ def view_sql(store: DataStore) -> dict[str, str]:
         f"{workbooks} AS w LEFT JOIN (SELECT workbook_hash, min(materialized_at) AS ingested_at "
         "FROM lineage WHERE asset = 'workbook' GROUP BY workbook_hash) AS l USING (workbook_hash)"
     )
-    return {name: sql[name] for name in ("lineage", *[v for v in CONTRACT_VIEWS if v != "lineage"])}
+    order = ["lineage", *[v for v in CONTRACT_VIEWS if v != "lineage"],
+             *[v for v in _VIEWS if v not in CONTRACT_VIEWS]]
+    return {name: sql[name] for name in order}
 
 
 def refresh_views(store: DataStore, attempts: int = 20, delay_seconds: float = 0.25) -> Path:

@@ -9,7 +9,7 @@ import sys
 
 import duckdb
 import pytest
-from dagster import AssetKey, build_sensor_context
+from dagster import build_sensor_context
 
 from extraction_assets.assets import ALL_ASSETS
 from extraction_assets.definitions import make_definitions

@@ -22,7 +22,8 @@ from extraction_assets.core.errors import (
     NotASpreadsheetError,
 )
 from extraction_assets.core.normalize import normalize_sheet
-from extraction_assets.core.ooxml import ParsedSheet, open_workbook, translate_formula
+from extraction_assets.core.ooxml import ParsedSheet, open_workbook
+from extraction_assets.core.worksheet import translate_formula
 from extraction_assets import stages
 
 try:
@@ -46,8 +47,9 @@ def cells(sheet: ParsedSheet) -> dict[str, dict]:
 
     return {
         cell_ref(r, c): dict(t=dt, v=v, f=f, kind=k)
-        for r, c, dt, v, f, k in zip(sheet.row, sheet.col, sheet.data_type, sheet.value,
-                                     sheet.formula, sheet.formula_kind)
+        for r, c, dt, v, f, k in zip(sheet.column("row"), sheet.column("col"),
+                                     sheet.column("data_type"), sheet.column("value"),
+                                     sheet.column("formula"), sheet.column("formula_kind"))
     }
 
 
@@ -68,7 +70,7 @@ def test_shared_strings_rich_runs_joined_and_phonetic_runs_excluded():
     _, (sheet,) = read(one_sheet(rows, shared_strings=strings))
     assert [c["v"] for c in cells(sheet).values()] == [
         "都道府県", "東京都", "日本語あいうえお", "Number of Hires1"]
-    assert not any(kana in v for v in sheet.value for kana in ("トウキョウト", "ニホンゴ"))
+    assert not any(kana in v for v in sheet.column("value") for kana in ("トウキョウト", "ニホンゴ"))
 
 
 def test_inline_strings_booleans_and_errors():

@@ -16,9 +16,13 @@ import colorsys
 import datetime as dt
 from dataclasses import dataclass, field
 
-from .a1 import cell_ref, parse_range, range_ref
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .a1 import MAX_COL, column_letter, parse_range, range_ref
 from .numfmt import format_general, format_text, format_value, is_date_format, serial_to_datetime
-from .ooxml import CellStyle, ParsedSheet, WorkbookStyles
+from .ooxml import ParsedSheet, WorkbookStyles
 
 # ECMA-376 Part 1, §18.8.27: the default indexed colour palette (indices 0..63).
 DEFAULT_INDEXED_COLORS = (
@@ -85,23 +89,33 @@ def typed_date(serial: float, date1904: bool) -> str:
     return when.isoformat(timespec="seconds")
 
 
-GRID_COLUMNS = (
-    "row", "col", "ref", "value_type", "raw_value", "number_value", "iso_value", "formula",
-    "value_status", "number_format", "display_text", "bold", "italic", "font_size", "font_rgb",
-    "fill_rgb", "has_border", "merged_from", "merge_range", "cf_affected", "hidden",
-)
+#: Arrow schema of a StyledGrid's cells (rows and columns 1-based).
+GRID_SCHEMA = pa.schema([
+    ("row", pa.int32()), ("col", pa.int32()), ("ref", pa.string()), ("value_type", pa.string()),
+    ("raw_value", pa.string()), ("number_value", pa.float64()), ("iso_value", pa.string()),
+    ("formula", pa.string()), ("value_status", pa.string()), ("number_format", pa.string()),
+    ("display_text", pa.string()), ("bold", pa.bool_()), ("italic", pa.bool_()),
+    ("font_size", pa.float64()), ("font_rgb", pa.string()), ("fill_rgb", pa.string()),
+    ("has_border", pa.bool_()), ("merged_from", pa.string()), ("merge_range", pa.string()),
+    ("cf_affected", pa.bool_()), ("hidden", pa.bool_()),
+])
+GRID_COLUMNS = tuple(GRID_SCHEMA.names)
+
+#: Most cells merged ranges may fill in one sheet (a hostile ``A1:XFD1048576`` is clipped).
+MAX_MERGED_AREA = 5_000_000
 
 
 @dataclass
 class StyledGrid:
-    """The StyledGrid of one sheet: columnar cell data (see :data:`GRID_COLUMNS`).
+    """The StyledGrid of one sheet: an Arrow table of cells (:data:`GRID_SCHEMA`), sorted by
+    (row, col), plus sheet facts.
 
     ``value_type`` is ``string``, ``number``, ``date``, ``bool``, ``error`` or ``empty`` (a
     formula with no cached value); ``value_status`` is ``ok`` or ``uncached_formula``;
     ``iso_value`` holds the ISO date/time of a date-formatted number; ``merged_from`` is the
     top-left reference of the merged range that covers the cell (``None`` for the top-left cell
-    itself, which carries ``merge_range``); ``hidden`` is true when the cell's row or column is
-    hidden. ``hidden_rows`` / ``hidden_columns`` are 1-based indices.
+    itself); ``merge_range`` is the merged range a cell belongs to; ``hidden`` is true when the
+    cell's row or column is hidden. ``hidden_rows`` / ``hidden_columns`` are 1-based indices.
     """
 
     sheet_index: int
@@ -113,131 +127,297 @@ class StyledGrid:
     hidden_rows: list[int] = field(default_factory=list)
     hidden_columns: list[int] = field(default_factory=list)
     frozen_pane: str | None = None
-    columns: dict[str, list] = field(default_factory=lambda: {c: [] for c in GRID_COLUMNS})
+    table: pa.Table = field(default_factory=GRID_SCHEMA.empty_table)
+    _columns: dict | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
-        return len(self.columns["row"])
+        return self.table.num_rows
+
+    @property
+    def columns(self) -> dict[str, list]:
+        """The cells as Python lists by column name (built once, for the segmenter/renderer)."""
+        if self._columns is None:
+            self._columns = self.table.to_pydict()
+        return self._columns
 
     @property
     def used_range(self) -> str | None:
         """A1 range spanning every cell of the grid, computed from the cells themselves."""
-        rows, cols = self.columns["row"], self.columns["col"]
-        if not rows:
+        if not self.table.num_rows:
             return None
-        return range_ref(min(rows), min(cols), max(rows), max(cols))
+        rows = pc.min_max(self.table.column("row")).as_py()
+        cols = pc.min_max(self.table.column("col")).as_py()
+        return range_ref(rows["min"], cols["min"], rows["max"], cols["max"])
 
     def records(self) -> list[dict]:
         """The cells as a list of dicts (one per cell), for tests and small sheets."""
-        names = list(self.columns)
-        return [dict(zip(names, values)) for values in zip(*self.columns.values())]
+        return self.table.to_pylist()
 
 
-def _cell_values(t: str, value: str | None, formula: str | None, style: CellStyle,
-                 date1904: bool) -> tuple[str, str | None, float | None, str | None, str, str]:
-    """(value_type, raw_value, number_value, iso_value, value_status, display_text) of a cell."""
-    code = style.number_format
-    if value is None:
-        if formula is not None:
-            return "empty", None, None, None, "uncached_formula", "=" + formula
-        return "empty", None, None, None, "ok", ""
-    if t in ("s", "str", "inlineStr"):
-        return "string", value, None, None, "ok", format_text(value, code)
-    if t == "b":
-        truth = value.strip() in ("1", "true")
-        return "bool", "TRUE" if truth else "FALSE", None, None, "ok", "TRUE" if truth else "FALSE"
-    if t == "e":
-        return "error", value, None, None, "ok", value
-    if t == "d":
-        return "date", value, None, value, "ok", value
-    try:
-        number = float(value)
-    except ValueError:
-        if value.strip() in _ERROR_VALUES:
-            return "error", value, None, None, "ok", value
-        return "string", value, None, None, "ok", value
-    if is_date_format(code):
-        try:
-            iso = typed_date(number, date1904)
-        except ValueError:
-            return "number", value, number, None, "ok", "#######"
-        return "date", value, number, iso, "ok", format_value(number, code, date1904)
-    display = format_value(number, code, date1904) if code != "General" else format_general(number)
-    return "number", value, number, None, "ok", display
+def _style_arrays(workbook: WorkbookStyles) -> dict[str, pa.Array]:
+    """Per-style attribute arrays (index = style index), colours resolved to RRGGBB."""
+    theme, indexed = workbook.theme_colors, workbook.indexed_colors
+    styles = workbook.styles
+    return {
+        "number_format": pa.array([s.number_format for s in styles], pa.string()),
+        "bold": pa.array([s.bold for s in styles], pa.bool_()),
+        "italic": pa.array([s.italic for s in styles], pa.bool_()),
+        "font_size": pa.array([s.font_size for s in styles], pa.float64()),
+        "font_rgb": pa.array([resolve_color(s.font_color, theme, indexed) for s in styles], pa.string()),
+        "fill_rgb": pa.array([resolve_color(s.fill_color, theme, indexed) for s in styles], pa.string()),
+        "has_border": pa.array([s.has_border for s in styles], pa.bool_()),
+    }
 
 
-def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles) -> StyledGrid:
+def _format_numbers(numbers: list[float], codes: list[str], date1904: bool) -> list[str]:
+    """Display text of numeric cells; memoised per (format code, value)."""
+    memo: dict[tuple[str, float], str] = {}
+    out = []
+    for number, code in zip(numbers, codes):
+        key = (code, number)
+        text = memo.get(key)
+        if text is None:
+            if code == "General":
+                text = str(int(number)) if number.is_integer() and abs(number) < 1e11 else format_general(number)
+            else:
+                text = format_value(number, code, date1904)
+            memo[key] = text
+        out.append(text)
+    return out
+
+
+def _iso_dates(numbers: list[float], date1904: bool) -> list[str | None]:
+    memo: dict[float, str | None] = {}
+    out = []
+    for number in numbers:
+        if number not in memo:
+            try:
+                memo[number] = typed_date(number, date1904)
+            except ValueError:
+                memo[number] = None
+        out.append(memo[number])
+    return out
+
+
+def _classify(data_type: list[str], values: list, formulas: list, codes: list[str],
+              date_codes: dict[str, bool], date1904: bool):
+    """Per-cell (value_type, raw_value, number_value, iso_value, value_status, display_text)."""
+    n = len(data_type)
+    vtype = [None] * n
+    number = [None] * n
+    iso = [None] * n
+    status = ["ok"] * n
+    display = list(values)
+    raw = list(values)
+    numeric_idx = []
+    numeric_val = []
+    for i in range(n):
+        value = values[i]
+        t = data_type[i]
+        if value is None:
+            vtype[i] = "empty"
+            if formulas[i] is not None:
+                status[i] = "uncached_formula"
+                display[i] = "=" + formulas[i]
+            else:
+                display[i] = ""
+        elif t == "s" or t == "inlineStr" or t == "str":
+            vtype[i] = "string"
+            code = codes[i]
+            if "@" in code and code != "@":
+                display[i] = format_text(value, code)
+        elif t == "n":
+            try:
+                x = float(value)
+            except ValueError:
+                stripped = value.strip()
+                vtype[i] = "error" if stripped in _ERROR_VALUES else "string"
+                continue
+            if x != x or x in (float("inf"), float("-inf")):
+                vtype[i] = "error"
+                display[i] = "#NUM!"
+                continue
+            number[i] = x
+            numeric_idx.append(i)
+            numeric_val.append(x)
+            vtype[i] = "date" if date_codes[codes[i]] else "number"
+        elif t == "b":
+            truth = value.strip() in ("1", "true")
+            vtype[i] = "bool"
+            raw[i] = display[i] = "TRUE" if truth else "FALSE"
+        elif t == "e":
+            vtype[i] = "error"
+        elif t == "d":
+            vtype[i] = "date"
+            iso[i] = value
+        else:
+            vtype[i] = "string"
+    if numeric_idx:
+        texts = _format_numbers(numeric_val, [codes[i] for i in numeric_idx], date1904)
+        date_pos = [k for k, i in enumerate(numeric_idx) if vtype[i] == "date"]
+        dates = _iso_dates([numeric_val[k] for k in date_pos], date1904)
+        for i, text in zip(numeric_idx, texts):
+            display[i] = text
+        for k, value in zip(date_pos, dates):
+            i = numeric_idx[k]
+            iso[i] = value
+            if value is None:
+                vtype[i] = "number"
+    return vtype, raw, number, iso, status, display
+
+
+def a1_refs(rows: pa.Array, cols: pa.Array) -> pa.Array:
+    """A1 references (``C2``...) for arrays of 1-based rows and columns, built column-wise."""
+    if len(rows) == 0:
+        return pa.array([], pa.string())
+    top = pc.max(cols).as_py()
+    letters = pa.array([""] + [column_letter(c) for c in range(1, top + 1)], pa.string())
+    return pc.binary_join_element_wise(letters.take(cols), pc.cast(rows, pa.string()), "")
+
+
+def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles,
+                    cf_ranges: list[str] | None = None) -> StyledGrid:
     """Build the :class:`StyledGrid` of one parsed sheet.
 
     Merged ranges are propagated: every covered cell gets the top-left cell's value, display text
-    and style, with ``merged_from`` set to the top-left reference. The work is proportional to the
-    number of cells plus the area of the merged ranges.
+    and style, with ``merged_from`` set to the top-left reference; merged ranges are clipped to
+    the area of the sheet's cells, and at most :data:`MAX_MERGED_AREA` cells are filled. Work is
+    proportional to the number of cells plus the merged area; display text is memoised per
+    (number format, value). ``cf_affected`` marks cells inside a conditional-formatting range
+    (``cf_ranges``, default: the sheet's own, :attr:`ParsedSheet.cf_ranges`).
     """
     info = sheet.info
     grid = StyledGrid(info.index, info.name, info.visibility, info.kind,
                       info.declared_dimension, list(sheet.merged_ranges),
                       sorted(set(sheet.hidden_rows)), sorted(set(sheet.hidden_columns)),
                       sheet.frozen_pane)
-    hidden_rows, hidden_cols = set(grid.hidden_rows), set(grid.hidden_columns)
-    styles = workbook.styles
-    theme, indexed = workbook.theme_colors, workbook.indexed_colors
-    color_cache: dict[str | None, str | None] = {}
-
-    def color(spec: str | None) -> str | None:
-        if spec not in color_cache:
-            color_cache[spec] = resolve_color(spec, theme, indexed)
-        return color_cache[spec]
-
-    anchors: dict[tuple[int, int], str] = {}
-    covered: dict[tuple[int, int], tuple[int, int]] = {}
-    for ref in sheet.merged_ranges:
-        r1, c1, r2, c2 = parse_range(ref)
-        anchors[(r1, c1)] = ref
-        for r in range(r1, r2 + 1):
-            for c in range(c1, c2 + 1):
-                if (r, c) != (r1, c1):
-                    covered[(r, c)] = (r1, c1)
-
-    out = grid.columns
-    anchor_rows: dict[tuple[int, int], dict] = {}
-    for i in range(len(sheet)):
-        r, c = sheet.row[i], sheet.col[i]
-        if (r, c) in covered:
-            continue  # a covered cell shows its merge's value, filled in below
-        idx = sheet.style_index[i]
-        style = styles[idx] if 0 <= idx < len(styles) else styles[0]
-        vtype, raw, number, iso, status, display = _cell_values(
-            sheet.data_type[i], sheet.value[i], sheet.formula[i], style, workbook.date1904)
-        merge = anchors.get((r, c))
-        if vtype == "empty" and status == "ok" and merge is None:
-            continue
-        row = dict(
-            row=r, col=c, ref=cell_ref(r, c), value_type=vtype, raw_value=raw,
-            number_value=number, iso_value=iso, formula=sheet.formula[i], value_status=status,
-            number_format=style.number_format, display_text=display, bold=style.bold,
-            italic=style.italic, font_size=style.font_size, font_rgb=color(style.font_color),
-            fill_rgb=color(style.fill_color), has_border=style.has_border, merged_from=None,
-            merge_range=merge, cf_affected=False, hidden=r in hidden_rows or c in hidden_cols,
-        )
-        if merge is not None:
-            anchor_rows[(r, c)] = row
-        for name in GRID_COLUMNS:
-            out[name].append(row[name])
-    for (r, c), (ar, ac) in covered.items():
-        anchor = anchor_rows.get((ar, ac))
-        if anchor is None or anchor["value_type"] == "empty" and anchor["value_status"] == "ok":
-            continue
-        row = dict(anchor, row=r, col=c, ref=cell_ref(r, c), merged_from=anchor["ref"],
-                   merge_range=None, formula=None, hidden=r in hidden_rows or c in hidden_cols)
-        for name in GRID_COLUMNS:
-            out[name].append(row[name])
-    _sort_grid(grid)
+    cells = sheet.cells
+    if cells.num_rows == 0:
+        return grid
+    n_styles = len(workbook.styles)
+    style_index = cells.column("style_index").combine_chunks()
+    valid = pc.and_(pc.greater_equal(style_index, 0), pc.less(style_index, n_styles))
+    style_index = pc.if_else(valid, style_index, 0)
+    attrs = {name: arr.take(style_index) for name, arr in _style_arrays(workbook).items()}
+    codes = attrs["number_format"].to_pylist()
+    date_codes = {code: is_date_format(code) for code in set(codes)}
+    formulas = cells.column("formula").to_pylist()
+    vtype, raw, number, iso, status, display = _classify(
+        cells.column("data_type").to_pylist(), cells.column("value").to_pylist(), formulas,
+        codes, date_codes, workbook.date1904)
+    rows = cells.column("row").combine_chunks()
+    cols = cells.column("col").combine_chunks()
+    table = pa.table({
+        "row": rows, "col": cols, "ref": a1_refs(rows, cols),
+        "value_type": pa.array(vtype, pa.string()), "raw_value": pa.array(raw, pa.string()),
+        "number_value": pa.array(number, pa.float64()), "iso_value": pa.array(iso, pa.string()),
+        "formula": pa.array(formulas, pa.string()), "value_status": pa.array(status, pa.string()),
+        "number_format": attrs["number_format"], "display_text": pa.array(display, pa.string()),
+        "bold": attrs["bold"], "italic": attrs["italic"], "font_size": attrs["font_size"],
+        "font_rgb": attrs["font_rgb"], "fill_rgb": attrs["fill_rgb"],
+        "has_border": attrs["has_border"],
+        "merged_from": pa.nulls(cells.num_rows, pa.string()),
+        "merge_range": pa.nulls(cells.num_rows, pa.string()),
+        "cf_affected": pa.array(np.zeros(cells.num_rows, dtype=bool)),
+        "hidden": pa.array(np.zeros(cells.num_rows, dtype=bool)),
+    }, schema=GRID_SCHEMA)
+    table = _apply_merges(table, sheet.merged_ranges)
+    keep = pc.or_(pc.not_equal(table.column("value_type"), "empty"),
+                  pc.or_(pc.not_equal(table.column("value_status"), "ok"),
+                         pc.is_valid(table.column("merge_range"))))
+    table = table.filter(keep)
+    table = _flag_hidden(table, grid.hidden_rows, grid.hidden_columns)
+    table = _flag_conditional(table, sheet.cf_ranges if cf_ranges is None else cf_ranges)
+    grid.table = table.take(pc.sort_indices(table, [("row", "ascending"), ("col", "ascending")]))
     return grid
 
 
-def _sort_grid(grid: StyledGrid) -> None:
-    """Order the grid's cells by (row, col) so outputs are deterministic."""
-    cols = grid.columns
-    order = sorted(range(len(cols["row"])), key=lambda i: (cols["row"][i], cols["col"][i]))
-    for name in GRID_COLUMNS:
-        values = cols[name]
-        cols[name] = [values[i] for i in order]
+def _keys(rows, cols) -> np.ndarray:
+    return np.asarray(rows, dtype=np.int64) * (MAX_COL + 1) + np.asarray(cols, dtype=np.int64)
+
+
+def _apply_merges(table: pa.Table, merged_ranges: list[str]) -> pa.Table:
+    """Mark merge anchors with ``merge_range`` and add the covered cells, each a copy of its
+    anchor with ``merged_from`` set; parsed cells inside a merge (other than the anchor) are
+    replaced, as Excel shows only the anchor's value there."""
+    if not merged_ranges or table.num_rows == 0:
+        return table
+    rows = table.column("row").to_numpy()
+    cols = table.column("col").to_numpy()
+    hi_r, hi_c = int(rows.max()), int(cols.max())
+    anchors, ranges, covered, covered_anchor = [], [], [], []
+    area = 0
+    for ref in merged_ranges:
+        r1, c1, r2, c2 = parse_range(ref)
+        if r1 > hi_r or c1 > hi_c:
+            continue  # nothing can be shown there
+        r2, c2 = min(r2, hi_r), min(c2, hi_c)  # clip to the extent of the cells
+        area += (r2 - r1 + 1) * (c2 - c1 + 1)
+        if area > MAX_MERGED_AREA:
+            break
+        j = len(anchors)
+        anchors.append(r1 * (MAX_COL + 1) + c1)
+        ranges.append(ref)
+        for r in range(r1, r2 + 1):
+            for c in range(c1 if r > r1 else c1 + 1, c2 + 1):
+                covered.append(r * (MAX_COL + 1) + c)
+                covered_anchor.append(j)
+    if not anchors:
+        return table
+    covered_keys = np.asarray(covered, dtype=np.int64)
+    table = table.filter(pa.array(~np.isin(_keys(rows, cols), covered_keys)))
+    keys = _keys(table.column("row").to_numpy(), table.column("col").to_numpy())
+    order = np.argsort(keys, kind="stable")
+    anchor_keys = np.asarray(anchors, dtype=np.int64)
+    pos = np.minimum(np.searchsorted(keys[order], anchor_keys), len(keys) - 1)
+    anchor_row = order[pos]
+    present = keys[anchor_row] == anchor_keys
+    merge_range = table.column("merge_range").to_pylist()
+    for j in np.flatnonzero(present):
+        merge_range[anchor_row[j]] = ranges[j]
+    table = table.set_column(table.schema.get_field_index("merge_range"), "merge_range",
+                             pa.array(merge_range, pa.string()))
+    which = np.asarray(covered_anchor, dtype=np.int64)
+    keep = present[which]
+    if not keep.any():
+        return table
+    covered_keys, which = covered_keys[keep], which[keep]
+    copies = table.take(pa.array(anchor_row[which]))
+    new_rows = pa.array((covered_keys // (MAX_COL + 1)).astype(np.int32))
+    new_cols = pa.array((covered_keys % (MAX_COL + 1)).astype(np.int32))
+    replaced = {
+        "row": new_rows, "col": new_cols, "ref": a1_refs(new_rows, new_cols),
+        "merged_from": copies.column("ref"),
+        "merge_range": pa.array([ranges[j] for j in which], pa.string()),
+        "formula": pa.nulls(copies.num_rows, pa.string()),
+    }
+    for name, values in replaced.items():
+        copies = copies.set_column(copies.schema.get_field_index(name), name, values)
+    shows_nothing = pc.and_(pc.equal(copies.column("value_type"), "empty"),
+                            pc.equal(copies.column("value_status"), "ok"))
+    return pa.concat_tables([table, copies.filter(pc.invert(shows_nothing))])
+
+
+def _flag_hidden(table: pa.Table, hidden_rows: list[int], hidden_columns: list[int]) -> pa.Table:
+    if not (hidden_rows or hidden_columns) or table.num_rows == 0:
+        return table
+    hidden = np.isin(table.column("row").to_numpy(), hidden_rows) | np.isin(
+        table.column("col").to_numpy(), hidden_columns)
+    return table.set_column(table.schema.get_field_index("hidden"), "hidden", pa.array(hidden))
+
+
+def _flag_conditional(table: pa.Table, ranges: list[str]) -> pa.Table:
+    """Set ``cf_affected`` on cells inside any conditional-formatting range."""
+    if not ranges or table.num_rows == 0:
+        return table
+    rows = table.column("row").to_numpy()
+    cols = table.column("col").to_numpy()
+    inside = np.zeros(len(rows), dtype=bool)
+    for ref in ranges:
+        try:
+            r1, c1, r2, c2 = parse_range(ref)
+        except ValueError:
+            continue
+        inside |= (rows >= r1) & (rows <= r2) & (cols >= c1) & (cols <= c2)
+    return table.set_column(table.schema.get_field_index("cf_affected"), "cf_affected",
+                            pa.array(inside))

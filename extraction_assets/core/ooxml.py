@@ -14,17 +14,29 @@ access is made by the XML parser.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from typing import IO, Iterator
+from typing import Iterator
 
-from lxml import etree
 
-from .a1 import MAX_COL, MAX_ROW, cell_ref, column_index, column_letter, parse_cell_ref, parse_range, range_ref
-from .container import Limits, PackageReader, require_ooxml, resolve_target
+import pyarrow as pa
+
+from .a1 import MAX_COL, cell_ref, parse_range, range_ref
+from .container import Limits, PackageReader, require_ooxml
 from .errors import CorruptWorkbookError, LimitExceededError
+from .objects import (
+    SheetObject,
+    read_chartsheet_objects,
+    read_sheet_objects,
+    read_workbook_objects,
+)
+from .parts import Issue, parse_part, read_rels, read_shared_strings, rel_attr
+from .worksheet import (
+    CELL_SCHEMA,
+    WorksheetReader,
+    local as _local,
+    open_stream,
+)
 
-_XML_OPTS = dict(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
 
 #: Built-in number formats of ECMA-376 Part 1, §18.8.30 (en-US rendering of the locale ids).
 BUILTIN_NUMBER_FORMATS: dict[int, str] = {
@@ -43,26 +55,6 @@ BUILTIN_NUMBER_FORMATS: dict[int, str] = {
 }
 
 _REL_OFFICE_DOCUMENT = "officeDocument"
-
-
-def _local(tag: str) -> str:
-    """Local name of a Clark-notation tag (``{ns}c`` -> ``c``)."""
-    return tag.rsplit("}", 1)[-1]
-
-
-def _rel_attr(el, name: str = "id") -> str | None:
-    """Value of an ``r:``-namespaced attribute whatever namespace URI the package uses."""
-    for key, value in el.attrib.items():
-        if key.startswith("{") and _local(key) == name and "relationships" in key:
-            return value
-    return None
-
-
-def _parse(stream: IO[bytes], part: str):
-    try:
-        return etree.parse(stream, etree.XMLParser(**_XML_OPTS)).getroot()
-    except etree.XMLSyntaxError as exc:
-        raise CorruptWorkbookError(f"part {part} is not well-formed XML: {exc}") from exc
 
 
 @dataclass(frozen=True)
@@ -110,44 +102,38 @@ class SheetInfo:
 
 @dataclass
 class ParsedSheet:
-    """The cells and merged ranges of one sheet, as columnar lists (one entry per cell).
+    """The cells and sheet facts of one sheet.
 
-    Cell columns: ``row``/``col`` (1-based int), ``data_type`` (the ``t`` attribute as written,
-    default ``n``), ``value`` (the ``<v>``/inline text; shared strings resolved; ``None`` when
-    absent), ``formula`` (text without ``=``, shared formulas translated for dependents),
-    ``formula_kind`` (``normal``, ``shared``, ``array``, ``dataTable`` or ``None``),
-    ``style_index`` (index into :attr:`ParsedWorkbook.styles`). Sheet facts: merged ranges (A1),
-    hidden rows and columns (1-based, from ``<row hidden>`` and ``<col hidden>``, §18.3.1.73 and
-    §18.3.1.13) and the frozen pane's top-left scrolling cell (``<pane state="frozen">``).
+    ``cells`` is an Arrow table (:data:`~.worksheet.CELL_SCHEMA`): ``row``/``col`` (1-based),
+    ``data_type`` (the ``t`` attribute as written, default ``n``), ``value`` (the ``<v>`` or
+    inline text; shared strings resolved; null when absent), ``formula`` (text without ``=``,
+    shared formulas translated for dependents), ``formula_kind`` (``normal``, ``shared``,
+    ``array``, ``dataTable`` or null) and ``style_index`` (into :attr:`ParsedWorkbook.styles`).
+    Sheet facts: merged ranges (A1), hidden rows and columns (1-based, from ``<row hidden>`` and
+    ``<col hidden>``, §18.3.1.73 and §18.3.1.13) and the frozen pane's top-left scrolling cell
+    (``<pane state="frozen">``, §18.3.1.66).
     """
 
     info: SheetInfo
-    row: list[int] = field(default_factory=list)
-    col: list[int] = field(default_factory=list)
-    data_type: list[str] = field(default_factory=list)
-    value: list[str | None] = field(default_factory=list)
-    formula: list[str | None] = field(default_factory=list)
-    formula_kind: list[str | None] = field(default_factory=list)
-    style_index: list[int] = field(default_factory=list)
+    cells: pa.Table = field(default_factory=CELL_SCHEMA.empty_table)
     merged_ranges: list[str] = field(default_factory=list)
     hidden_rows: list[int] = field(default_factory=list)
     hidden_columns: list[int] = field(default_factory=list)
     frozen_pane: str | None = None
+    objects: list[SheetObject] = field(default_factory=list)
 
     def __len__(self) -> int:
-        return len(self.row)
+        return self.cells.num_rows
 
+    @property
+    def cf_ranges(self) -> list[str]:
+        """A1 ranges covered by conditional formatting rules (space-separated sqref split)."""
+        return [ref for obj in self.objects if obj.kind == "conditional_format" and obj.ref
+                for ref in obj.ref.split()]
 
-@dataclass
-class Issue:
-    """A warning or error found while extracting (rows of the ``extraction_issues`` view)."""
-
-    stage: str
-    sheet_name: str | None
-    ref: str | None
-    severity: str
-    code: str
-    message: str
+    def column(self, name: str) -> list:
+        """One cell column as a Python list (for tests and small sheets)."""
+        return self.cells.column(name).to_pylist()
 
 
 @dataclass
@@ -181,13 +167,16 @@ class ParsedWorkbook:
     has_external_links: bool
     issues: list[Issue]
     limits: Limits
+    objects: list[SheetObject] = field(default_factory=list)
 
     def iter_sheets(self) -> Iterator[ParsedSheet]:
         """Yield one :class:`ParsedSheet` per sheet, in workbook order.
 
         Chartsheets, dialog sheets and sheets whose part is missing yield no cells. A worksheet
         whose XML is damaged yields the cells read so far and records an ``extraction_issues``
-        row instead of failing the workbook.
+        row instead of failing the workbook. Each sheet's objects (comments, hyperlinks,
+        validations, conditional formats, tables, charts, pictures) are in ``sheet.objects``;
+        a damaged optional part becomes an issue, never an exception.
 
         Raises:
             LimitExceededError: more cells than ``limits.max_cells`` in the workbook, or more
@@ -197,12 +186,19 @@ class ParsedWorkbook:
         for info in self.sheets:
             sheet = ParsedSheet(info)
             if info.kind == "worksheet" and info.part and self.reader.has(info.part):
+                frame = None
                 try:
-                    self._read_worksheet(sheet, self.limits.max_cells - total)
+                    frame = self._read_worksheet(sheet, self.limits.max_cells - total)
                 except CorruptWorkbookError as exc:
                     self.issues.append(
                         Issue("parsed_sheets", info.name, None, "error", exc.code, exc.message)
                     )
+                sheet.objects = read_sheet_objects(self.reader, info.part, info.name, frame,
+                                                   self.shared_strings, issues=self.issues)
+            elif info.kind == "chartsheet" and info.part and self.reader.has(info.part):
+                sheet.objects = read_chartsheet_objects(self.reader, info.part, info.name,
+                                                        issues=self.issues,
+                                                        shared_strings=self.shared_strings)
             elif info.kind == "worksheet":
                 self.issues.append(
                     Issue("parsed_sheets", info.name, None, "warning", "missing_sheet_part",
@@ -220,192 +216,56 @@ class ParsedWorkbook:
         """Release the package."""
         self.reader.close()
 
-    def _read_worksheet(self, sheet: ParsedSheet, budget: int) -> None:
-        strings = self.shared_strings
-        n_strings = len(strings)
-        shared_formulas: dict[str, tuple[str, int, int]] = {}
-        current_row = 0
-        last_col = 0
-        with self.reader.open(sheet.info.part) as stream:
-            context = etree.iterparse(
-                stream, events=("start", "end"),
-                tag=("{*}row", "{*}c", "{*}mergeCell", "{*}dimension", "{*}col", "{*}pane"),
-                **_XML_OPTS,
-            )
-            try:
-                for event, el in context:
-                    tag = _local(el.tag)
-                    if event == "start":
-                        if tag == "row":
-                            r = el.get("r")
-                            current_row = int(r) if r else current_row + 1
-                            last_col = 0
-                            if el.get("hidden") in ("1", "true"):
-                                sheet.hidden_rows.append(current_row)
-                        continue
-                    if tag == "c":
-                        ref = el.get("r")
-                        if ref:
-                            row, col = parse_cell_ref(ref)
-                        else:
-                            row, col = current_row, last_col + 1
-                        last_col = col
-                        t = el.get("t") or "n"
-                        value = None
-                        formula = None
-                        kind = None
-                        for child in el:
-                            ctag = _local(child.tag)
-                            if ctag == "v":
-                                value = child.text or None
-                            elif ctag == "f":
-                                kind = child.get("t") or "normal"
-                                formula = child.text
-                                if kind == "shared":
-                                    si = child.get("si")
-                                    if formula:
-                                        shared_formulas[si] = (formula, row, col)
-                                    elif si in shared_formulas:
-                                        base, brow, bcol = shared_formulas[si]
-                                        formula = translate_formula(base, row - brow, col - bcol)
-                            elif ctag == "is":
-                                value = _rich_text(child)
-                        if t == "s" and value is not None:
-                            try:
-                                idx = int(value)
-                            except ValueError:
-                                idx = -1
-                            if 0 <= idx < n_strings:
-                                value = strings[idx]
-                            else:
-                                self.issues.append(Issue(
-                                    "parsed_sheets", sheet.info.name, cell_ref(row, col),
-                                    "warning", "bad_shared_string_index",
-                                    f"shared string index {value!r} does not exist"))
-                                value = None
-                        if value is None and formula is None and el.get("s") in (None, "0"):
-                            el.clear()
-                            continue
-                        sheet.row.append(row)
-                        sheet.col.append(col)
-                        sheet.data_type.append(t)
-                        sheet.value.append(value)
-                        sheet.formula.append(formula)
-                        sheet.formula_kind.append(kind)
-                        sheet.style_index.append(int(el.get("s") or 0))
-                        if len(sheet.row) > budget:
-                            raise LimitExceededError(
-                                f"workbook has more than {self.limits.max_cells} cells")
-                        el.clear()
-                    elif tag == "row":
-                        el.clear()
-                        parent = el.getparent()
-                        while el.getprevious() is not None:
-                            del parent[0]
-                    elif tag == "mergeCell":
-                        ref = el.get("ref")
-                        if ref:
-                            try:
-                                sheet.merged_ranges.append(range_ref(*parse_range(ref)))
-                            except ValueError:
-                                self.issues.append(Issue(
-                                    "parsed_sheets", sheet.info.name, ref, "warning",
-                                    "bad_merged_range", f"merged range {ref!r} is not valid"))
-                        if len(sheet.merged_ranges) > self.limits.max_merged_ranges:
-                            raise LimitExceededError(
-                                f"sheet {sheet.info.name!r} has more than "
-                                f"{self.limits.max_merged_ranges} merged ranges")
-                        el.clear()
-                    elif tag == "dimension":
-                        sheet.info.declared_dimension = el.get("ref")
-                    elif tag == "col":
-                        if el.get("hidden") in ("1", "true"):
-                            first = max(int(el.get("min") or 1), 1)
-                            last = min(int(el.get("max") or first), MAX_COL)
-                            sheet.hidden_columns.extend(range(first, last + 1))
-                    elif tag == "pane":
-                        if el.get("state") in ("frozen", "frozenSplit"):
-                            sheet.frozen_pane = el.get("topLeftCell") or cell_ref(
-                                int(float(el.get("ySplit") or 0)) + 1,
-                                int(float(el.get("xSplit") or 0)) + 1)
-            except etree.XMLSyntaxError as exc:
-                raise CorruptWorkbookError(
-                    f"worksheet part {sheet.info.part} is not well-formed XML: {exc}") from exc
-            except ValueError as exc:
-                raise CorruptWorkbookError(
-                    f"worksheet part {sheet.info.part} has an invalid value: {exc}") from exc
-
-
-def _rich_text(si) -> str:
-    """Text of a ``<si>``/``<is>`` element: plain ``<t>`` or rich-text runs ``<r><t>`` joined.
-
-    Phonetic runs (``<rPh>``, ECMA-376 §18.4.6) and phonetic properties are excluded: they are
-    reading aids, not cell text.
-    """
-    parts = []
-    for child in si:
-        tag = _local(child.tag)
-        if tag == "t":
-            parts.append(child.text or "")
-        elif tag == "r":
-            for t in child:
-                if _local(t.tag) == "t":
-                    parts.append(t.text or "")
-    return "".join(parts)
-
-
-_REF_RE = re.compile(
-    r"(?<![A-Za-z0-9_.\"'])(\$?)([A-Za-z]{1,3})(\$?)(\d{1,7})(?![A-Za-z0-9_(])"
-)
-
-
-def translate_formula(formula: str, d_row: int, d_col: int) -> str:
-    """Shift the relative A1 references of a shared formula to a dependent cell.
-
-    Implements the shared-formula rule of ECMA-376 Part 1, §18.3.1.40: a dependent cell's formula
-    is the master's with every relative row/column offset moved by the distance between the two
-    cells; ``$``-anchored parts stay. References inside string literals are left alone.
-    """
-    if not d_row and not d_col:
-        return formula
-
-    def shift(m: re.Match) -> str:
-        col_abs, letters, row_abs, digits = m.groups()
+    def _read_worksheet(self, sheet: ParsedSheet, budget: int):
+        """Read a worksheet's cells and facts into ``sheet``; returns its frame element."""
+        name = sheet.info.name
+        reader = WorksheetReader(open_stream(self.reader, sheet.info.part), self.shared_strings,
+                                 budget, self.limits.max_cells)
         try:
-            col = column_index(letters)
-        except ValueError:
-            return m.group(0)
-        row = int(digits)
-        if not col_abs:
-            col += d_col
-        if not row_abs:
-            row += d_row
-        if not (1 <= col <= MAX_COL and 1 <= row <= MAX_ROW):
-            return "#REF!"
-        return f"{col_abs}{column_letter(col)}{row_abs}{row}"
+            reader.read()
+        finally:
+            for ref, code, message in reader.issues.items:
+                self.issues.append(Issue("parsed_sheets", name, ref, "warning", code, message))
+            if reader.cells is not None:
+                sheet.cells = reader.cells
+            sheet.hidden_rows = sorted(set(reader.hidden_rows))
+        self._read_frame(sheet, reader.frame)
+        return reader.frame
 
-    pieces = re.split(r'("(?:[^"]|"")*")', formula)
-    return "".join(p if i % 2 else _REF_RE.sub(shift, p) for i, p in enumerate(pieces))
-
-
-def _read_rels(reader: PackageReader, part: str) -> dict[str, tuple[str, str]]:
-    """Relationships of ``part``: id -> (type suffix, resolved target part). Empty if none."""
-    folder, _, name = part.rpartition("/")
-    rels_part = f"{folder}/_rels/{name}.rels" if folder else f"_rels/{name}.rels"
-    if not reader.has(rels_part):
-        return {}
-    root = _parse(reader.open(rels_part), rels_part)
-    out = {}
-    for rel in root:
-        if _local(rel.tag) != "Relationship":
-            continue
-        rtype = (rel.get("Type") or "").rsplit("/", 1)[-1]
-        target = rel.get("Target") or ""
-        if rel.get("TargetMode") == "External":
-            out[rel.get("Id") or ""] = (rtype, "external:" + target)
-        else:
-            out[rel.get("Id") or ""] = (rtype, resolve_target(part, target))
-    return out
+    def _read_frame(self, sheet: ParsedSheet, frame) -> None:
+        """Sheet facts from the worksheet element without its cells."""
+        name = sheet.info.name
+        hidden_columns: set[int] = set()
+        for el in frame.iter():
+            if not isinstance(el.tag, str):
+                continue
+            tag = _local(el.tag)
+            if tag == "mergeCell":
+                ref = el.get("ref")
+                try:
+                    sheet.merged_ranges.append(range_ref(*parse_range(ref or "")))
+                except ValueError:
+                    self.issues.append(Issue("parsed_sheets", name, ref, "warning",
+                                             "bad_merged_range", f"merged range {ref!r} is not valid"))
+                if len(sheet.merged_ranges) > self.limits.max_merged_ranges:
+                    raise LimitExceededError(
+                        f"sheet {name!r} has more than {self.limits.max_merged_ranges} merged ranges")
+            elif tag == "dimension":
+                sheet.info.declared_dimension = el.get("ref")
+            elif tag == "col" and el.get("hidden") in ("1", "true"):
+                try:
+                    first = max(int(el.get("min") or 1), 1)
+                    last = min(int(el.get("max") or first), MAX_COL)
+                except ValueError:
+                    continue
+                hidden_columns.update(range(first, last + 1))
+            elif tag == "pane" and el.get("state") in ("frozen", "frozenSplit"):
+                try:
+                    sheet.frozen_pane = el.get("topLeftCell") or cell_ref(
+                        int(float(el.get("ySplit") or 0)) + 1, int(float(el.get("xSplit") or 0)) + 1)
+                except ValueError:
+                    continue
+        sheet.hidden_columns = sorted(hidden_columns)
 
 
 def _color(el) -> str | None:
@@ -438,7 +298,7 @@ def _read_styles(reader: PackageReader, part: str | None) -> tuple[list[CellStyl
     """Read ``cellXfs`` with their fonts, fills, borders and number formats (§18.8.39)."""
     if not part or not reader.has(part):
         return [CellStyle()], None
-    root = _parse(reader.open(part), part)
+    root = parse_part(reader.open(part), part)
     num_fmts = dict(BUILTIN_NUMBER_FORMATS)
     fonts: list[dict] = []
     fills: list[str | None] = []
@@ -505,7 +365,7 @@ def _read_theme_colors(reader: PackageReader, part: str | None) -> list[str]:
     """The 12 colours of the theme's ``clrScheme`` in document order (DrawingML §20.1.6.2)."""
     if not part or not reader.has(part):
         return []
-    root = _parse(reader.open(part), part)
+    root = parse_part(reader.open(part), part)
     colors = []
     for scheme in root.iter("{*}clrScheme"):
         for slot in scheme:
@@ -518,24 +378,6 @@ def _read_theme_colors(reader: PackageReader, part: str | None) -> list[str]:
             colors.append(value or "000000")
         break
     return colors
-
-
-def _read_shared_strings(reader: PackageReader, part: str | None) -> list[str]:
-    """Read the shared string table (§18.4.9) with ``iterparse``; phonetic runs excluded."""
-    if not part or not reader.has(part):
-        return []
-    out = []
-    with reader.open(part) as stream:
-        try:
-            for _, el in etree.iterparse(stream, events=("end",), tag="{*}si", **_XML_OPTS):
-                out.append(_rich_text(el))
-                el.clear()
-                parent = el.getparent()
-                while el.getprevious() is not None:
-                    del parent[0]
-        except etree.XMLSyntaxError as exc:
-            raise CorruptWorkbookError(f"part {part} is not well-formed XML: {exc}") from exc
-    return out
 
 
 _SHEET_KINDS = {
@@ -571,15 +413,15 @@ def _open(reader: PackageReader, has_macros: bool, limits: Limits) -> ParsedWork
     if not reader.has("[Content_Types].xml"):
         raise CorruptWorkbookError("the package has no [Content_Types].xml part")
     workbook_part = None
-    for rtype, target in _read_rels(reader, "").values() if reader.has("_rels/.rels") else []:
+    for rtype, target in read_rels(reader, "").values() if reader.has("_rels/.rels") else []:
         if rtype == _REL_OFFICE_DOCUMENT and not target.startswith("external:"):
             workbook_part = target
     if workbook_part is None or not reader.has(workbook_part):
         workbook_part = "xl/workbook.xml"
     if not reader.has(workbook_part):
         raise CorruptWorkbookError("the package has no workbook part (xl/workbook.xml)")
-    root = _parse(reader.open(workbook_part), workbook_part)
-    rels = _read_rels(reader, workbook_part)
+    root = parse_part(reader.open(workbook_part), workbook_part)
+    rels = read_rels(reader, workbook_part)
     by_type: dict[str, str] = {}
     for rtype, target in rels.values():
         by_type.setdefault(rtype, target)
@@ -595,7 +437,7 @@ def _open(reader: PackageReader, has_macros: bool, limits: Limits) -> ParsedWork
         elif tag == "sheet":
             if len(sheets) >= limits.max_sheets:
                 raise LimitExceededError(f"workbook has more than {limits.max_sheets} sheets")
-            rid = _rel_attr(el)
+            rid = rel_attr(el)
             rtype, target = rels.get(rid or "", ("", None))
             kind = _SHEET_KINDS.get(rtype, "worksheet" if target else "unknown")
             name = el.get("name") or f"Sheet{len(sheets) + 1}"
@@ -607,9 +449,10 @@ def _open(reader: PackageReader, has_macros: bool, limits: Limits) -> ParsedWork
                 kind=kind, part=target if target and not target.startswith("external:") else None,
             ))
     styles, indexed = _read_styles(reader, by_type.get("styles"))
+    objects = read_workbook_objects(reader, workbook_part, root, issues=issues)
     return ParsedWorkbook(
-        reader=reader, sheets=sheets, styles=styles,
-        shared_strings=_read_shared_strings(reader, by_type.get("sharedStrings")),
+        reader=reader, sheets=sheets, styles=styles, objects=objects,
+        shared_strings=read_shared_strings(reader, by_type.get("sharedStrings")),
         date1904=date1904, theme_colors=_read_theme_colors(reader, by_type.get("theme")),
         indexed_colors=indexed, has_macros=has_macros or "vbaProject" in by_type,
         has_external_links="externalLink" in by_type, issues=issues, limits=limits,

@@ -1,0 +1,510 @@
+"""Reading one worksheet part (ECMA-376 Part 1, §18.3.1.99) into columnar cells.
+
+Two readers share one output:
+
+* the **fast reader** streams the part in blocks, checks well-formedness with libxml2 (a parser
+  with no tree and no Python callbacks), and extracts the ``<c>`` elements of ``<sheetData>``
+  with one compiled pattern per block. It only accepts blocks it can read exactly: the number of
+  cells matched must equal the number of ``<c`` start tags, and a block holding CDATA, comments
+  or processing instructions, or a cell without an ``r`` reference, is handed to the other reader;
+* the **tree reader** (``lxml.etree.iterparse``, elements cleared as soon as they are read) reads
+  anything XML allows.
+
+Both keep memory proportional to the sheet's non-empty cells: empty ``<row>`` elements and the
+declared ``<dimension>`` cost nothing. The rest of the worksheet (everything but
+``<sheetData>``: columns, panes, merged ranges, conditional formats, hyperlinks...) is returned
+as a small element tree, the sheet's *frame*.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from functools import lru_cache
+from typing import IO
+
+import pyarrow as pa
+from lxml import etree
+
+from .a1 import MAX_COL, MAX_ROW, cell_ref, column_index, column_letter, parse_cell_ref
+from .errors import CorruptWorkbookError, LimitExceededError
+
+XML_OPTS = dict(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+
+#: Arrow schema of the cells read from a worksheet (rows and columns 1-based).
+CELL_SCHEMA = pa.schema([
+    ("row", pa.int32()), ("col", pa.int32()), ("data_type", pa.string()),
+    ("value", pa.string()), ("formula", pa.string()), ("formula_kind", pa.string()),
+    ("style_index", pa.int32()),
+])
+
+_BLOCK_BYTES = 1 << 22
+_BATCH_CELLS = 1 << 16
+_PREFIX = rb"(?:[A-Za-z_][\w.-]*:)?"
+_SHEETDATA_OPEN = re.compile(rb"<(" + _PREFIX + rb")sheetData(?=[\s/>])[^>]*?(/?)>")
+_ESCAPE_RE = re.compile(r"_x([0-9A-Fa-f]{4})_")
+
+
+def local(tag) -> str:
+    """Local name of a Clark-notation tag (``{ns}c`` -> ``c``); ``""`` for comments and PIs."""
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def unescape_xstring(text: str) -> str:
+    """Decode the ``_xHHHH_`` escapes of an OOXML string (ST_Xstring, ECMA-376 Part 1 §22.9.2.19)."""
+    if "_x" not in text:
+        return text
+    return _ESCAPE_RE.sub(lambda m: chr(int(m.group(1), 16)), text)
+
+
+def rich_text(si) -> str:
+    """Text of a ``<si>``/``<is>`` element: plain ``<t>`` or rich-text runs ``<r><t>`` joined.
+
+    Phonetic runs (``<rPh>``, ECMA-376 §18.4.6) and phonetic properties are excluded: they are
+    reading aids, not cell text.
+    """
+    parts = []
+    for child in si:
+        tag = local(child.tag)
+        if tag == "t":
+            parts.append(child.text or "")
+        elif tag == "r":
+            for t in child:
+                if local(t.tag) == "t":
+                    parts.append(t.text or "")
+    return unescape_xstring("".join(parts))
+
+
+_REF_RE = re.compile(
+    r"(?<![A-Za-z0-9_.\"'])(\$?)([A-Za-z]{1,3})(\$?)(\d{1,7})(?![A-Za-z0-9_(])"
+)
+
+
+def translate_formula(formula: str, d_row: int, d_col: int) -> str:
+    """Shift the relative A1 references of a shared formula to a dependent cell.
+
+    Implements the shared-formula rule of ECMA-376 Part 1, §18.3.1.40: a dependent cell's formula
+    is the master's with every relative row/column offset moved by the distance between the two
+    cells; ``$``-anchored parts stay. References inside string literals are left alone; a
+    reference shifted off the sheet becomes ``#REF!``.
+    """
+    if not d_row and not d_col:
+        return formula
+
+    def shift(m: re.Match) -> str:
+        col_abs, letters, row_abs, digits = m.groups()
+        try:
+            col = column_index(letters)
+        except ValueError:
+            return m.group(0)
+        row = int(digits)
+        if not col_abs:
+            col += d_col
+        if not row_abs:
+            row += d_row
+        if not (1 <= col <= MAX_COL and 1 <= row <= MAX_ROW):
+            return "#REF!"
+        return f"{col_abs}{column_letter(col)}{row_abs}{row}"
+
+    pieces = re.split(r'("(?:[^"]|"")*")', formula)
+    return "".join(p if i % 2 else _REF_RE.sub(shift, p) for i, p in enumerate(pieces))
+
+
+class _Issues:
+    """Collects (ref, code, message) problems of one sheet."""
+
+    def __init__(self):
+        self.items: list[tuple[str | None, str, str]] = []
+
+    def add(self, ref: str | None, code: str, message: str) -> None:
+        self.items.append((ref, code, message))
+
+
+class _CellSink:
+    """Columnar accumulator of cells, flushed into Arrow record batches."""
+
+    def __init__(self, budget: int, max_cells: int):
+        self.budget = budget
+        self.max_cells = max_cells
+        self.batches: list[pa.RecordBatch] = []
+        self.count = 0
+        self._reset()
+
+    def _reset(self) -> None:
+        self.row, self.col, self.data_type, self.value = [], [], [], []
+        self.formula, self.formula_kind, self.style_index = [], [], []
+
+    def append(self, row, col, data_type, value, formula, formula_kind, style_index) -> None:
+        self.row.append(row)
+        self.col.append(col)
+        self.data_type.append(data_type)
+        self.value.append(value)
+        self.formula.append(formula)
+        self.formula_kind.append(formula_kind)
+        self.style_index.append(style_index)
+        if len(self.row) >= _BATCH_CELLS:
+            self.flush()
+
+    def maybe_flush(self) -> None:
+        """Flush when a batch is full (after bulk appends to the column lists)."""
+        if len(self.row) >= _BATCH_CELLS:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.row:
+            return
+        self.count += len(self.row)
+        if self.count > self.budget:
+            raise LimitExceededError(f"workbook has more than {self.max_cells} cells")
+        self.batches.append(pa.record_batch([
+            pa.array(self.row, pa.int32()), pa.array(self.col, pa.int32()),
+            pa.array(self.data_type, pa.string()), pa.array(self.value, pa.string()),
+            pa.array(self.formula, pa.string()), pa.array(self.formula_kind, pa.string()),
+            pa.array(self.style_index, pa.int32()),
+        ], schema=CELL_SCHEMA))
+        self._reset()
+
+    def table(self) -> pa.Table:
+        self.flush()
+        return pa.Table.from_batches(self.batches, schema=CELL_SCHEMA)
+
+
+class _Formulas:
+    """Shared-formula masters of one sheet (§18.3.1.40) and translation for dependents."""
+
+    def __init__(self):
+        self.masters: dict[str, tuple[str, int, int]] = {}
+
+    def resolve(self, kind: str | None, si: str | None, text: str | None, row: int,
+                col: int) -> str | None:
+        if kind != "shared" or si is None:
+            return text
+        if text:
+            self.masters[si] = (text, row, col)
+            return text
+        master = self.masters.get(si)
+        if master is None:
+            return text
+        base, brow, bcol = master
+        return translate_formula(base, row - brow, col - bcol)
+
+
+class _Fallback(Exception):
+    """The fast reader met something it does not read exactly; use the tree reader."""
+
+
+class _NullTarget:
+    """A parser target with no callbacks: libxml2 checks well-formedness without a tree."""
+
+    def close(self) -> None:
+        return None
+
+
+@lru_cache(maxsize=16)
+def _cell_pattern(prefix: bytes) -> re.Pattern:
+    """The canonical cell form (attribute order r, s, t as Excel and most writers write it)."""
+    p = re.escape(prefix)
+    return re.compile(
+        rb"<" + p + rb'c r="([A-Z]{1,3})(\d{1,7})"(?: s="(\d+)")?(?: t="(\w+)")?'
+        rb'(?: (?:cm|vm|ph)="[^"<>]*")*\s*(?:/>|>(.*?)</' + p + rb"c>)",
+        re.S,
+    )
+
+
+@lru_cache(maxsize=16)
+def _generic_cell_pattern(prefix: bytes) -> re.Pattern:
+    """Any attribute order and quoting; slower, used when the canonical form does not fit."""
+    p = re.escape(prefix)
+    q = rb"[\"']"
+    return re.compile(
+        rb"<" + p + rb"c(?=[\s/>])"
+        rb"(?:(?=[^>]*?\sr\s*=\s*" + q + rb"([A-Za-z]{1,3})(\d{1,7})" + q + rb"))?"
+        rb"(?:(?=[^>]*?\ss\s*=\s*" + q + rb"(\d+)" + q + rb"))?"
+        rb"(?:(?=[^>]*?\st\s*=\s*" + q + rb"(\w+)" + q + rb"))?"
+        rb"[^>]*?(?:/>|>(.*?)</" + p + rb"c\s*>)",
+        re.S,
+    )
+
+
+@lru_cache(maxsize=16)
+def _tag_pattern(prefix: bytes) -> re.Pattern:
+    return re.compile(rb"<" + re.escape(prefix) + rb"c(?=[\s/>])")
+
+
+@lru_cache(maxsize=16)
+def _hidden_row_pattern(prefix: bytes) -> re.Pattern:
+    return re.compile(rb"<" + re.escape(prefix) + rb"row(?=\s)([^>]*)>")
+
+
+_ROW_ATTR_R = re.compile(rb"\sr\s*=\s*[\"'](\d+)[\"']")
+_ROW_HIDDEN = re.compile(rb"\shidden\s*=\s*[\"'](?:1|true)[\"']")
+_UNSAFE = (b"<![CDATA[", b"<!--", b"<?")
+_INLINE_TEXT = re.compile(rb"<is><t(?: xml:space=\"preserve\")?>([^<]*)</t></is>")
+_COLUMN_INDEX = column_index
+_ENCODING = re.compile(rb"<\?xml[^>]*encoding\s*=\s*[\"']([\w.-]+)")
+
+
+class WorksheetReader:
+    """Read one worksheet part.
+
+    Args:
+        stream_factory: opens the part afresh (the tree reader may need a second pass).
+        shared_strings: the workbook's shared string table.
+        budget: most cells this sheet may add before :class:`LimitExceededError`.
+        max_cells: the workbook limit (for the error message).
+
+    After :meth:`read`: ``cells`` (Arrow table, :data:`CELL_SCHEMA`), ``frame`` (the worksheet
+    element without its cells), ``hidden_rows`` and ``issues`` ((ref, code, message) tuples).
+    When the part is damaged, ``cells`` holds the cells read before the fault and ``frame`` is
+    ``None``.
+    """
+
+    def __init__(self, stream_factory, shared_strings: list[str], budget: int, max_cells: int):
+        self._open = stream_factory
+        self.strings = shared_strings
+        self.budget = budget
+        self.max_cells = max_cells
+        self.cells: pa.Table | None = None
+        self.frame = None
+        self.hidden_rows: list[int] = []
+        self.issues = _Issues()
+
+    def read(self) -> None:
+        """Read the part with the fast reader, or the tree reader when needed.
+
+        Raises:
+            CorruptWorkbookError: the part is not well-formed XML or holds invalid values.
+            LimitExceededError: more cells than the budget.
+        """
+        try:
+            self._read_fast()
+        except _Fallback:
+            self.hidden_rows = []
+            self.issues = _Issues()
+            self._read_tree()
+
+    # -- shared value handling ------------------------------------------------------------------
+    def _shared_string(self, raw: str, row: int, col: int) -> str | None:
+        try:
+            idx = int(raw)
+        except ValueError:
+            idx = -1
+        if 0 <= idx < len(self.strings):
+            return self.strings[idx]
+        self.issues.add(cell_ref(row, col), "bad_shared_string_index",
+                        f"shared string index {raw!r} does not exist")
+        return None
+
+    # -- fast reader ----------------------------------------------------------------------------
+    def _read_fast(self) -> None:
+        validator = etree.XMLParser(target=_NullTarget(), **XML_OPTS)
+        sink = _CellSink(self.budget, self.max_cells)
+        formulas = _Formulas()
+        head = bytearray()
+        tail = bytearray()
+        buf = b""
+        state = "head"
+        prefix = b""
+        row_end = b""
+        data_end = b""
+        with self._open() as stream:
+            for block in iter(lambda: stream.read(_BLOCK_BYTES), b""):
+                try:
+                    validator.feed(block)
+                except etree.XMLSyntaxError as exc:
+                    raise _Fallback() from exc  # the tree reader keeps the cells before the fault
+                if state == "head":
+                    head += block
+                    if not head.lstrip().startswith(b"<"):
+                        raise _Fallback()  # a byte-order mark or another encoding
+                    declared = _ENCODING.search(head[:256])
+                    if declared and declared.group(1).lower() not in (b"utf-8", b"utf8"):
+                        raise _Fallback()
+                    m = _SHEETDATA_OPEN.search(head)
+                    if m is None:
+                        continue
+                    prefix = m.group(1)
+                    row_end = b"</" + prefix + b"row>"
+                    data_end = b"</" + prefix + b"sheetData>"
+                    rest = bytes(head[m.end():])
+                    del head[m.start():]
+                    if m.group(2):
+                        state = "tail"
+                        tail += rest
+                        continue
+                    state = "data"
+                    block = rest
+                if state == "data":
+                    buf += block
+                    end = buf.find(data_end)
+                    if end >= 0:
+                        self._cells_fast(buf[:end], prefix, sink, formulas)
+                        tail += buf[end + len(data_end):]
+                        buf = b""
+                        state = "tail"
+                        continue
+                    cut = buf.rfind(row_end)
+                    if cut >= 0:
+                        cut += len(row_end)
+                        self._cells_fast(buf[:cut], prefix, sink, formulas)
+                        buf = buf[cut:]
+                elif state == "tail":
+                    tail += block
+            try:
+                validator.close()
+            except etree.XMLSyntaxError as exc:
+                raise _Fallback() from exc
+        if state != "tail":
+            raise _Fallback()
+        if any(token in head or token in tail for token in _UNSAFE[:2]):
+            raise _Fallback()
+        try:
+            self.frame = etree.fromstring(bytes(head) + bytes(tail), etree.XMLParser(**XML_OPTS))
+        except etree.XMLSyntaxError as exc:
+            raise _Fallback() from exc
+        self.cells = sink.table()
+
+    def _cells_fast(self, data: bytes, prefix: bytes, sink: _CellSink, formulas: _Formulas) -> None:
+        if not data:
+            return
+        if any(token in data for token in _UNSAFE):
+            raise _Fallback()
+        n_tags = len(_tag_pattern(prefix).findall(data))
+        matches = _cell_pattern(prefix).findall(data)
+        if len(matches) != n_tags:
+            matches = _generic_cell_pattern(prefix).findall(data)
+            if len(matches) != n_tags:
+                raise _Fallback()
+        if b"hidden" in data:
+            for attrs in _hidden_row_pattern(prefix).findall(data):
+                r = _ROW_ATTR_R.search(attrs)
+                if _ROW_HIDDEN.search(attrs):
+                    if r is None:
+                        raise _Fallback()
+                    self.hidden_rows.append(int(r.group(1)))
+        strings = self.strings
+        n_strings = len(strings)
+        col_of = _COLUMN_INDEX
+        rows, cols, types, values = sink.row, sink.col, sink.data_type, sink.value
+        formulas_out, kinds, styles = sink.formula, sink.formula_kind, sink.style_index
+        for letters, digits, s, t, inner in matches:
+            if not letters:
+                raise _Fallback()  # a cell without a reference: position comes from the tree
+            formula = kind = None
+            if not inner:
+                if s in (b"", b"0"):
+                    continue
+                value = None
+            elif inner[:3] == b"<v>" and inner[-4:] == b"</v>" and inner.count(b"<") == 2:
+                value = inner[3:-4].decode() or None
+                if value and "&" in value:
+                    value = html.unescape(value)
+            else:
+                m = _INLINE_TEXT.fullmatch(inner)
+                if m is not None:
+                    value = unescape_xstring(html.unescape(m.group(1).decode()))
+                else:
+                    value, formula, kind, si = self._inner(inner, prefix)
+                    if kind == "shared":
+                        formula = formulas.resolve(kind, si, formula, int(digits),
+                                                   col_of(letters.decode()))
+                    if value is None and formula is None and s in (b"", b"0"):
+                        continue
+            if t == b"s" and value is not None:
+                idx = int(value) if value.isdigit() else -1
+                if 0 <= idx < n_strings:
+                    value = strings[idx]
+                else:
+                    value = self._shared_string(value, int(digits), col_of(letters.decode()))
+                    if value is None and formula is None and s in (b"", b"0"):
+                        continue
+            rows.append(int(digits))
+            cols.append(col_of(letters.decode()))
+            types.append(t.decode() if t else "n")
+            values.append(value)
+            formulas_out.append(formula)
+            kinds.append(kind)
+            styles.append(int(s) if s else 0)
+        sink.maybe_flush()
+
+    def _inner(self, inner: bytes, prefix: bytes):
+        """(value, formula, formula kind, shared index) of a cell's inner XML."""
+        ns = b"http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+        decl = b' xmlns:' + prefix[:-1] + b'="' + ns + b'"' if prefix else b' xmlns="' + ns + b'"'
+        try:
+            el = etree.fromstring(b"<" + prefix + b"c" + decl + b">" + inner + b"</" + prefix + b"c>",
+                                  etree.XMLParser(**XML_OPTS))
+        except etree.XMLSyntaxError as exc:
+            raise _Fallback() from exc
+        return _cell_children(el)
+
+    # -- tree reader ----------------------------------------------------------------------------
+    def _read_tree(self) -> None:
+        sink = _CellSink(self.budget, self.max_cells)
+        formulas = _Formulas()
+        current_row = 0
+        last_col = 0
+        with self._open() as stream:
+            context = etree.iterparse(stream, events=("start", "end"), tag=("{*}row", "{*}c"),
+                                      **XML_OPTS)
+            try:
+                for event, el in context:
+                    tag = local(el.tag)
+                    if event == "start":
+                        if tag == "row":
+                            r = el.get("r")
+                            current_row = int(r) if r else current_row + 1
+                            last_col = 0
+                            if el.get("hidden") in ("1", "true"):
+                                self.hidden_rows.append(current_row)
+                        continue
+                    if tag == "row":
+                        el.clear()
+                        parent = el.getparent()
+                        while el.getprevious() is not None:
+                            del parent[0]
+                        continue
+                    ref = el.get("r")
+                    row, col = parse_cell_ref(ref) if ref else (current_row, last_col + 1)
+                    last_col = col
+                    value, formula, kind, si = _cell_children(el)
+                    formula = formulas.resolve(kind, si, formula, row, col)
+                    style = el.get("s")
+                    data_type = el.get("t") or "n"
+                    el.clear()
+                    if data_type == "s" and value is not None:
+                        value = self._shared_string(value, row, col)
+                    if value is None and formula is None and style in (None, "0"):
+                        continue
+                    sink.append(row, col, data_type, value, formula, kind, int(style or 0))
+            except etree.XMLSyntaxError as exc:
+                self.cells = sink.table()
+                raise CorruptWorkbookError(f"worksheet is not well-formed XML: {exc}") from exc
+            except ValueError as exc:
+                self.cells = sink.table()
+                raise CorruptWorkbookError(f"worksheet has an invalid value: {exc}") from exc
+            self.frame = context.root
+        self.cells = sink.table()
+
+
+def _cell_children(el) -> tuple[str | None, str | None, str | None, str | None]:
+    """(value, formula, formula kind, shared index) from a ``<c>`` element's children."""
+    value = formula = kind = si = None
+    for child in el:
+        tag = local(child.tag)
+        if tag == "v":
+            value = child.text or None
+        elif tag == "f":
+            kind = child.get("t") or "normal"
+            formula = child.text
+            si = child.get("si")
+        elif tag == "is":
+            value = rich_text(child)
+    return value, formula, kind, si
+
+
+def open_stream(reader, part: str):
+    """A factory opening ``part`` of a PackageReader (for :class:`WorksheetReader`)."""
+    def factory() -> IO[bytes]:
+        return reader.open(part)
+    return factory
