@@ -2,7 +2,10 @@
 
 The expected strings are the ones users checked in Excel (acceptance cases B11, B12, B14 of
 ``../shared/cases/EXPECTED.md``) plus Excel's General rule, half-up display rounding and the
-1900 / 1904 date systems.
+1900 / 1904 date systems. The cases per fault kind at the end come from Excel 2016's own CSV
+export of SheetJS's ``number_format.xlsm`` and ``LONumbers.xlsx`` (the corpus oracle, see
+``extraction_assets.display_check``) where the oracle has them; trailing padding spaces of the
+export are stripped, as the formatter does.
 """
 
 from __future__ import annotations
@@ -199,10 +202,211 @@ def test_fractional_seconds_with_several_digits_are_times():
     assert format_value(value, "h:mm:ss.000") == "12:00:01.250"
 
 
-@pytest.mark.xfail(strict=True, reason="fraction formats (built-in 12 '# ?/?') are not rendered")
 def test_fraction_format():
     assert format_value(1.25, "# ?/?") == "1 1/4"
 
 
 def test_time_of_day_on_fictitious_leap_day_is_kept():
     assert serial_to_datetime(60.5) == dt.datetime(1900, 3, 1, 12, 0)
+
+
+# -- fault kinds (oracle: Excel 2016 CSV export of SheetJS number_format.xlsm / LONumbers.xlsx) --
+V = 12345.6789  # the value used throughout SheetJS's number_format.xlsm
+
+
+@pytest.mark.parametrize(
+    ("value", "code", "text"),
+    [
+        (V, "# ?/?", "12345 2/3"),
+        (V, "# ??/??", "12345 55/81"),
+        (-V, "# ??/??", "-12345 55/81"),
+        (12.3, "# ?/?", "12 1/3"),  # last convergent 1/3, not the closer 2/7
+        (-1.2, "# ??/??", "-1  1/5"),  # numerator padded by ?, denominator too (stripped)
+        (1234.567, "#\\ ???/???", "1234  55/97"),
+        (-12345.67891, "#\\ ???/???", "-12345 573/844"),
+        (1, "# ?/?", "1"),  # zero fraction: blanks
+        (0, "# ?/?", "0"),
+        (0.5, "# ?/?", "1/2"),
+        (0.99, "# ?/?", "1"),  # rounds to 1: carried into the integer
+        (1.25, "?/?", "5/4"),  # no integer part: improper fraction
+        (12.3, "#\\ ?/2", "12 1/2"),
+        (-1.2, "#\\ ?/2", "-1"),
+        (123.45, "#\\ ?/4", "123 2/4"),  # fixed denominators are not reduced
+        (-12.34, "#\\ ?/8", "-12 3/8"),
+        (12.3, "#\\ ??/16", "12  5/16"),
+        (-1.2, "#\\ ?/10", "-1 2/10"),
+        (-123.456, "#\\ ??/100", "-123 46/100"),
+    ],
+)
+def test_fractions(value, code, text):
+    assert format_value(value, code) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "code", "text"),
+    [
+        (1, "00000\\-0000", "00000-0001"),  # digits spread over placeholders around literals
+        (V, "00000\\-0000", "00001-2346"),
+        (-V, "000\\-00\\-0000", "-000-01-2346"),
+        (1, "#.##", "1."),
+        (0.5, ".00", ".50"),
+        (12.5, ".00", "12.50"),
+        (1, "[GREEN]#,###", "1"),
+        (1234.567, "[GREEN]#,###", "1,235"),
+        (-1234.5678, "[MAGENTA]0.00", "-1234.57"),
+        (5, "0;;", "5"),
+        (0, "0;-0;", ""),  # empty section: nothing shown
+        (-5, "0;", ""),
+        (1234.5, "[$USD] #,##0", "USD 1,235"),
+        (1234.5, "[$-409]#,##0.00", "1,234.50"),
+        (45365, "[DBNum1][$-804]0", "45365"),  # unknown brackets are ignored
+        (1234.5, '_("$"* #,##0.00_)', "$1,234.50"),
+    ],
+)
+def test_placeholders_literals_and_brackets(value, code, text):
+    assert format_value(value, code) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "code", "text"),
+    [
+        (150, "[>=100]0.0;0", "150.0"),
+        (5, "[>=100]0.0;0", "5"),
+        (1, "[<=9999999]###\\-####;\\(###\\)\\ ###\\-####", "-1"),
+        (V, "[<=9999999]###\\-####;\\(###\\)\\ ###\\-####", "1-2346"),
+        (-1.2, "[<=9999999]###\\-####;\\(###\\)\\ ###\\-####", "--1"),  # conditions keep the sign
+        (-1e-8, '[<0]"";0%', ""),  # a literal-only section gets no sign
+        (0.00046875, "[=0]?;[<4.16666666666667][hh]:mm:ss;[hh]:mm", "00:00:41"),
+    ],
+)
+def test_conditions(value, code, text):
+    assert format_value(value, code) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "code", "text"),
+    [
+        (V, "[h]:mm:ss", "296296:17:37"),
+        (V, "mm:ss", "17:37"),
+        (V, "mmss.0", "1737.0"),  # rounded to the tenth before splitting: 36.96 s -> 37.0
+        (V, "mm:ss.0;@", "17:37.0"),
+        (12.3, "[HH]", "295"),
+        (-1.2, "[H]", "-28"),  # elapsed-only formats show negative durations
+        (-1234.5678, "[SS]", "-106666658"),
+        (1234.567, "[S]", "106666589"),
+        (-1.2, "[h]:mm:ss;@", "#######"),
+        (0.01, "[mm]:ss", "14:24"),
+        (0.00046875, "[hh]:mm:ss", "00:00:41"),  # 40.5 s rounds half up
+        (1, "HH[M]", "1"),  # an elapsed field after an hour is rejected by Excel: General
+    ],
+)
+def test_elapsed_and_subseconds(value, code, text):
+    assert format_value(value, code) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "code", "text"),
+    [
+        (V, "##0.0E+0", "12.3E+3"),  # engineering: exponent a multiple of 3
+        (0.00012, "##0.0E+0", "120.0E-6"),
+        (V, "0.00E+00", "1.23E+04"),
+        (V, "0.00e+00", "1.23e+04"),
+        (1, "0.0E+0", "1.0E+0"),
+        (0, "0.00E+00", "0.00E+00"),
+    ],
+)
+def test_scientific_and_engineering(value, code, text):
+    assert format_value(value, code) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "code", "text"),
+    [
+        (V, "h:mm AM/PM", "4:17 PM"),
+        (V, "h:mm:ss AM/PM", "4:17:37 PM"),
+        (1234.567, "AM/PM", "PM"),
+        (12.3, "A/P", "A"),
+        (0.75, "h:mm a/p", "6:00 p"),  # A/P keeps the case written
+        (0.75, "hh:mm:ss AM/PM", "06:00:00 PM"),
+        (-12.34, "A/P", "#######"),
+        (V, "YYMMM", "33Oct"),
+        (V, "YYMMMMM", "33O"),
+        (V, "HHM", "1617"),  # m after an hour is minutes
+        (1, "YYM", "001"),  # m after a year is the month
+        (45365, "e-mm-dd", "2024-03-14"),  # e is the year, not an exponent
+        (45365, "bbbb/mm/dd", "2024/03/14"),
+        (45365, "[DBNum1][$-804]yyyy-mm-dd", "2024-03-14"),
+    ],
+)
+def test_am_pm_and_date_tokens(value, code, text):
+    assert is_date_format(code)
+    assert format_value(value, code) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "code", "text"),
+    [
+        (1, "DDDD", "Sunday"),  # Excel's calendar: serial 1 (1900-01-01) is a Sunday
+        (12.3, "DDD", "Thu"),
+        (61, "ddd", "Thu"),  # 1900-03-01, a real Thursday
+        (0, "d-mmm-yy", "0-Jan-00"),  # serial 0 is 1900-01-00
+        (60, "yyyy-mm-dd", "1900-02-29"),  # Excel's fictitious leap day
+        (1, "[$-F800]dddd\\,\\ mmmm\\ dd\\,\\ yyyy", "Sunday, January 1, 1900"),  # system long date
+        (123.45, "[$-F800]dddd\\,\\ mmmm\\ dd\\,\\ yyyy", "Wednesday, May 2, 1900"),
+        (0.5, "[$-F400]h:mm:ss\\ AM/PM", "12:00:00 PM"),  # en-US system time
+        (-V, "h:mm", "#######"),
+        (2_958_466, "yyyy", "#######"),
+        (45366, "dddd", "Friday"),  # 2024-03-15
+    ],
+)
+def test_excel_calendar_and_system_formats(value, code, text):
+    assert format_value(value, code) == text
+
+
+def test_1904_weekday():
+    assert format_value(0, "dddd yyyy-mm-dd", date1904=True) == "Friday 1904-01-01"
+
+
+@pytest.mark.parametrize(
+    ("value", "code", "text"),
+    [
+        (V, "@", "12345.6789"),
+        (V, "[BLACK]@", "12345.6789"),
+        (-1.2, "[BLUE]GENERAL", "-1.2"),
+        (5, '"Total: "General', "Total: 5"),
+        (-5, '"Total: "General', "Total: -5"),
+        (-5, "General;(General)", "(5)"),
+        (V, "m/d/yyyy;@", "10/18/1933"),  # a trailing @ section is the text section only
+        (-6.2115468608681113e-6, "General", "-6.21155E-06"),  # below 1E-4: scientific
+        (0.00001, "General", "1E-05"),
+        (0.0001, "General", "0.0001"),
+    ],
+)
+def test_general_and_text_sections(value, code, text):
+    assert format_value(value, code) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "shown"),
+    [
+        ("abc", '0;-0;0;"["@"]"', "[abc]"),
+        ("abc", '0;-0;0;"text"', "text"),  # a fourth section without @ replaces the text
+        (" x ", "_(@_)", " x "),  # padding goes, the cell's own spaces stay
+        ("x", "0.00", "x"),
+        ("Height", '_(* #,##0_);_(* \\(#,##0\\);_(* "-"??_);_(@_)', "Height"),
+    ],
+)
+def test_text_sections(text, code, shown):
+    assert format_text(text, code) == shown
+
+
+@pytest.mark.parametrize(
+    "code",
+    ['"unterminated', "[Red", "0.00\\", "[", ";;;;;;", "0.0.0", "#,##0E+", "?/", "[h", "E+0",
+     "yyyy-mm-dd hh:mm:ss.000000", "[<>abc]0", "[$-F800]", "General General", "\\"],
+)
+@pytest.mark.parametrize("value", [0, 1.5, -2.25, 1e20, -1e-20, 45365.5])
+def test_broken_codes_never_raise(code, value):
+    assert isinstance(format_value(value, code), str)
+    assert isinstance(format_text("x", code), str)
+    assert isinstance(is_date_format(code), bool)
