@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
+import sys
+from enum import Enum
 from pathlib import Path
 from typing import Optional
 
@@ -17,8 +18,8 @@ from .storage import ENV_HOME, DataStore, default_data_dir
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Turn spreadsheets into tables, records, chunks and embeddings "
                        "(a Dagster asset graph).")
-console = Console()
-err_console = Console(stderr=True)
+console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 DataDir = typer.Option(None, "--data-dir", help=f"Data folder (default: ${ENV_HOME} or ./data).")
 Provider = typer.Option("local", "--provider", help="Embedder: 'local' (bundled model) or 'openai'.")
@@ -26,8 +27,23 @@ Model = typer.Option(None, "--model", help="Embedding model name (openai provide
 BaseUrl = typer.Option(None, "--base-url", help="OpenAI-compatible server URL (openai provider).")
 
 
+class AssetName(str, Enum):
+    """The six assets, in graph order (choices of ``--until``)."""
+
+    workbook = "workbook"
+    parsed_sheets = "parsed_sheets"
+    normalized_grids = "normalized_grids"
+    segmented_blocks = "segmented_blocks"
+    rendered_chunks = "rendered_chunks"
+    chunk_embeddings = "chunk_embeddings"
+
+
 def _data_dir(value: Optional[Path]) -> Path:
-    return value.expanduser().resolve() if value else default_data_dir()
+    root = value.expanduser().resolve() if value else default_data_dir()
+    if root.exists() and not root.is_dir():
+        err_console.print(f"--data-dir {root} is a file, not a folder")
+        raise typer.Exit(code=2)
+    return root
 
 
 def _embedder(provider: str, model: Optional[str], base_url: Optional[str]):
@@ -37,48 +53,57 @@ def _embedder(provider: str, model: Optional[str], base_url: Optional[str]):
 
 
 def _run_ingest(paths: list[Path], data_dir: Path, embedder, until: Optional[str],
-                max_tokens: Optional[int]) -> int:
+                max_tokens: Optional[int], force: bool = False) -> int:
+    """Ingest with a progress bar and one line per file; returns the number of failures."""
     from .ingest import ingest_paths
 
-    files = [p for p in paths]
     failed = 0
     with Progress(TextColumn("[bold]ingesting"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err_console, transient=True) as progress:
-        task = progress.add_task("ingest", total=len(files))
+        task = progress.add_task("ingest", total=len(paths))
 
         def report(result) -> None:
             nonlocal failed
             c = result.counts
-            if result.status == "success":
-                console.print(
-                    f"[green]success[/] {result.path}  sheets={c.get('sheets', 0)} "
-                    f"tables={c.get('tables', 0)} records={c.get('records', 0)} "
-                    f"chunks={c.get('chunks', 0)}  partition={result.workbook_hash[:12]}",
-                    soft_wrap=True, highlight=False)
-            else:
+            counts = (f"sheets={c.get('sheets', 0)} tables={c.get('tables', 0)} "
+                      f"records={c.get('records', 0)} chunks={c.get('chunks', 0)}")
+            if result.status == "failed":
                 failed += 1
-                console.print(f"[red]failed[/]  {result.path}  {result.error}",
-                              soft_wrap=True, highlight=False)
+                line = f"[red]failed[/]    {result.path}  {result.error}"
+            elif result.status == "duplicate":
+                line = f"[yellow]duplicate[/] {result.path}  {result.error}"
+            elif result.status == "unchanged":
+                line = (f"[cyan]unchanged[/] {result.path}  {counts}  "
+                        f"partition={result.workbook_hash[:12]} (already ingested; --force redoes it)")
+            else:
+                line = (f"[green]success[/]   {result.path}  {counts}  "
+                        f"partition={result.workbook_hash[:12]}")
+            console.print(line, soft_wrap=True, highlight=False)
             progress.advance(task)
 
-        ingest_paths(files, data_dir, embedder, max_tokens=max_tokens, until=until,
-                     on_result=report)
+        ingest_paths(paths, data_dir, embedder, max_tokens=max_tokens, until=until,
+                     on_result=report, force=force)
     return failed
 
 
 @app.command()
 def ingest(
-    paths: list[Path] = typer.Argument(..., exists=True, dir_okay=False, readable=True,
-                                       help="Workbook files to ingest."),
+    paths: list[Path] = typer.Argument(..., help="Workbook files to ingest."),
     data_dir: Optional[Path] = DataDir,
-    until: Optional[str] = typer.Option(None, "--until",
-                                        help="Last asset to materialize, e.g. rendered_chunks."),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Chunk budget in tokens."),
+    until: Optional[AssetName] = typer.Option(
+        None, "--until", help="Last asset to materialize, e.g. rendered_chunks (skips the embeddings)."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=32,
+                                             help="Chunk budget in tokens (default 512)."),
+    force: bool = typer.Option(False, "--force",
+                               help="Re-materialize partitions that are already up to date."),
     provider: str = Provider, model: Optional[str] = Model, base_url: Optional[str] = BaseUrl,
 ) -> None:
-    """Add a partition per file content hash and materialize the asset graph for each file."""
+    """Add a partition per file content hash and materialize the asset graph for each file.
+
+    Exit code 1 when any file failed (the others are still processed).
+    """
     failed = _run_ingest(paths, _data_dir(data_dir), _embedder(provider, model, base_url),
-                         until, max_tokens)
+                         until.value if until else None, max_tokens, force)
     if failed:
         raise typer.Exit(code=1)
 
@@ -87,7 +112,7 @@ def ingest(
 def search(
     query: str = typer.Argument(..., help="What to look for."),
     data_dir: Optional[Path] = DataDir,
-    k: int = typer.Option(5, "-k", help="Number of chunks to return."),
+    k: int = typer.Option(5, "-k", min=1, help="Number of chunks to return."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
     provider: str = Provider, model: Optional[str] = Model, base_url: Optional[str] = BaseUrl,
 ) -> None:
@@ -95,6 +120,10 @@ def search(
     from .vectors import VectorStore
 
     store = DataStore(_data_dir(data_dir))
+    if not store.lancedb_uri.is_dir():
+        err_console.print(f"no vectors in {store.root}: ingest some files first "
+                          "(or pass --data-dir)")
+        raise typer.Exit(code=1)
     embedder = _embedder(provider, model, base_url).get_embedder()
     hits = VectorStore(store.lancedb_uri).search(embedder.embed([query])[0], k)
     results = [{
@@ -107,7 +136,7 @@ def search(
         typer.echo(json.dumps(results, ensure_ascii=False, indent=2))
         return
     if not results:
-        err_console.print("no chunks yet: ingest some files first")
+        err_console.print(f"no chunks in {store.lancedb_uri}: ingest some files first")
         raise typer.Exit(code=1)
     for rank, r in enumerate(results, start=1):
         console.print(
@@ -126,15 +155,21 @@ def demo(data_dir: Optional[Path] = DataDir) -> None:
 
     root = _data_dir(data_dir)
     paths = write_samples(root / "samples")
+    DataStore(root).inbox.mkdir(parents=True, exist_ok=True)
     console.print(f"wrote {len(paths)} sample workbooks to {root / 'samples'}")
     failed = _run_ingest(paths, root, _embedder("local", None, None), None, None)
+    command = sys.argv[0] if sys.argv[0].endswith("extraction-assets") else "extraction-assets"
     console.print(
         f"\nDuckDB views: {DataStore(root).warehouse_path}\n"
-        f"try: extraction-assets search 'sales by region'"
-        + (f" --data-dir {root}" if data_dir else "")
+        f"try: {command} search 'revenue of top products'"
+        + (f" --data-dir {root}" if data_dir else ""), highlight=False, soft_wrap=True,
     )
     if failed:
         raise typer.Exit(code=1)
+
+
+#: Instance settings written to <data-dir>/dagster/dagster.yaml when it has none.
+_INSTANCE_YAML = "telemetry:\n  enabled: false\n"
 
 
 @app.command()
@@ -144,13 +179,14 @@ def ui(data_dir: Optional[Path] = DataDir,
     root = _data_dir(data_dir)
     store = DataStore(root)
     store.dagster_home.mkdir(parents=True, exist_ok=True)
-    dagster = shutil.which("dagster")
-    if dagster is None:
-        err_console.print("the `dagster` command is not on PATH; activate the project's venv")
-        raise typer.Exit(code=1)
+    store.inbox.mkdir(parents=True, exist_ok=True)
+    config = store.dagster_home / "dagster.yaml"
+    if not config.exists():
+        config.write_text(_INSTANCE_YAML)
     env = dict(os.environ, DAGSTER_HOME=str(store.dagster_home), **{ENV_HOME: str(root)})
-    os.execvpe(dagster, [dagster, "dev", "-m", "extraction_assets.definitions", "-p", str(port)],
-               env)
+    os.chdir(store.dagster_home)
+    os.execve(sys.executable, [sys.executable, "-m", "dagster", "dev", "-m",
+                               "extraction_assets.definitions", "-p", str(port)], env)
 
 
 if __name__ == "__main__":

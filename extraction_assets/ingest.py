@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from dagster import AssetSelection, DagsterInstance, materialize
+from dagster import AssetRecordsFilter, AssetSelection, DagsterInstance, materialize
 from dagster._core.instance.ref import InstanceRef
 
 from .assets import ALL_ASSETS
@@ -32,7 +32,10 @@ def open_instance(store: DataStore) -> DagsterInstance:
 
 @dataclass
 class IngestResult:
-    """Outcome of one file: ``status`` is ``success`` or ``failed``; counts are rows written."""
+    """Outcome of one file. ``status``: ``success``; ``failed``; ``duplicate`` (same bytes as an
+    earlier file of the same call, named in ``error``); ``unchanged`` (every selected asset is
+    already materialized for this content with the current code versions). Counts are the rows
+    of the partition's tables."""
 
     path: str
     workbook_hash: str
@@ -62,14 +65,33 @@ def summarize(store: DataStore, workbook_hash: str) -> dict[str, int]:
 
 
 def _failure_message(result) -> str:
+    """One line naming the failed asset and the root cause of its failure."""
     for event in result.all_events:
         if event.is_step_failure:
             data = event.step_failure_data
             if data.user_failure_data and data.user_failure_data.description:
                 return f"{event.step_key}: {data.user_failure_data.description}"
-            if data.error:
-                return f"{event.step_key}: {data.error.message.strip().splitlines()[-1]}"
+            error = data.error
+            while error is not None and error.cause is not None:
+                error = error.cause
+            if error is not None:
+                lines = [line for line in error.message.strip().splitlines() if line.strip()]
+                return f"{event.step_key}: {' '.join(lines[-2:]) if lines else error.cls_name}"
     return "run failed"
+
+
+def _up_to_date(instance: DagsterInstance, assets, workbook_hash: str) -> bool:
+    """Whether every asset has a materialization of this partition with its current code version."""
+    for asset in assets:
+        records = instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=asset.key, asset_partitions=[workbook_hash]), limit=1
+        ).records
+        if not records:
+            return False
+        tags = records[0].asset_materialization.tags or {}
+        if tags.get("dagster/code_version") != asset.code_versions_by_key[asset.key]:
+            return False
+    return True
 
 
 def ingest_paths(
@@ -79,49 +101,65 @@ def ingest_paths(
     max_tokens: int | None = None,
     until: str | None = None,
     on_result: Callable[[IngestResult], None] | None = None,
+    force: bool = False,
 ) -> list[IngestResult]:
     """Materialize the asset graph for every file in ``paths``, one partition per content hash.
 
-    Files with the same bytes are processed once. ``until`` names the last asset to materialize
-    (default: all six). ``on_result`` is called after each file (for progress output).
+    Files with the same bytes are processed once. A partition whose selected assets are all
+    materialized with the current code versions is left alone unless ``force``. ``until`` names
+    the last asset to materialize (default: all six). ``on_result`` is called after each file
+    (for progress output). A missing or unreadable file is a ``failed`` result, not an error.
+
+    Raises:
+        ValueError: ``until`` is not one of the six asset names.
     """
+    names = [a.key.path[-1] for a in ALL_ASSETS]
+    if until is not None and until not in names:
+        raise ValueError(f"unknown asset {until!r}; choose one of {', '.join(names)}")
     store = DataStore(data_dir)
     defs = make_definitions(str(store.root), embedder)
     resources = defs.resources
-    selection = AssetSelection.assets(*ALL_ASSETS)
-    if until:
-        selection = AssetSelection.assets(until).upstream()
+    selected = ALL_ASSETS[: names.index(until) + 1] if until else ALL_ASSETS
+    selection = AssetSelection.assets(*selected)
     run_config: dict = dict(QUIET_LOGGERS)
     if max_tokens:
         run_config["ops"] = {"rendered_chunks": {"config": {"max_tokens": max_tokens}}}
     results: list[IngestResult] = []
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
+
+    def done(result: IngestResult) -> None:
+        results.append(result)
+        if on_result:
+            on_result(result)
+
     with open_instance(store) as instance:
         for path in paths:
             path = Path(path)
             try:
                 workbook_hash, _ = store.register_source(path)
             except OSError as exc:
-                result = IngestResult(str(path), "", "failed", error=f"cannot read file: {exc}")
-                results.append(result)
-                if on_result:
-                    on_result(result)
+                done(IngestResult(str(path), "", "failed",
+                                  error=f"cannot read file: {exc.strerror or exc}"))
                 continue
             if workbook_hash in seen:
+                done(IngestResult(str(path), workbook_hash, "duplicate",
+                                  error=f"same bytes as {seen[workbook_hash]}",
+                                  counts=summarize(store, workbook_hash)))
                 continue
-            seen.add(workbook_hash)
+            seen[workbook_hash] = str(path)
             if not instance.has_dynamic_partition(workbook_partitions.name, workbook_hash):
                 instance.add_dynamic_partitions(workbook_partitions.name, [workbook_hash])
+            elif not force and _up_to_date(instance, selected, workbook_hash):
+                done(IngestResult(str(path), workbook_hash, "unchanged",
+                                  counts=summarize(store, workbook_hash)))
+                continue
             run = materialize(
                 ALL_ASSETS, selection=selection, partition_key=workbook_hash, instance=instance,
                 resources=resources, run_config=run_config, raise_on_error=False,
                 tags={"extraction_assets/source_path": str(path.resolve())},
             )
-            result = IngestResult(
+            done(IngestResult(
                 str(path), workbook_hash, "success" if run.success else "failed", run.run_id,
                 None if run.success else _failure_message(run), summarize(store, workbook_hash),
-            )
-            results.append(result)
-            if on_result:
-                on_result(result)
+            ))
     return results

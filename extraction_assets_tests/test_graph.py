@@ -143,7 +143,10 @@ def test_rematerializing_is_deterministic_and_never_duplicates(samples_ingest):
     before = {(t, r.workbook_hash): store.table_path(t, r.workbook_hash).read_bytes()
               for t in tables for r in results}
     vectors_before = VectorStore(store.lancedb_uri).count()
-    again = ingest_paths(paths, root)
+    unchanged = ingest_paths(paths + [paths[0]], root)
+    assert [r.status for r in unchanged] == ["unchanged"] * 3 + ["duplicate"]
+    assert unchanged[3].error == f"same bytes as {paths[0]}"
+    again = ingest_paths(paths, root, force=True)
     assert [r.status for r in again] == ["success"] * 3
     after = {(t, r.workbook_hash): store.table_path(t, r.workbook_hash).read_bytes()
              for t in tables for r in results}
@@ -160,8 +163,9 @@ def test_bad_file_fails_its_own_partition_and_the_batch_goes_on(tmp_path):
 
     good = write_samples(tmp_path / "samples")[0]
     root = tmp_path / "data"
-    results = ingest_paths([bad, empty, good], root)
-    assert [r.status for r in results] == ["failed", "failed", "success"]
+    results = ingest_paths([bad, empty, tmp_path / "missing.xlsx", good], root)
+    assert [r.status for r in results] == ["failed", "failed", "failed", "success"]
+    assert "No such file" in results[2].error
     assert "not_a_spreadsheet" in results[0].error
     assert "empty" in results[1].error
     with _db(root) as con:
@@ -186,10 +190,14 @@ def test_cli_ingest_reports_each_file_and_exits_nonzero_on_failure(tmp_path):
         capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 1, proc.stderr
-    lines = [l for l in proc.stdout.splitlines() if l.startswith(("success", "failed"))]
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(("success", "failed"))]
     assert lines[0].startswith("failed") and "not_a_spreadsheet" in lines[0]
     assert lines[1].startswith("success") and "tables=2" in lines[1] and "records=8" in lines[1]
-    assert not VectorStore(tmp_path / "data" / "lancedb").count()  # --until stopped before it
+    assert not (tmp_path / "data" / "lancedb").exists()  # --until stopped before the vectors
+    proc = subprocess.run(
+        [sys.executable, "-m", "extraction_assets.cli", "search", "anything",
+         "--data-dir", str(tmp_path / "data")], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and "ingest some files first" in proc.stderr
 
 
 def test_inbox_sensor_adds_each_new_content_once(tmp_path):
