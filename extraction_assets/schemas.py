@@ -42,7 +42,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("workbook_hash", S), ("sheet_index", I32), ("sheet_name", S), ("row", I32),
         ("col", I32), ("ref", S), ("data_type", S), ("value", S), ("formula", S),
         ("formula_kind", S), ("value_status", S), ("style_index", I32),
-        ("number_format_id", I32), ("number_format", S),
+        ("number_format_id", I32), ("number_format", S), ("string_index", I32),
     ]),
     "sheets": pa.schema([
         ("workbook_hash", S), ("sheet_index", I32), ("sheet_name", S), ("visibility", S),

@@ -169,7 +169,7 @@ def _parsed_cells(workbook_hash: str, sheet: ParsedSheet, style_ids: pa.Array,
         "formula": cells.column("formula"), "formula_kind": cells.column("formula_kind"),
         "value_status": pc.if_else(uncached, "uncached_formula", "ok"),
         "style_index": style_index, "number_format_id": style_ids.take(lookup),
-        "number_format": style_codes.take(lookup),
+        "number_format": style_codes.take(lookup), "string_index": cells.column("string_index"),
     }
     return pa.table(columns, schema=SCHEMAS["parsed_cells"])
 

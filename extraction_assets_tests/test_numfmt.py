@@ -410,3 +410,30 @@ def test_broken_codes_never_raise(code, value):
     assert isinstance(format_value(value, code), str)
     assert isinstance(format_text("x", code), str)
     assert isinstance(is_date_format(code), bool)
+
+
+PLAIN_CODES = ["0", "0.00", "#,##0", "#,##0.00", "0%", "0.00%", '"$"#,##0.00', "#,##0.000 \"kg\"",
+               '[$€-407]#,##0.00', "#,##0.00;(#,##0.00)", '_("$"* #,##0.00_);_("$"* (#,##0.00)']
+
+
+@pytest.mark.parametrize("code", PLAIN_CODES)
+def test_plain_number_fast_path_equals_the_general_renderer(code, monkeypatch):
+    import random
+
+    from extraction_assets.core import numfmt
+
+    rng = random.Random(7)
+    values = [0.0, 0.5, 2.5, -2.5, 1234.5, -0.004, 0.005, 1e15, 123456789.125] + [
+        round(rng.uniform(-1e7, 1e7), rng.randint(0, 6)) for _ in range(300)]
+    fast = [numfmt.format_value(v, code) for v in values]
+    try:
+        monkeypatch.setattr(numfmt, "_plain_layout", lambda sec: None)
+        numfmt._parse.cache_clear()
+        numfmt._parse_section.cache_clear()
+        assert numfmt._parse(code)[0][0].plain_layout is None
+        slow = [numfmt.format_value(v, code) for v in values]
+    finally:
+        monkeypatch.undo()
+        numfmt._parse.cache_clear()
+        numfmt._parse_section.cache_clear()
+    assert fast == slow

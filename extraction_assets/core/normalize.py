@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .a1 import MAX_COL, column_letter, parse_range, range_ref
-from .numfmt import format_general, format_text, format_value, is_date_format, serial_to_datetime
+from .numfmt import format_text, format_value, is_date_format, serial_to_datetime
 from .ooxml import ParsedSheet, WorkbookStyles
 
 # ECMA-376 Part 1, §18.8.27: the default indexed colour palette (indices 0..63).
@@ -169,24 +169,28 @@ def _style_arrays(workbook: WorkbookStyles) -> dict[str, pa.Array]:
     }
 
 
-def _format_numbers(numbers: list[float], codes: list[str], date1904: bool) -> list[str]:
-    """Display text of numeric cells; memoised per (format code, value)."""
+def _format_numbers(numbers: np.ndarray, codes: list[str], date1904: bool) -> list[str]:
+    """Display text of numeric cells. Whole numbers under General are formatted as a batch; the
+    rest go through :func:`format_value`, memoised per (format code, value)."""
+    out: list[str | None] = [None] * len(numbers)
+    general = np.fromiter((c == "General" for c in codes), dtype=bool, count=len(codes))
+    whole = general & (np.floor(numbers) == numbers) & (np.abs(numbers) < 1e11)
+    if whole.any():
+        texts = pc.cast(pa.array(numbers[whole].astype(np.int64)), pa.string()).to_pylist()
+        for i, text in zip(np.flatnonzero(whole).tolist(), texts):
+            out[i] = text
     memo: dict[tuple[str, float], str] = {}
-    out = []
-    for number, code in zip(numbers, codes):
-        key = (code, number)
+    for i in np.flatnonzero(~whole).tolist():
+        key = (codes[i], float(numbers[i]))
         text = memo.get(key)
         if text is None:
-            if code == "General":
-                text = str(int(number)) if number.is_integer() and abs(number) < 1e11 else format_general(number)
-            else:
-                text = format_value(number, code, date1904)
-            memo[key] = text
-        out.append(text)
+            text = memo[key] = format_value(key[1], key[0], date1904)
+        out[i] = text
     return out
 
 
 def _iso_dates(numbers: list[float], date1904: bool) -> list[str | None]:
+    """ISO text of date-formatted serials (memoised); ``None`` outside Excel's date range."""
     memo: dict[float, str | None] = {}
     out = []
     for number in numbers:
@@ -199,71 +203,94 @@ def _iso_dates(numbers: list[float], date1904: bool) -> list[str | None]:
     return out
 
 
-def _classify(data_type: list[str], values: list, formulas: list, codes: list[str],
-              date_codes: dict[str, bool], date1904: bool):
-    """Per-cell (value_type, raw_value, number_value, iso_value, value_status, display_text)."""
-    n = len(data_type)
-    vtype = [None] * n
-    number = [None] * n
-    iso = [None] * n
-    status = ["ok"] * n
-    display = list(values)
-    raw = list(values)
-    numeric_idx = []
-    numeric_val = []
-    for i in range(n):
-        value = values[i]
-        t = data_type[i]
-        if value is None:
-            vtype[i] = "empty"
-            if formulas[i] is not None:
-                status[i] = "uncached_formula"
-                display[i] = "=" + formulas[i]
-            else:
-                display[i] = ""
-        elif t == "s" or t == "inlineStr" or t == "str":
-            vtype[i] = "string"
-            code = codes[i]
-            if "@" in code and code != "@":
-                display[i] = format_text(value, code)
-        elif t == "n":
-            try:
-                x = float(value)
-            except ValueError:
-                stripped = value.strip()
-                vtype[i] = "error" if stripped in _ERROR_VALUES else "string"
-                continue
-            if x != x or x in (float("inf"), float("-inf")):
-                vtype[i] = "error"
-                display[i] = "#NUM!"
-                continue
-            number[i] = x
-            numeric_idx.append(i)
-            numeric_val.append(x)
-            vtype[i] = "date" if date_codes[codes[i]] else "number"
-        elif t == "b":
-            truth = value.strip() in ("1", "true")
-            vtype[i] = "bool"
-            raw[i] = display[i] = "TRUE" if truth else "FALSE"
-        elif t == "e":
-            vtype[i] = "error"
-        elif t == "d":
-            vtype[i] = "date"
-            iso[i] = value
-        else:
-            vtype[i] = "string"
-    if numeric_idx:
-        texts = _format_numbers(numeric_val, [codes[i] for i in numeric_idx], date1904)
-        date_pos = [k for k, i in enumerate(numeric_idx) if vtype[i] == "date"]
-        dates = _iso_dates([numeric_val[k] for k in date_pos], date1904)
-        for i, text in zip(numeric_idx, texts):
-            display[i] = text
-        for k, value in zip(date_pos, dates):
-            i = numeric_idx[k]
-            iso[i] = value
-            if value is None:
-                vtype[i] = "number"
-    return vtype, raw, number, iso, status, display
+def _to_float(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _scatter(base: pa.Array, positions: np.ndarray, values) -> pa.Array:
+    """``base`` with the (sorted) ``positions`` replaced by ``values``."""
+    if len(positions) == 0:
+        return base
+    where = np.zeros(len(base), dtype=bool)
+    where[positions] = True
+    return pc.replace_with_mask(base, pa.array(where), pa.array(values, base.type))
+
+
+def _typed_columns(cells: pa.Table, codes: pa.Array, is_date: np.ndarray,
+                   date1904: bool) -> dict[str, pa.Array]:
+    """value_type, raw_value, number_value, iso_value, value_status and display_text of every
+    cell, computed with Arrow kernels; only number formatting loops in Python (over distinct
+    (format, value) pairs)."""
+    data_type = cells.column("data_type").combine_chunks()
+    values = cells.column("value").combine_chunks()
+    formulas = cells.column("formula").combine_chunks()
+    n = len(values)
+    null = pc.is_null(values)
+    uncached = pc.and_(null, pc.is_valid(formulas))
+    present = pc.invert(null)
+
+    def of_type(*names: str) -> pa.Array:
+        test = pc.equal(data_type, names[0]) if len(names) == 1 else pc.is_in(
+            data_type, value_set=pa.array(names))
+        return pc.and_(pc.fill_null(test, False), present)
+
+    boolean, error, iso_typed = of_type("b"), of_type("e"), of_type("d")
+    text = of_type("s", "str", "inlineStr")
+    numeric = np.flatnonzero(of_type("n").to_numpy(zero_copy_only=False))
+    truth = pc.if_else(pc.is_in(values, value_set=pa.array(["1", "true"])), "TRUE", "FALSE")
+    display = pc.if_else(boolean, truth, values)
+    raw = display
+    display = pc.if_else(uncached, pc.binary_join_element_wise("=", formulas, ""), display)
+    display = pc.fill_null(display, "")
+    vtype = pc.if_else(null, "empty", pc.if_else(boolean, "bool", pc.if_else(
+        error, "error", pc.if_else(iso_typed, "date", "string"))))
+    status = pc.if_else(uncached, "uncached_formula", "ok")
+    iso = pc.if_else(iso_typed, values, pa.scalar(None, pa.string()))
+    number = pa.nulls(n, pa.float64())
+    # text under a format with literals around "@"
+    styled_text = np.flatnonzero(pc.and_(text, pc.and_(pc.match_substring(codes, "@"),
+                                                       pc.not_equal(codes, "@"))).to_numpy(
+        zero_copy_only=False))
+    if len(styled_text):
+        code_list = codes.to_pylist()
+        shown = values.take(pa.array(styled_text)).to_pylist()
+        display = _scatter(display, styled_text,
+                           [format_text(v, code_list[i]) for v, i in zip(shown, styled_text.tolist())])
+    if len(numeric):
+        raw_numbers = values.take(pa.array(numeric))
+        try:
+            parsed = pc.cast(raw_numbers, pa.float64()).to_numpy(zero_copy_only=False)
+            parsed_ok = np.ones(len(numeric), dtype=bool)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            floats = [_to_float(v) for v in raw_numbers.to_pylist()]
+            parsed_ok = np.array([f is not None for f in floats], dtype=bool)
+            parsed = np.array([np.nan if f is None else f for f in floats])
+        bad = numeric[~parsed_ok]  # text in a number cell: an error literal or plain text
+        if len(bad):
+            words = values.take(pa.array(bad)).to_pylist()
+            vtype = _scatter(vtype, bad, ["error" if w.strip() in _ERROR_VALUES else "string"
+                                          for w in words])
+        finite = parsed_ok & np.isfinite(parsed)
+        nonfinite = numeric[parsed_ok & ~np.isfinite(parsed)]
+        vtype = _scatter(vtype, nonfinite, ["error"] * len(nonfinite))
+        display = _scatter(display, nonfinite, ["#NUM!"] * len(nonfinite))
+        good, numbers = numeric[finite], parsed[finite]
+        number = _scatter(number, good, numbers)
+        good_dates = is_date[good]
+        kinds = np.where(good_dates, "date", "number")
+        number_codes = codes.take(pa.array(good)).to_pylist()
+        display = _scatter(display, good, _format_numbers(numbers, number_codes, date1904))
+        dated = good[good_dates]
+        if len(dated):
+            isos = _iso_dates(numbers[good_dates].tolist(), date1904)
+            iso = _scatter(iso, dated, isos)
+            kinds[np.flatnonzero(good_dates)[[v is None for v in isos]]] = "number"
+        vtype = _scatter(vtype, good, kinds.tolist())
+    return {"value_type": vtype, "raw_value": raw, "number_value": number, "iso_value": iso,
+            "value_status": status, "display_text": display}
 
 
 def a1_refs(rows: pa.Array, cols: pa.Array) -> pa.Array:
@@ -299,20 +326,18 @@ def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles,
     valid = pc.and_(pc.greater_equal(style_index, 0), pc.less(style_index, n_styles))
     style_index = pc.if_else(valid, style_index, 0)
     attrs = {name: arr.take(style_index) for name, arr in _style_arrays(workbook).items()}
-    codes = attrs["number_format"].to_pylist()
-    date_codes = {code: is_date_format(code) for code in set(codes)}
-    formulas = cells.column("formula").to_pylist()
-    vtype, raw, number, iso, status, display = _classify(
-        cells.column("data_type").to_pylist(), cells.column("value").to_pylist(), formulas,
-        codes, date_codes, workbook.date1904)
+    codes = attrs["number_format"]
+    date_styles = pa.array([is_date_format(st.number_format) for st in workbook.styles], pa.bool_())
+    is_date = date_styles.take(style_index).to_numpy(zero_copy_only=False)
+    typed = _typed_columns(cells, codes, is_date, workbook.date1904)
     rows = cells.column("row").combine_chunks()
     cols = cells.column("col").combine_chunks()
     table = pa.table({
         "row": rows, "col": cols, "ref": a1_refs(rows, cols),
-        "value_type": pa.array(vtype, pa.string()), "raw_value": pa.array(raw, pa.string()),
-        "number_value": pa.array(number, pa.float64()), "iso_value": pa.array(iso, pa.string()),
-        "formula": pa.array(formulas, pa.string()), "value_status": pa.array(status, pa.string()),
-        "number_format": attrs["number_format"], "display_text": pa.array(display, pa.string()),
+        "value_type": typed["value_type"], "raw_value": typed["raw_value"],
+        "number_value": typed["number_value"], "iso_value": typed["iso_value"],
+        "formula": cells.column("formula"), "value_status": typed["value_status"],
+        "number_format": codes, "display_text": typed["display_text"],
         "bold": attrs["bold"], "italic": attrs["italic"], "font_size": attrs["font_size"],
         "font_rgb": attrs["font_rgb"], "fill_rgb": attrs["fill_rgb"],
         "has_border": attrs["has_border"],
@@ -328,7 +353,10 @@ def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles,
     table = table.filter(keep)
     table = _flag_hidden(table, grid.hidden_rows, grid.hidden_columns)
     table = _flag_conditional(table, sheet.cf_ranges if cf_ranges is None else cf_ranges)
-    grid.table = table.take(pc.sort_indices(table, [("row", "ascending"), ("col", "ascending")]))
+    keys = _keys(table.column("row").to_numpy(), table.column("col").to_numpy())
+    if len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1])):
+        table = table.take(pa.array(np.argsort(keys, kind="stable")))
+    grid.table = table
     return grid
 
 
@@ -372,11 +400,11 @@ def _apply_merges(table: pa.Table, merged_ranges: list[str]) -> pa.Table:
     pos = np.minimum(np.searchsorted(keys[order], anchor_keys), len(keys) - 1)
     anchor_row = order[pos]
     present = keys[anchor_row] == anchor_keys
-    merge_range = table.column("merge_range").to_pylist()
-    for j in np.flatnonzero(present):
-        merge_range[anchor_row[j]] = ranges[j]
-    table = table.set_column(table.schema.get_field_index("merge_range"), "merge_range",
-                             pa.array(merge_range, pa.string()))
+    anchored = np.flatnonzero(present)
+    order_of_rows = np.argsort(anchor_row[anchored], kind="stable")
+    table = table.set_column(table.schema.get_field_index("merge_range"), "merge_range", _scatter(
+        table.column("merge_range").combine_chunks(), anchor_row[anchored][order_of_rows],
+        [ranges[j] for j in anchored[order_of_rows].tolist()]))
     which = np.asarray(covered_anchor, dtype=np.int64)
     keep = present[which]
     if not keep.any():

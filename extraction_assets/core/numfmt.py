@@ -54,7 +54,7 @@ import math
 import re
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 _EPOCH_1900 = dt.datetime(1899, 12, 30)
 _EPOCH_1904 = dt.datetime(1904, 1, 1)
@@ -122,6 +122,11 @@ class _Section:
 
     def has(self, kind: str) -> bool:
         return any(t.kind == kind for t in self.tokens)
+
+    @cached_property
+    def plain_layout(self) -> tuple[str, str, int, bool, bool] | None:
+        """See :func:`_plain_layout` (computed once per parsed section)."""
+        return _plain_layout(self)
 
 
 def _split_sections(code: str) -> list[str]:
@@ -461,8 +466,51 @@ def _scaled(toks: tuple[_Tok, ...], x: float) -> float:
     return x / 1000 ** sum(r == "scale" for r in roles.values())
 
 
+def _plain_layout(sec: _Section) -> tuple[str, str, int, bool, bool] | None:
+    """(prefix, suffix, decimals, thousands, percent) when ``sec`` is a plain fixed-point number
+    (literals, then ``0`` / ``#,##0`` with at most one ``0``, then ``.0...0``, ``%``, literals),
+    the shape of most real formats; ``None`` for anything else."""
+    toks = sec.tokens
+    i, n = 0, len(toks)
+    prefix, suffix = [], []
+    while i < n and toks[i].kind in ("lit", "pad"):
+        prefix.append(toks[i].text)
+        i += 1
+    integer = []
+    while i < n and toks[i].kind in ("digit", "comma"):
+        integer.append(toks[i])
+        i += 1
+    digits = [t.text for t in integer if t.kind == "digit"]
+    if not digits or digits[-1] != "0" or any(d != "#" for d in digits[:-1]):
+        return None
+    if integer[0].kind == "comma" or integer[-1].kind == "comma":
+        return None
+    decimals = 0
+    if i < n and toks[i].kind == "dot":
+        i += 1
+        while i < n and toks[i].kind == "digit" and toks[i].text == "0":
+            decimals += 1
+            i += 1
+    percent = i < n and toks[i].kind == "pct"
+    i += percent
+    while i < n and toks[i].kind in ("lit", "pad"):
+        suffix.append(toks[i].text)
+        i += 1
+    if i != n:
+        return None
+    thousands = any(t.kind == "comma" for t in integer)
+    return "".join(prefix), "".join(suffix), decimals, thousands, percent
+
+
 def _render_number(sec: _Section, x: float) -> tuple[str, bool]:
     """(text, shows a non-zero value) of ``x >= 0`` in a plain number section."""
+    layout = sec.plain_layout
+    if layout is not None:
+        prefix, suffix, decimals, thousands, percent = layout
+        number = Decimal(repr(x * 100 if percent else x)).quantize(
+            Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+        digits = format(number, ",f" if thousands else "f")
+        return prefix + digits + ("%" if percent else "") + suffix, digits.strip("0.,") != ""
     x = _scaled(sec.tokens, x)
     filled = _render_digits(sec.tokens, x)
     nonzero = any(ch in "123456789" for s in filled.values() for ch in s)

@@ -15,6 +15,7 @@ access is made by the XML parser.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Iterator
 
 
@@ -207,6 +208,11 @@ class ParsedWorkbook:
             total += len(sheet)
             yield sheet
 
+    @cached_property
+    def shared_strings_array(self) -> pa.Array:
+        """The shared string table as an Arrow array (built once per workbook)."""
+        return pa.array(self.shared_strings, pa.string())
+
     @property
     def style_context(self) -> WorkbookStyles:
         """The workbook's styles, theme colours, indexed palette and date system."""
@@ -220,7 +226,7 @@ class ParsedWorkbook:
         """Read a worksheet's cells and facts into ``sheet``; returns its frame element."""
         name = sheet.info.name
         reader = WorksheetReader(open_stream(self.reader, sheet.info.part), self.shared_strings,
-                                 budget, self.limits.max_cells)
+                                 budget, self.limits.max_cells, self.shared_strings_array)
         try:
             reader.read()
         finally:

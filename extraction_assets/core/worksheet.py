@@ -23,7 +23,9 @@ import re
 from functools import lru_cache
 from typing import IO
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from lxml import etree
 
 from .a1 import MAX_COL, MAX_ROW, cell_ref, column_index, column_letter, parse_cell_ref
@@ -35,7 +37,7 @@ XML_OPTS = dict(resolve_entities=False, no_network=True, load_dtd=False, huge_tr
 CELL_SCHEMA = pa.schema([
     ("row", pa.int32()), ("col", pa.int32()), ("data_type", pa.string()),
     ("value", pa.string()), ("formula", pa.string()), ("formula_kind", pa.string()),
-    ("style_index", pa.int32()),
+    ("style_index", pa.int32()), ("string_index", pa.int32()),
 ])
 
 _BLOCK_BYTES = 1 << 22
@@ -133,8 +135,18 @@ class _CellSink:
     def _reset(self) -> None:
         self.row, self.col, self.data_type, self.value = [], [], [], []
         self.formula, self.formula_kind, self.style_index = [], [], []
+        self.string_index = []
 
-    def append(self, row, col, data_type, value, formula, formula_kind, style_index) -> None:
+    def add(self, batch: pa.RecordBatch) -> None:
+        """Add a batch of cells built column-wise (kept in order with appended cells)."""
+        self.flush()
+        self.count += batch.num_rows
+        if self.count > self.budget:
+            raise LimitExceededError(f"workbook has more than {self.max_cells} cells")
+        self.batches.append(batch)
+
+    def append(self, row, col, data_type, value, formula, formula_kind, style_index,
+               string_index) -> None:
         self.row.append(row)
         self.col.append(col)
         self.data_type.append(data_type)
@@ -142,11 +154,7 @@ class _CellSink:
         self.formula.append(formula)
         self.formula_kind.append(formula_kind)
         self.style_index.append(style_index)
-        if len(self.row) >= _BATCH_CELLS:
-            self.flush()
-
-    def maybe_flush(self) -> None:
-        """Flush when a batch is full (after bulk appends to the column lists)."""
+        self.string_index.append(string_index)
         if len(self.row) >= _BATCH_CELLS:
             self.flush()
 
@@ -160,7 +168,7 @@ class _CellSink:
             pa.array(self.row, pa.int32()), pa.array(self.col, pa.int32()),
             pa.array(self.data_type, pa.string()), pa.array(self.value, pa.string()),
             pa.array(self.formula, pa.string()), pa.array(self.formula_kind, pa.string()),
-            pa.array(self.style_index, pa.int32()),
+            pa.array(self.style_index, pa.int32()), pa.array(self.string_index, pa.int32()),
         ], schema=CELL_SCHEMA))
         self._reset()
 
@@ -239,8 +247,8 @@ def _hidden_row_pattern(prefix: bytes) -> re.Pattern:
 _ROW_ATTR_R = re.compile(rb"\sr\s*=\s*[\"'](\d+)[\"']")
 _ROW_HIDDEN = re.compile(rb"\shidden\s*=\s*[\"'](?:1|true)[\"']")
 _UNSAFE = (b"<![CDATA[", b"<!--", b"<?")
-_INLINE_TEXT = re.compile(rb"<is><t(?: xml:space=\"preserve\")?>([^<]*)</t></is>")
-_COLUMN_INDEX = column_index
+#: An inline string with one plain ``<t>`` (what openpyxl and most libraries write).
+_INLINE_TEXT_PATTERN = r'^<is><t(?: xml:space="preserve")?>(?P<text>[^<]*)</t></is>$'
 _ENCODING = re.compile(rb"<\?xml[^>]*encoding\s*=\s*[\"']([\w.-]+)")
 
 
@@ -252,6 +260,7 @@ class WorksheetReader:
         shared_strings: the workbook's shared string table.
         budget: most cells this sheet may add before :class:`LimitExceededError`.
         max_cells: the workbook limit (for the error message).
+        strings_array: the shared strings as an Arrow array (built on first use when omitted).
 
     After :meth:`read`: ``cells`` (Arrow table, :data:`CELL_SCHEMA`), ``frame`` (the worksheet
     element without its cells), ``hidden_rows`` and ``issues`` ((ref, code, message) tuples).
@@ -259,9 +268,11 @@ class WorksheetReader:
     ``None``.
     """
 
-    def __init__(self, stream_factory, shared_strings: list[str], budget: int, max_cells: int):
+    def __init__(self, stream_factory, shared_strings: list[str], budget: int, max_cells: int,
+                 strings_array: pa.Array | None = None):
         self._open = stream_factory
         self.strings = shared_strings
+        self._strings_array = strings_array
         self.budget = budget
         self.max_cells = max_cells
         self.cells: pa.Table | None = None
@@ -282,6 +293,13 @@ class WorksheetReader:
             self.hidden_rows = []
             self.issues = _Issues()
             self._read_tree()
+
+    @property
+    def strings_array(self) -> pa.Array:
+        """The shared strings as an Arrow array (built once when not given)."""
+        if self._strings_array is None:
+            self._strings_array = pa.array(self.strings, pa.string())
+        return self._strings_array
 
     # -- shared value handling ------------------------------------------------------------------
     def _shared_string(self, raw: str, row: int, col: int) -> str | None:
@@ -369,12 +387,14 @@ class WorksheetReader:
             return
         if any(token in data for token in _UNSAFE):
             raise _Fallback()
-        n_tags = len(_tag_pattern(prefix).findall(data))
         matches = _cell_pattern(prefix).findall(data)
-        if len(matches) != n_tags:
-            matches = _generic_cell_pattern(prefix).findall(data)
+        opening = b"<" + prefix + b"c"
+        if len(matches) != sum(data.count(opening + end) for end in (b" ", b">", b"/")):
+            n_tags = len(_tag_pattern(prefix).findall(data))  # any white space after "<c"
             if len(matches) != n_tags:
-                raise _Fallback()
+                matches = _generic_cell_pattern(prefix).findall(data)
+                if len(matches) != n_tags:
+                    raise _Fallback()
         if b"hidden" in data:
             for attrs in _hidden_row_pattern(prefix).findall(data):
                 r = _ROW_ATTR_R.search(attrs)
@@ -382,50 +402,88 @@ class WorksheetReader:
                     if r is None:
                         raise _Fallback()
                     self.hidden_rows.append(int(r.group(1)))
-        strings = self.strings
-        n_strings = len(strings)
-        col_of = _COLUMN_INDEX
-        rows, cols, types, values = sink.row, sink.col, sink.data_type, sink.value
-        formulas_out, kinds, styles = sink.formula, sink.formula_kind, sink.style_index
-        for letters, digits, s, t, inner in matches:
-            if not letters:
-                raise _Fallback()  # a cell without a reference: position comes from the tree
-            formula = kind = None
-            if not inner:
-                if s in (b"", b"0"):
-                    continue
-                value = None
-            elif inner[:3] == b"<v>" and inner[-4:] == b"</v>" and inner.count(b"<") == 2:
-                value = inner[3:-4].decode() or None
-                if value and "&" in value:
-                    value = html.unescape(value)
-            else:
-                m = _INLINE_TEXT.fullmatch(inner)
-                if m is not None:
-                    value = unescape_xstring(html.unescape(m.group(1).decode()))
-                else:
-                    value, formula, kind, si = self._inner(inner, prefix)
-                    if kind == "shared":
-                        formula = formulas.resolve(kind, si, formula, int(digits),
-                                                   col_of(letters.decode()))
-                    if value is None and formula is None and s in (b"", b"0"):
-                        continue
-            if t == b"s" and value is not None:
-                idx = int(value) if value.isdigit() else -1
-                if 0 <= idx < n_strings:
-                    value = strings[idx]
-                else:
-                    value = self._shared_string(value, int(digits), col_of(letters.decode()))
-                    if value is None and formula is None and s in (b"", b"0"):
-                        continue
-            rows.append(int(digits))
-            cols.append(col_of(letters.decode()))
-            types.append(t.decode() if t else "n")
-            values.append(value)
-            formulas_out.append(formula)
-            kinds.append(kind)
-            styles.append(int(s) if s else 0)
-        sink.maybe_flush()
+        if matches:
+            sink.add(self._batch(matches, prefix, formulas))
+
+    def _batch(self, matches: list[tuple], prefix: bytes, formulas: _Formulas) -> pa.RecordBatch:
+        """Columnar cells of one block's matches, computed with Arrow kernels; only cells with
+        formulas, rich inline text, entities or bad shared-string indices go through Python."""
+        letters = pa.array([m[0] for m in matches], pa.binary())
+        if pc.min(pc.binary_length(letters)).as_py() == 0:
+            raise _Fallback()  # a cell without a reference: its position comes from the tree
+        rows = pc.cast(pc.cast(pa.array([m[1] for m in matches], pa.binary()), pa.string()),
+                       pa.int32())
+        letter_codes = pc.dictionary_encode(letters)
+        cols = pa.array([column_index(x.decode()) for x in letter_codes.dictionary.to_pylist()],
+                        pa.int32()).take(letter_codes.indices)
+        styles = pc.cast(pa.array([m[2] for m in matches], pa.binary()), pa.string())
+        styles = pc.cast(pc.if_else(pc.equal(styles, ""), "0", styles), pa.int32())
+        types = pc.cast(pa.array([m[3] for m in matches], pa.binary()), pa.string())
+        types = pc.if_else(pc.equal(types, ""), "n", types)
+        inner = pc.cast(pa.array([m[4] for m in matches], pa.binary()), pa.string())
+        simple = pc.and_(pc.and_(pc.starts_with(inner, "<v>"), pc.ends_with(inner, "</v>")),
+                         pc.equal(pc.count_substring(inner, "<"), 2))
+        values = pc.if_else(simple, pc.utf8_slice_codeunits(inner, 3, -4), None)
+        inline = pc.struct_field(pc.extract_regex(inner, _INLINE_TEXT_PATTERN), [0])
+        values = pc.if_else(pc.is_valid(inline), inline, values)
+        values = pc.if_else(pc.equal(values, ""), None, values)
+        n = len(matches)
+        complex_rows = np.flatnonzero(pc.and_(
+            pc.and_(pc.invert(simple), pc.is_null(inline)),
+            pc.greater(pc.binary_length(inner), 0)).to_numpy(zero_copy_only=False))
+        formula = pa.nulls(n, pa.string())
+        kind = pa.nulls(n, pa.string())
+        if len(complex_rows):
+            parsed = []
+            for i in complex_rows.tolist():
+                letters_i, digits_i = matches[i][0], matches[i][1]
+                value, text, formula_kind, si = self._inner(matches[i][4], prefix)
+                text = formulas.resolve(formula_kind, si, text, int(digits_i),
+                                        column_index(letters_i.decode()))
+                parsed.append((value, text, formula_kind))
+            where = np.zeros(n, dtype=bool)
+            where[complex_rows] = True
+            where = pa.array(where)
+            values = pc.replace_with_mask(values, where, pa.array([p[0] for p in parsed], pa.string()))
+            formula = pc.replace_with_mask(formula, where, pa.array([p[1] for p in parsed], pa.string()))
+            kind = pc.replace_with_mask(kind, where, pa.array([p[2] for p in parsed], pa.string()))
+        escaped = np.flatnonzero(pc.fill_null(pc.or_(pc.match_substring(values, "&"),
+                                                     pc.match_substring(values, "_x")),
+                                              False).to_numpy(zero_copy_only=False))
+        if len(escaped):
+            fixed = [unescape_xstring(html.unescape(v)) for v in values.take(pa.array(escaped)).to_pylist()]
+            where = np.zeros(n, dtype=bool)
+            where[escaped] = True
+            values = pc.replace_with_mask(values, pa.array(where), pa.array(fixed, pa.string()))
+        values, string_index = self._resolve_shared_strings(values, types, rows, cols)
+        keep = pc.or_(pc.or_(pc.is_valid(values), pc.is_valid(formula)), pc.not_equal(styles, 0))
+        batch = pa.record_batch([rows, cols, types, values, formula, kind, styles, string_index],
+                                schema=CELL_SCHEMA)
+        return batch.filter(keep)
+
+    def _resolve_shared_strings(self, values: pa.Array, types: pa.Array, rows: pa.Array,
+                                cols: pa.Array) -> tuple[pa.Array, pa.Array]:
+        """(values, string_index): the indices of ``t="s"`` cells replaced by their shared
+        strings, and the index kept apart (bad index -> null value and a
+        ``bad_shared_string_index`` issue)."""
+        shared = pc.fill_null(pc.and_(pc.equal(types, "s"), pc.is_valid(values)), False)
+        if not pc.any(shared).as_py():
+            return values, pa.nulls(len(values), pa.int32())
+        texts = self.strings_array
+        digits = pc.fill_null(pc.utf8_is_digit(values), False)
+        idx = pc.cast(pc.if_else(pc.and_(shared, digits), values, "-1"), pa.int64())
+        ok = pc.and_(pc.greater_equal(idx, 0), pc.less(idx, len(texts)))
+        resolved = texts.take(pc.if_else(ok, idx, 0))
+        out = pc.if_else(pc.and_(shared, ok), resolved, values)
+        bad = np.flatnonzero(pc.and_(shared, pc.invert(ok)).to_numpy(zero_copy_only=False))
+        for i in bad.tolist():
+            self._shared_string(values[i].as_py(), rows[i].as_py(), cols[i].as_py())
+        if len(bad):
+            where = np.zeros(len(values), dtype=bool)
+            where[bad] = True
+            out = pc.if_else(pa.array(where), pa.scalar(None, pa.string()), out)
+        index = pc.if_else(pc.and_(shared, ok), pc.cast(idx, pa.int32()), pa.scalar(None, pa.int32()))
+        return out, index
 
     def _inner(self, inner: bytes, prefix: bytes):
         """(value, formula, formula kind, shared index) of a cell's inner XML."""
@@ -472,11 +530,16 @@ class WorksheetReader:
                     style = el.get("s")
                     data_type = el.get("t") or "n"
                     el.clear()
+                    string_index = None
                     if data_type == "s" and value is not None:
+                        string_index = int(value) if value.strip().isdigit() else None
                         value = self._shared_string(value, row, col)
+                        if value is None:
+                            string_index = None
                     if value is None and formula is None and style in (None, "0"):
                         continue
-                    sink.append(row, col, data_type, value, formula, kind, int(style or 0))
+                    sink.append(row, col, data_type, value, formula, kind, int(style or 0),
+                                string_index)
             except etree.XMLSyntaxError as exc:
                 self.cells = sink.table()
                 raise CorruptWorkbookError(f"worksheet is not well-formed XML: {exc}") from exc
