@@ -1,0 +1,74 @@
+"""Sheets that are mostly empty but declare a huge extent (acceptance kinds B33 and B34): only
+the real cells are read, the used range comes from them, and segmentation is not stretched."""
+
+from __future__ import annotations
+
+import pytest
+
+from extraction_assets.stages import normalize_stage, parse_stage, segment_stage
+
+try:
+    from extraction_assets_tests.builders import Sheet, sst, t, worksheet, xlsx_bytes
+except ImportError:  # tests run with the tests folder on sys.path
+    from builders import Sheet, sst, t, worksheet, xlsx_bytes
+
+H = "0" * 64
+
+
+def _stages(data: bytes):
+    parsed = parse_stage(H, data).tables
+    normalized = normalize_stage(H, parsed["parsed_cells"], parsed["parsed_sheets"],
+                                 parsed["styles"], parsed["workbook_properties"]).tables
+    segmented = segment_stage(H, normalized["cells"], normalized["sheets"]).tables
+    return parsed, normalized, segmented
+
+
+@pytest.fixture(scope="module")
+def million_empty_rows() -> bytes:
+    header = ["Code", "Site", "Qty", "Unit", "Price", "Status", "Checked"]
+    strings = header + ["pcs", "open", "no"] + [f"Site {k}" for k in range(1, 6)]
+    index = {s: i for i, s in enumerate(strings)}
+    rows = ['<row r="1">' + "".join(f'<c r="{c}1" t="s"><v>{index[h]}</v></c>'
+                                    for c, h in zip("BCDEFGH", header)) + "</row>"]
+    for r in range(2, 83):
+        site = index[f"Site {(r - 2) % 5 + 1}"]
+        rows.append(
+            f'<row r="{r}"><c r="B{r}" t="inlineStr"><is><t>C{r:04d}</t></is></c>'
+            f'<c r="C{r}" t="s"><v>{site}</v></c><c r="D{r}"><v>{r}</v></c>'
+            f'<c r="E{r}" t="s"><v>{index["pcs"]}</v></c><c r="F{r}"><v>{r * 1.25}</v></c>'
+            f'<c r="G{r}" t="s"><v>{index["open"]}</v></c><c r="H{r}" t="s"><v>{index["no"]}</v></c></row>')
+    rows.append("".join(f'<row r="{r}"/>' for r in range(83, 1_048_571)))
+    xml = worksheet("".join(rows), dimension="B1:H1048570")
+    return xlsx_bytes([Sheet("Inventory", xml)], shared_strings=sst(*(t(s) for s in strings)))
+
+
+def test_million_declared_empty_rows_give_one_table(million_empty_rows):
+    parsed, normalized, segmented = _stages(million_empty_rows)
+    assert parsed["parsed_cells"].num_rows == 7 * 82
+    sheet = normalized["sheets"].to_pylist()[0]
+    assert sheet["declared_dimension"] == "B1:H1048570"
+    assert sheet["used_range"] == "B1:H82"
+    tables = [b for b in segmented["blocks"].to_pylist() if b["kind"] == "table"]
+    assert [b["a1_range"] for b in tables] == ["B1:H82"]
+    headers = [c["header"] for c in segmented["block_columns"].to_pylist()]
+    assert headers == ["Code", "Site", "Qty", "Unit", "Price", "Status", "Checked"]
+
+
+def test_stray_cell_in_the_last_row_is_its_own_block():
+    header = "".join(f'<c r="{col}1" t="inlineStr"><is><t>col{k:03d}</t></is></c>'
+                     for k, col in enumerate(_columns(200), start=1))
+    values = "".join(f'<c r="{col}2"><v>{k}</v></c>' for k, col in enumerate(_columns(200), start=1))
+    rows = (f'<row r="1">{header}</row><row r="2">{values}</row>'
+            '<row r="1048576"><c r="A1048576" t="inlineStr"><is><t>x</t></is></c></row>')
+    data = xlsx_bytes([Sheet("Wide", worksheet(rows))])
+    _, normalized, segmented = _stages(data)
+    assert normalized["sheets"].to_pylist()[0]["used_range"] == "A1:GR1048576"
+    blocks = [(b["kind"], b["a1_range"]) for b in segmented["blocks"].to_pylist()]
+    assert blocks == [("table", "A1:GR2"), ("title", "A1048576")]
+    assert len(segmented["block_columns"].to_pylist()) == 200
+
+
+def _columns(n: int) -> list[str]:
+    from extraction_assets.core.a1 import column_letter
+
+    return [column_letter(i) for i in range(1, n + 1)]
