@@ -36,7 +36,15 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("workbook_hash", S), ("style_index", I32), ("number_format_id", I32),
         ("number_format", S), ("bold", B), ("italic", B), ("underline", B), ("strike", B),
         ("font_size", F64), ("font_color", S), ("fill_color", S), ("has_border", B),
-        ("wrap_text", B), ("horizontal", S),
+        ("wrap_text", B), ("horizontal", S), ("font_name", S), ("border_left", S),
+        ("border_right", S), ("border_top", S), ("border_bottom", S), ("vertical", S),
+        ("indent", I32), ("text_rotation", I32),
+    ]),
+    # One row per shared string with rich-text runs (ECMA-376 §18.4.4) or phonetic runs
+    # (§18.4.6); ``runs`` is a JSON list of {"text", "bold", "italic", "underline", "strike",
+    # "vert_align", "size", "color", "font"} (set keys only); ``phonetic`` the joined reading.
+    "rich_text": pa.schema([
+        ("workbook_hash", S), ("string_index", I32), ("text", S), ("runs", S), ("phonetic", S),
     ]),
     "parsed_cells": pa.schema([
         ("workbook_hash", S), ("sheet_index", I32), ("sheet_name", S), ("row", I32),

@@ -94,10 +94,13 @@ def workbook_stage(workbook_hash: str, data: bytes, source_path: str,
 def parse_stage(workbook_hash: str, data: bytes, limits: Limits | None = None) -> StageOutput:
     """Every cell of every worksheet as written, plus sheets, styles and workbook properties.
 
-    Tables: ``parsed_cells``, ``parsed_sheets``, ``styles``, ``workbook_properties`` and
+    Tables: ``parsed_cells``, ``parsed_sheets``, ``styles``, ``workbook_properties``,
     ``sheet_objects`` (comments, hyperlinks, validations, conditional formats, ListObjects,
-    charts, pictures, defined names, external links; ``details`` is JSON). Sheets are read one at
-    a time (memory grows with the largest sheet's cells).
+    charts, pictures, defined names, external links; ``details`` is JSON) and ``rich_text``
+    (one row per shared string with rich-text runs, ECMA-376 Part 1 §18.4.4/§18.4.7, or
+    phonetic runs, §18.4.6: ``runs`` is compact JSON whose run properties equal to the default
+    cell font are left out; ``phonetic`` is the joined reading, never part of cell values).
+    Sheets are read one at a time (memory grows with the largest sheet's cells).
 
     Raises:
         StageError: the package cannot be read at all.
@@ -128,6 +131,15 @@ def parse_stage(workbook_hash: str, data: bytes, limits: Limits | None = None) -
         cells = pa.concat_tables(cell_tables) if cell_tables else _table("parsed_cells", [])
         style_rows = [dict(workbook_hash=workbook_hash, style_index=i, **vars(s))
                       for i, s in enumerate(styles)]
+        from .core.parts import runs_without_defaults
+
+        base = styles[0] if styles else CellStyle()
+        base_font = {"size": base.font_size, "color": base.font_color, "font": base.font_name}
+        rich_rows = [dict(workbook_hash=workbook_hash, string_index=r.index, text=r.text,
+                          runs=json.dumps(runs_without_defaults(r.runs, base_font),
+                                          ensure_ascii=False, separators=(",", ":")),
+                          phonetic=r.phonetic)
+                     for r in wb.rich_strings]
         props = [dict(workbook_hash=workbook_hash, date_system=1904 if wb.date1904 else 1900,
                       theme_colors=wb.theme_colors, indexed_colors=wb.indexed_colors,
                       has_macros=wb.has_macros, has_external_links=wb.has_external_links)]
@@ -141,6 +153,7 @@ def parse_stage(workbook_hash: str, data: bytes, limits: Limits | None = None) -
                      name=o.name, text=o.text,
                      details=json.dumps(o.details, ensure_ascii=False, sort_keys=True))
                 for o in objects]),
+            "rich_text": _table("rich_text", rich_rows),
         }, list(wb.issues))
     except ExtractionError as exc:
         raise StageError(exc, StageOutput({}, [Issue("parsed_sheets", None, None, "error",

@@ -28,6 +28,7 @@ _VIEWS: dict[str, tuple[str, str]] = {
     "extraction_issues": ("extraction_issues", "extraction_issues/*/*.parquet"),
     "lineage": ("lineage", "lineage/*/*.parquet"),
     "sheet_objects": ("sheet_objects", "sheet_objects/*.parquet"),
+    "rich_text": ("rich_text", "rich_text/*.parquet"),
 }
 
 CONTRACT_VIEWS = ("workbooks", "sheets", "cells", "blocks", "block_columns", "records",
@@ -58,7 +59,7 @@ def _relation(store: DataStore, table: str, pattern: str) -> str:
 
 def view_sql(store: DataStore) -> dict[str, str]:
     """The ``CREATE OR REPLACE VIEW`` statement of every view (the nine contract views, then
-    ``sheet_objects``), by view name, in creation order."""
+    ``sheet_objects`` and ``rich_text``), by view name, in creation order."""
     sql = {
         name: f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM {_relation(store, table, pattern)}"
         for name, (table, pattern) in _VIEWS.items()

@@ -9,7 +9,7 @@ from ..stages import render_stage
 from .common import finish, stage_asset
 from .segmented_blocks import segmented_blocks
 
-CODE_VERSION = "1"
+CODE_VERSION = "2"
 
 
 class ChunkingConfig(Config):

@@ -9,7 +9,7 @@ from ..stages import segment_stage
 from .common import finish, stage_asset
 from .normalized_grids import normalized_grids
 
-CODE_VERSION = "1"
+CODE_VERSION = "2"
 
 
 @stage_asset(

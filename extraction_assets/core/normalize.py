@@ -169,9 +169,10 @@ def _style_arrays(workbook: WorkbookStyles) -> dict[str, pa.Array]:
     }
 
 
-def _format_numbers(numbers: np.ndarray, codes: list[str], date1904: bool) -> list[str]:
+def _format_numbers(numbers: np.ndarray, codes: list[str], date1904: bool,
+                    memo: dict[tuple[str, float], str]) -> list[str]:
     """Display text of numeric cells. Whole numbers under General are formatted as a batch; the
-    rest go through :func:`format_value`, memoised per (format code, value)."""
+    rest go through :func:`format_value`, memoised in ``memo`` per (format code, value)."""
     out: list[str | None] = [None] * len(numbers)
     general = np.fromiter((c == "General" for c in codes), dtype=bool, count=len(codes))
     whole = general & (np.floor(numbers) == numbers) & (np.abs(numbers) < 1e11)
@@ -179,7 +180,6 @@ def _format_numbers(numbers: np.ndarray, codes: list[str], date1904: bool) -> li
         texts = pc.cast(pa.array(numbers[whole].astype(np.int64)), pa.string()).to_pylist()
         for i, text in zip(np.flatnonzero(whole).tolist(), texts):
             out[i] = text
-    memo: dict[tuple[str, float], str] = {}
     for i in np.flatnonzero(~whole).tolist():
         key = (codes[i], float(numbers[i]))
         text = memo.get(key)
@@ -219,8 +219,8 @@ def _scatter(base: pa.Array, positions: np.ndarray, values) -> pa.Array:
     return pc.replace_with_mask(base, pa.array(where), pa.array(values, base.type))
 
 
-def _typed_columns(cells: pa.Table, codes: pa.Array, is_date: np.ndarray,
-                   date1904: bool) -> dict[str, pa.Array]:
+def _typed_columns(cells: pa.Table, codes: pa.Array, is_date: np.ndarray, date1904: bool,
+                   memo: dict) -> dict[str, pa.Array]:
     """value_type, raw_value, number_value, iso_value, value_status and display_text of every
     cell, computed with Arrow kernels; only number formatting loops in Python (over distinct
     (format, value) pairs)."""
@@ -282,7 +282,7 @@ def _typed_columns(cells: pa.Table, codes: pa.Array, is_date: np.ndarray,
         good_dates = is_date[good]
         kinds = np.where(good_dates, "date", "number")
         number_codes = codes.take(pa.array(good)).to_pylist()
-        display = _scatter(display, good, _format_numbers(numbers, number_codes, date1904))
+        display = _scatter(display, good, _format_numbers(numbers, number_codes, date1904, memo))
         dated = good[good_dates]
         if len(dated):
             isos = _iso_dates(numbers[good_dates].tolist(), date1904)
@@ -321,36 +321,16 @@ def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles,
     cells = sheet.cells
     if cells.num_rows == 0:
         return grid
-    n_styles = len(workbook.styles)
-    style_index = cells.column("style_index").combine_chunks()
-    valid = pc.and_(pc.greater_equal(style_index, 0), pc.less(style_index, n_styles))
-    style_index = pc.if_else(valid, style_index, 0)
-    attrs = {name: arr.take(style_index) for name, arr in _style_arrays(workbook).items()}
-    codes = attrs["number_format"]
-    date_styles = pa.array([is_date_format(st.number_format) for st in workbook.styles], pa.bool_())
-    is_date = date_styles.take(style_index).to_numpy(zero_copy_only=False)
-    typed = _typed_columns(cells, codes, is_date, workbook.date1904)
-    rows = cells.column("row").combine_chunks()
-    cols = cells.column("col").combine_chunks()
-    table = pa.table({
-        "row": rows, "col": cols, "ref": a1_refs(rows, cols),
-        "value_type": typed["value_type"], "raw_value": typed["raw_value"],
-        "number_value": typed["number_value"], "iso_value": typed["iso_value"],
-        "formula": cells.column("formula"), "value_status": typed["value_status"],
-        "number_format": codes, "display_text": typed["display_text"],
-        "bold": attrs["bold"], "italic": attrs["italic"], "font_size": attrs["font_size"],
-        "font_rgb": attrs["font_rgb"], "fill_rgb": attrs["fill_rgb"],
-        "has_border": attrs["has_border"],
-        "merged_from": pa.nulls(cells.num_rows, pa.string()),
-        "merge_range": pa.nulls(cells.num_rows, pa.string()),
-        "cf_affected": pa.array(np.zeros(cells.num_rows, dtype=bool)),
-        "hidden": pa.array(np.zeros(cells.num_rows, dtype=bool)),
-    }, schema=GRID_SCHEMA)
+    styles = _style_arrays(workbook)
+    styles["is_date"] = pa.array([is_date_format(st.number_format) for st in workbook.styles],
+                                 pa.bool_())
+    anchors = np.asarray([_anchor_key(ref) for ref in sheet.merged_ranges], dtype=np.int64)
+    memo: dict = {}
+    table = pa.concat_tables([
+        _grid_slice(cells.slice(offset, _SLICE_CELLS), styles, workbook.date1904, memo, anchors)
+        for offset in range(0, cells.num_rows, _SLICE_CELLS)
+    ])
     table = _apply_merges(table, sheet.merged_ranges)
-    keep = pc.or_(pc.not_equal(table.column("value_type"), "empty"),
-                  pc.or_(pc.not_equal(table.column("value_status"), "ok"),
-                         pc.is_valid(table.column("merge_range"))))
-    table = table.filter(keep)
     table = _flag_hidden(table, grid.hidden_rows, grid.hidden_columns)
     table = _flag_conditional(table, sheet.cf_ranges if cf_ranges is None else cf_ranges)
     keys = _keys(table.column("row").to_numpy(), table.column("col").to_numpy())
@@ -358,6 +338,48 @@ def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles,
         table = table.take(pa.array(np.argsort(keys, kind="stable")))
     grid.table = table
     return grid
+
+
+#: Cells normalized at a time (bounds the intermediate arrays of a large sheet).
+_SLICE_CELLS = 1 << 18
+
+
+def _anchor_key(ref: str) -> int:
+    r1, c1, _, _ = parse_range(ref)
+    return r1 * (MAX_COL + 1) + c1
+
+
+def _grid_slice(cells: pa.Table, styles: dict[str, pa.Array], date1904: bool, memo: dict,
+                anchors: np.ndarray) -> pa.Table:
+    """StyledGrid rows of a slice of parsed cells; cells that show nothing are dropped unless
+    they anchor a merged range."""
+    style_index = cells.column("style_index").combine_chunks()
+    valid = pc.and_(pc.greater_equal(style_index, 0), pc.less(style_index, len(styles["bold"])))
+    style_index = pc.if_else(valid, style_index, 0)
+    attrs = {name: arr.take(style_index) for name, arr in styles.items()}
+    typed = _typed_columns(cells, attrs["number_format"],
+                           attrs["is_date"].to_numpy(zero_copy_only=False), date1904, memo)
+    rows = cells.column("row").combine_chunks()
+    cols = cells.column("col").combine_chunks()
+    n = cells.num_rows
+    table = pa.table({
+        "row": rows, "col": cols, "ref": a1_refs(rows, cols),
+        "value_type": typed["value_type"], "raw_value": typed["raw_value"],
+        "number_value": typed["number_value"], "iso_value": typed["iso_value"],
+        "formula": cells.column("formula"), "value_status": typed["value_status"],
+        "number_format": attrs["number_format"], "display_text": typed["display_text"],
+        "bold": attrs["bold"], "italic": attrs["italic"], "font_size": attrs["font_size"],
+        "font_rgb": attrs["font_rgb"], "fill_rgb": attrs["fill_rgb"],
+        "has_border": attrs["has_border"],
+        "merged_from": pa.nulls(n, pa.string()), "merge_range": pa.nulls(n, pa.string()),
+        "cf_affected": pa.array(np.zeros(n, dtype=bool)),
+        "hidden": pa.array(np.zeros(n, dtype=bool)),
+    }, schema=GRID_SCHEMA)
+    shows = pc.or_(pc.not_equal(typed["value_type"], "empty"),
+                   pc.not_equal(typed["value_status"], "ok")).to_numpy(zero_copy_only=False)
+    if len(anchors):
+        shows = shows | np.isin(_keys(rows.to_numpy(), cols.to_numpy()), anchors)
+    return table.filter(pa.array(shows))
 
 
 def _keys(rows, cols) -> np.ndarray:
@@ -393,7 +415,9 @@ def _apply_merges(table: pa.Table, merged_ranges: list[str]) -> pa.Table:
     if not anchors:
         return table
     covered_keys = np.asarray(covered, dtype=np.int64)
-    table = table.filter(pa.array(~np.isin(_keys(rows, cols), covered_keys)))
+    hidden_by_merge = np.isin(_keys(rows, cols), covered_keys)
+    if hidden_by_merge.any():
+        table = table.filter(pa.array(~hidden_by_merge))
     keys = _keys(table.column("row").to_numpy(), table.column("col").to_numpy())
     order = np.argsort(keys, kind="stable")
     anchor_keys = np.asarray(anchors, dtype=np.int64)

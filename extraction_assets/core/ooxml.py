@@ -30,7 +30,15 @@ from .objects import (
     read_sheet_objects,
     read_workbook_objects,
 )
-from .parts import Issue, parse_part, read_rels, read_shared_strings, rel_attr
+from .parts import (
+    Issue,
+    RichString,
+    color_code,
+    parse_part,
+    read_rels,
+    read_shared_strings,
+    rel_attr,
+)
 from .worksheet import (
     CELL_SCHEMA,
     WorksheetReader,
@@ -64,6 +72,19 @@ class CellStyle:
 
     Colours are kept as written: ``rgb:AARRGGBB``, ``theme:N`` or ``theme:N;tint:T``,
     ``indexed:N``, or ``None``; they are resolved to ``RRGGBB`` by the normalizer.
+
+    Font (§18.8.22): ``bold``, ``italic``, ``underline``, ``strike``, ``font_size`` (points),
+    ``font_color``, ``font_name``. Fill (§18.8.20/§18.8.32): ``fill_color`` (``fgColor`` of a
+    non-``none`` pattern). Border (§18.8.4): ``border_left``/``border_right``/``border_top``/
+    ``border_bottom`` hold the side's ``ST_BorderStyle`` (§18.18.3: ``thin``, ``medium``,
+    ``dashed``, ``double``...) or ``None``; ``start``/``end`` stand for left/right when those are
+    absent; ``has_border`` is true when any of the four sides has a style. Alignment (§18.8.1):
+    ``wrap_text``, ``horizontal`` and ``vertical`` (``ST_HorizontalAlignment`` §18.18.40,
+    ``ST_VerticalAlignment`` §18.18.88, ``None`` when not written), ``indent`` (levels, 0 by
+    default) and ``text_rotation`` (degrees 0–180, 255 for vertical stacked text, ``None``
+    when not written).
+
+    Every field is a column of the ``styles`` table with the same name.
     """
 
     number_format_id: int = 0
@@ -78,6 +99,14 @@ class CellStyle:
     has_border: bool = False
     wrap_text: bool = False
     horizontal: str | None = None
+    font_name: str | None = None
+    border_left: str | None = None
+    border_right: str | None = None
+    border_top: str | None = None
+    border_bottom: str | None = None
+    vertical: str | None = None
+    indent: int = 0
+    text_rotation: int | None = None
 
 
 @dataclass
@@ -208,6 +237,12 @@ class ParsedWorkbook:
             total += len(sheet)
             yield sheet
 
+    @property
+    def rich_strings(self) -> list[RichString]:
+        """The shared strings that have rich-text runs (§18.4.4) or phonetic runs (§18.4.6),
+        in index order (see :class:`~.parts.RichString`); empty when none."""
+        return getattr(self.shared_strings, "rich", [])
+
     @cached_property
     def shared_strings_array(self) -> pa.Array:
         """The shared string table as an Arrow array (built once per workbook)."""
@@ -275,17 +310,36 @@ class ParsedWorkbook:
 
 
 def _color(el) -> str | None:
-    """Encode a colour element (``<color>``, ``<fgColor>``) as written; see :class:`CellStyle`."""
-    if el is None:
+    """Encode a colour element (``<color>``, ``<fgColor>``, §18.8.3) as written; see
+    :class:`CellStyle` and :func:`~.parts.color_code` (shared with rich-text runs)."""
+    return color_code(el)
+
+
+def _int_attr(el, name: str) -> int | None:
+    """An integer attribute, ``None`` when absent or not an integer."""
+    value = el.get(name) if el is not None else None
+    if value is None:
         return None
-    if el.get("rgb"):
-        return "rgb:" + el.get("rgb").upper()
-    if el.get("theme") is not None:
-        tint = el.get("tint")
-        return f"theme:{el.get('theme')}" + (f";tint:{tint}" if tint and float(tint) else "")
-    if el.get("indexed") is not None:
-        return "indexed:" + el.get("indexed")
-    return None
+    try:
+        return int(float(value))
+    except ValueError:
+        return None
+
+
+def _border_sides(border) -> dict[str, str | None]:
+    """``border_left`` ... ``border_bottom`` of one ``<border>`` (§18.8.4): the side's ``style``
+    (``none`` and absent read as ``None``); ``start``/``end`` (§18.8.39, used by Strict and by
+    some writers) fill left/right when those carry no style."""
+    styles: dict[str, str] = {}
+    for side in border:
+        if not isinstance(side.tag, str):
+            continue
+        style = side.get("style")
+        if style not in (None, "", "none"):
+            styles[_local(side.tag)] = style
+    return {"border_left": styles.get("left") or styles.get("start"),
+            "border_right": styles.get("right") or styles.get("end"),
+            "border_top": styles.get("top"), "border_bottom": styles.get("bottom")}
 
 
 def _child(el, name: str):
@@ -301,14 +355,16 @@ def _flag(el, name: str) -> bool:
 
 
 def _read_styles(reader: PackageReader, part: str | None) -> tuple[list[CellStyle], list[str] | None]:
-    """Read ``cellXfs`` with their fonts, fills, borders and number formats (§18.8.39)."""
+    """Read ``cellXfs`` (§18.8.10) with their fonts (§18.8.23), fills (§18.8.21), borders
+    (§18.8.5), alignment (§18.8.1) and number formats (§18.8.31) from the stylesheet
+    (§18.8.39); returns the styles and the workbook's indexed palette (§18.8.27) or ``None``."""
     if not part or not reader.has(part):
         return [CellStyle()], None
     root = parse_part(reader.open(part), part)
     num_fmts = dict(BUILTIN_NUMBER_FORMATS)
     fonts: list[dict] = []
     fills: list[str | None] = []
-    borders: list[bool] = []
+    borders: list[dict[str, str | None]] = []
     xfs_el = None
     indexed = None
     for section in root:
@@ -329,6 +385,8 @@ def _read_styles(reader: PackageReader, part: str | None) -> tuple[list[CellStyl
                     strike=_flag(font, "strike"),
                     font_size=float(size.get("val")) if size is not None and size.get("val") else None,
                     font_color=_color(_child(font, "color")),
+                    font_name=(_child(font, "name").get("val")
+                               if _child(font, "name") is not None else None),
                 ))
         elif name == "fills":
             for fill in section:
@@ -339,9 +397,7 @@ def _read_styles(reader: PackageReader, part: str | None) -> tuple[list[CellStyl
                 fills.append(color)
         elif name == "borders":
             for border in section:
-                borders.append(any(
-                    _local(side.tag) in ("left", "right", "top", "bottom") and side.get("style")
-                    for side in border))
+                borders.append(_border_sides(border))
         elif name == "cellXfs":
             xfs_el = section
         elif name == "colors":
@@ -355,13 +411,18 @@ def _read_styles(reader: PackageReader, part: str | None) -> tuple[list[CellStyl
         fill_id = int(xf.get("fillId") or 0)
         border_id = int(xf.get("borderId") or 0)
         align = _child(xf, "alignment")
+        sides = borders[border_id] if border_id < len(borders) else {}
         styles.append(CellStyle(
             number_format_id=nf_id,
             number_format=num_fmts.get(nf_id, "General"),
             fill_color=fills[fill_id] if fill_id < len(fills) else None,
-            has_border=borders[border_id] if border_id < len(borders) else False,
+            has_border=any(sides.values()),
             wrap_text=align is not None and align.get("wrapText") in ("1", "true"),
             horizontal=align.get("horizontal") if align is not None else None,
+            vertical=align.get("vertical") if align is not None else None,
+            indent=_int_attr(align, "indent") or 0,
+            text_rotation=_int_attr(align, "textRotation"),
+            **sides,
             **font,
         ))
     return styles or [CellStyle()], indexed

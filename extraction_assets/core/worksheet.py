@@ -197,6 +197,15 @@ class _Formulas:
         return translate_formula(base, row - brow, col - bcol)
 
 
+def _scatter_values(base: pa.Array, positions: np.ndarray, values: pa.Array) -> pa.Array:
+    """``base`` with the sorted ``positions`` replaced by ``values`` (in order)."""
+    if len(positions) == 0:
+        return base
+    where = np.zeros(len(base), dtype=bool)
+    where[positions] = True
+    return pc.replace_with_mask(base, pa.array(where), values)
+
+
 class _Fallback(Exception):
     """The fast reader met something it does not read exactly; use the tree reader."""
 
@@ -423,14 +432,20 @@ class WorksheetReader:
         inner = pc.cast(pa.array([m[4] for m in matches], pa.binary()), pa.string())
         simple = pc.and_(pc.and_(pc.starts_with(inner, "<v>"), pc.ends_with(inner, "</v>")),
                          pc.equal(pc.count_substring(inner, "<"), 2))
-        values = pc.if_else(simple, pc.utf8_slice_codeunits(inner, 3, -4), None)
-        inline = pc.struct_field(pc.extract_regex(inner, _INLINE_TEXT_PATTERN), [0])
-        values = pc.if_else(pc.is_valid(inline), inline, values)
-        values = pc.if_else(pc.equal(values, ""), None, values)
+        sliced = pc.utf8_slice_codeunits(inner, 3, -4)
+        values = pc.if_else(pc.and_(simple, pc.not_equal(sliced, "")), sliced, None)
         n = len(matches)
-        complex_rows = np.flatnonzero(pc.and_(
-            pc.and_(pc.invert(simple), pc.is_null(inline)),
-            pc.greater(pc.binary_length(inner), 0)).to_numpy(zero_copy_only=False))
+        other = np.flatnonzero(pc.and_(pc.invert(simple), pc.greater(
+            pc.binary_length(inner), 0)).to_numpy(zero_copy_only=False))
+        complex_rows = other
+        if len(other):  # inline strings with one plain <t> are read column-wise too
+            inline = pc.struct_field(pc.extract_regex(inner.take(pa.array(other)),
+                                                      _INLINE_TEXT_PATTERN), [0])
+            found = pc.is_valid(inline).to_numpy(zero_copy_only=False)
+            texts = inline.filter(pa.array(found))
+            values = _scatter_values(values, other[found],
+                                     pc.if_else(pc.equal(texts, ""), None, texts))
+            complex_rows = other[~found]
         formula = pa.nulls(n, pa.string())
         kind = pa.nulls(n, pa.string())
         if len(complex_rows):
@@ -441,20 +456,15 @@ class WorksheetReader:
                 text = formulas.resolve(formula_kind, si, text, int(digits_i),
                                         column_index(letters_i.decode()))
                 parsed.append((value, text, formula_kind))
-            where = np.zeros(n, dtype=bool)
-            where[complex_rows] = True
-            where = pa.array(where)
-            values = pc.replace_with_mask(values, where, pa.array([p[0] for p in parsed], pa.string()))
-            formula = pc.replace_with_mask(formula, where, pa.array([p[1] for p in parsed], pa.string()))
-            kind = pc.replace_with_mask(kind, where, pa.array([p[2] for p in parsed], pa.string()))
+            values = _scatter_values(values, complex_rows, pa.array([p[0] for p in parsed], pa.string()))
+            formula = _scatter_values(formula, complex_rows, pa.array([p[1] for p in parsed], pa.string()))
+            kind = _scatter_values(kind, complex_rows, pa.array([p[2] for p in parsed], pa.string()))
         escaped = np.flatnonzero(pc.fill_null(pc.or_(pc.match_substring(values, "&"),
                                                      pc.match_substring(values, "_x")),
                                               False).to_numpy(zero_copy_only=False))
         if len(escaped):
             fixed = [unescape_xstring(html.unescape(v)) for v in values.take(pa.array(escaped)).to_pylist()]
-            where = np.zeros(n, dtype=bool)
-            where[escaped] = True
-            values = pc.replace_with_mask(values, pa.array(where), pa.array(fixed, pa.string()))
+            values = _scatter_values(values, escaped, pa.array(fixed, pa.string()))
         values, string_index = self._resolve_shared_strings(values, types, rows, cols)
         keep = pc.or_(pc.or_(pc.is_valid(values), pc.is_valid(formula)), pc.not_equal(styles, 0))
         batch = pa.record_batch([rows, cols, types, values, formula, kind, styles, string_index],
