@@ -20,11 +20,25 @@ import pyarrow.compute as pc
 from .core.a1 import column_index, column_letter
 from .core.container import Limits, sniff
 from .core.errors import ExtractionError
-from .core.normalize import GRID_COLUMNS, GRID_SCHEMA, StyledGrid, a1_refs, normalize_sheet
-from .core.ooxml import CellStyle, Issue, ParsedSheet, SheetInfo, WorkbookStyles, open_workbook
-from .core.worksheet import CELL_SCHEMA
+from .core.normalize import (
+    GRID_COLUMNS,
+    GRID_SCHEMA,
+    StyledGrid,
+    a1_refs,
+    normalize_sheet,
+)
+from .core.numfmt import is_valid_format
+from .core.ooxml import (
+    CellStyle,
+    Issue,
+    ParsedSheet,
+    SheetInfo,
+    WorkbookStyles,
+    open_workbook,
+)
 from .core.render import Chunk, chunk_sheet, table_records
 from .core.segment import Block, Column, segment_sheet
+from .core.worksheet import CELL_SCHEMA
 from .schemas import SCHEMAS
 
 
@@ -194,13 +208,14 @@ def _sheet_cells(table: pa.Table, sheet_index: int) -> pa.Table:
 def normalize_stage(workbook_hash: str, parsed_cells: pa.Table, parsed_sheets: pa.Table,
                     styles: pa.Table, properties: pa.Table) -> StageOutput:
     """The StyledGrid of every sheet: tables ``cells`` and ``sheets`` (with the used range
-    computed from the cells, never from the declared dimension)."""
+    computed from the cells, never from the declared dimension). A number format Excel would not
+    accept gives an ``invalid_number_format`` warning (its cells are shown as General)."""
     props = properties.to_pylist()[0]
     style_list = [CellStyle(**{k: v for k, v in row.items() if k not in ("workbook_hash", "style_index")})
                   for row in sorted(styles.to_pylist(), key=lambda r: r["style_index"])]
     context = WorkbookStyles(style_list or [CellStyle()], props["theme_colors"] or [],
                              props["indexed_colors"], props["date_system"] == 1904)
-    cell_tables, sheet_rows = [], []
+    cell_tables, sheet_rows, issues = [], [], []
     cell_columns = list(CELL_SCHEMA.names)
     for info_row in parsed_sheets.to_pylist():
         info = SheetInfo(info_row["sheet_index"], info_row["sheet_name"], info_row["visibility"],
@@ -212,6 +227,7 @@ def normalize_stage(workbook_hash: str, parsed_cells: pa.Table, parsed_sheets: p
         )
         cf_ranges = info_row["cf_ranges"] or []
         grid = normalize_sheet(sheet, context, cf_ranges)
+        issues.extend(_format_issues(grid))
         n = len(grid)
         prefix = pa.table({
             "workbook_hash": pa.array([workbook_hash] * n, pa.string()),
@@ -234,7 +250,22 @@ def normalize_stage(workbook_hash: str, parsed_cells: pa.Table, parsed_sheets: p
             frozen_pane=grid.frozen_pane,
         ))
     cells = pa.concat_tables(cell_tables) if cell_tables else _table("cells", [])
-    return StageOutput({"cells": cells, "sheets": _table("sheets", sheet_rows)})
+    return StageOutput({"cells": cells, "sheets": _table("sheets", sheet_rows)}, issues)
+
+
+def _format_issues(grid: StyledGrid) -> list[Issue]:
+    """A warning per number format of the sheet's numeric cells that Excel would not accept
+    (those cells were shown as General), naming the first cell that uses it."""
+    table = grid.table
+    numeric = table.filter(pc.is_valid(table.column("number_value")))
+    issues = []
+    for code in sorted(set(numeric.column("number_format").to_pylist())):
+        if not is_valid_format(code):
+            first = numeric.filter(pc.equal(numeric.column("number_format"), code)).column("ref")[0]
+            issues.append(Issue("normalized_grids", grid.sheet_name, first.as_py(), "warning",
+                                "invalid_number_format",
+                                f"number format {code!r} is not valid; shown as General"))
+    return issues
 
 
 def grids_from_tables(cells: pa.Table, sheets: pa.Table) -> list[StyledGrid]:

@@ -3,8 +3,12 @@ values, B20 formulas without a cached value) through parse, normalize, segment a
 
 from __future__ import annotations
 
+import io
 import json
 
+from openpyxl import Workbook
+
+from extraction_assets.core.numfmt import is_valid_format
 from extraction_assets.embedding import LocalEmbedder
 from extraction_assets.stages import normalize_stage, parse_stage, render_stage, segment_stage
 
@@ -87,3 +91,20 @@ def test_iso_dated_cells_and_booleans():
     assert (cells["B2"]["value_type"], cells["B2"]["display_text"]) == ("bool", "TRUE")
     assert json.loads(rendered["records"].to_pylist()[0]["record"]) == {
         "When": "2024-03-14T09:30:00", "Done": True}
+
+
+def test_invalid_number_format_falls_back_to_general_with_a_warning():
+    assert is_valid_format("#,##0.00") and is_valid_format("General") and not is_valid_format("HH[M]")
+    wb = Workbook()
+    ws = wb.active
+    ws["A1"], ws["A2"] = "Duration", 1.5
+    ws["A2"].number_format = "HH[M]"
+    buf = io.BytesIO()
+    wb.save(buf)
+    parsed = parse_stage(H, buf.getvalue()).tables
+    out = normalize_stage(H, parsed["parsed_cells"], parsed["parsed_sheets"], parsed["styles"],
+                          parsed["workbook_properties"])
+    cells = {c["ref"]: c for c in out.tables["cells"].to_pylist()}
+    assert cells["A2"]["display_text"] == "1.5"
+    assert [(i.code, i.ref, i.severity) for i in out.issues] == [
+        ("invalid_number_format", "A2", "warning")]

@@ -760,6 +760,27 @@ def format_value(value: float, code: str, date1904: bool = False) -> str:
         return format_general(value)
 
 
+def is_valid_format(code: str) -> bool:
+    """Whether Excel would accept ``code``: it parses, no section is invalid (such as an elapsed
+    field after a time field, ``HH[M]``) and sample values render without error. ``General`` and
+    the empty code are valid. Cells under an invalid code are shown as ``General``."""
+    if not code or code.lower() == "general":
+        return True
+    try:
+        numeric, _ = _parse(code)
+        if any(sec.kind == "invalid" for sec in numeric):
+            return False
+        for sample in (-1234.5, 0.0, 0.25, 45365.5):
+            sec, minus = _choose(numeric, sample)
+            if sec.kind == "date":
+                _render_date(sec, -abs(sample) if minus else abs(sample), False)
+            elif sec.kind not in ("general", "text"):
+                _render(sec, abs(sample))
+        return True
+    except Exception:  # noqa: BLE001 - any failure to parse or render means "not valid"
+        return False
+
+
 def format_text(text: str, code: str) -> str:
     """Display text of a string cell under ``code``.
 
