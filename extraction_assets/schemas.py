@@ -22,7 +22,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("workbook_hash", S), ("sheet_index", I32), ("sheet_name", S), ("visibility", S),
         ("kind", S), ("part", S), ("declared_dimension", S), ("n_cells", I64),
         ("merged_ranges", LS), ("hidden_rows", pa.list_(I32)), ("hidden_columns", pa.list_(I32)),
-        ("frozen_pane", S), ("cf_ranges", LS),
+        ("frozen_pane", S), ("cf_ranges", LS), ("row_heights", S), ("column_widths", S),
     ]),
     "sheet_objects": pa.schema([
         ("workbook_hash", S), ("sheet_name", S), ("kind", S), ("ref", S), ("name", S),

@@ -140,6 +140,9 @@ def parse_stage(workbook_hash: str, data: bytes, limits: Limits | None = None) -
                 merged_ranges=sheet.merged_ranges, hidden_rows=sorted(set(sheet.hidden_rows)),
                 hidden_columns=sorted(set(sheet.hidden_columns)), frozen_pane=sheet.frozen_pane,
                 cf_ranges=sheet.cf_ranges,
+                row_heights=json.dumps({str(r): h for r, h in sheet.row_heights.items()}),
+                column_widths=json.dumps([{"min": a, "max": b, "width": w}
+                                          for a, b, w in sheet.column_widths]),
             ))
             objects.extend(sheet.objects)
         cells = pa.concat_tables(cell_tables) if cell_tables else _table("parsed_cells", [])

@@ -4,6 +4,7 @@ records and chunks, and a hidden row inside a table does not split it."""
 from __future__ import annotations
 
 import io
+import json
 
 from openpyxl import Workbook
 
@@ -61,3 +62,16 @@ def test_hidden_row_inside_a_table_does_not_split_it():
     assert [t["a1_range"] for t in tables] == ["A1:B6"]
     rows = [r["row"] for r in rendered.tables["records"].to_pylist()]
     assert rows == [2, 3, 5, 6]
+
+
+def test_row_heights_and_column_widths_are_recorded():
+    wb = Workbook()
+    ws = wb.active
+    ws["A1"], ws["B1"] = "Name", "Note"
+    ws.row_dimensions[1].height = 30
+    ws.column_dimensions["B"].width = 42
+    buf = io.BytesIO()
+    wb.save(buf)
+    sheet = parse_stage(H, buf.getvalue()).tables["parsed_sheets"].to_pylist()[0]
+    assert json.loads(sheet["row_heights"]) == {"1": 30.0}
+    assert {"min": 2, "max": 2, "width": 42.0} in json.loads(sheet["column_widths"])

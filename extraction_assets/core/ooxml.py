@@ -140,8 +140,9 @@ class ParsedSheet:
     shared formulas translated for dependents), ``formula_kind`` (``normal``, ``shared``,
     ``array``, ``dataTable`` or null) and ``style_index`` (into :attr:`ParsedWorkbook.styles`).
     Sheet facts: merged ranges (A1), hidden rows and columns (1-based, from ``<row hidden>`` and
-    ``<col hidden>``, §18.3.1.73 and §18.3.1.13) and the frozen pane's top-left scrolling cell
-    (``<pane state="frozen">``, §18.3.1.66).
+    ``<col hidden>``, §18.3.1.73 and §18.3.1.13), the frozen pane's top-left scrolling cell
+    (``<pane state="frozen">``, §18.3.1.66), custom row heights (points, by row) and column
+    widths (``(first column, last column, width in characters)`` from ``<col>``).
     """
 
     info: SheetInfo
@@ -150,6 +151,8 @@ class ParsedSheet:
     hidden_rows: list[int] = field(default_factory=list)
     hidden_columns: list[int] = field(default_factory=list)
     frozen_pane: str | None = None
+    row_heights: dict[int, float] = field(default_factory=dict)
+    column_widths: list[tuple[int, int, float]] = field(default_factory=list)
     objects: list[SheetObject] = field(default_factory=list)
 
     def __len__(self) -> int:
@@ -270,6 +273,7 @@ class ParsedWorkbook:
             if reader.cells is not None:
                 sheet.cells = reader.cells
             sheet.hidden_rows = sorted(set(reader.hidden_rows))
+            sheet.row_heights = dict(sorted(reader.row_heights.items()))
         self._read_frame(sheet, reader.frame)
         return reader.frame
 
@@ -293,13 +297,17 @@ class ParsedWorkbook:
                         f"sheet {name!r} has more than {self.limits.max_merged_ranges} merged ranges")
             elif tag == "dimension":
                 sheet.info.declared_dimension = el.get("ref")
-            elif tag == "col" and el.get("hidden") in ("1", "true"):
+            elif tag == "col":
                 try:
                     first = max(int(el.get("min") or 1), 1)
                     last = min(int(el.get("max") or first), MAX_COL)
+                    width = float(el.get("width")) if el.get("width") else None
                 except ValueError:
                     continue
-                hidden_columns.update(range(first, last + 1))
+                if el.get("hidden") in ("1", "true"):
+                    hidden_columns.update(range(first, last + 1))
+                if width is not None:
+                    sheet.column_widths.append((first, last, width))
             elif tag == "pane" and el.get("state") in ("frozen", "frozenSplit"):
                 try:
                     sheet.frozen_pane = el.get("topLeftCell") or cell_ref(

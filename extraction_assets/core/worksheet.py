@@ -249,12 +249,14 @@ def _tag_pattern(prefix: bytes) -> re.Pattern:
 
 
 @lru_cache(maxsize=16)
-def _hidden_row_pattern(prefix: bytes) -> re.Pattern:
+def _row_tag_pattern(prefix: bytes) -> re.Pattern:
     return re.compile(rb"<" + re.escape(prefix) + rb"row(?=\s)([^>]*)>")
 
 
 _ROW_ATTR_R = re.compile(rb"\sr\s*=\s*[\"'](\d+)[\"']")
 _ROW_HIDDEN = re.compile(rb"\shidden\s*=\s*[\"'](?:1|true)[\"']")
+_ROW_CUSTOM_HEIGHT = re.compile(rb"\scustomHeight\s*=\s*[\"'](?:1|true)[\"']")
+_ROW_HEIGHT = re.compile(rb"\sht\s*=\s*[\"']([\d.]+)[\"']")
 _UNSAFE = (b"<![CDATA[", b"<!--", b"<?")
 #: An inline string with one plain ``<t>`` (what openpyxl and most libraries write).
 _INLINE_TEXT_PATTERN = r'^<is><t(?: xml:space="preserve")?>(?P<text>[^<]*)</t></is>$'
@@ -272,7 +274,8 @@ class WorksheetReader:
         strings_array: the shared strings as an Arrow array (built on first use when omitted).
 
     After :meth:`read`: ``cells`` (Arrow table, :data:`CELL_SCHEMA`), ``frame`` (the worksheet
-    element without its cells), ``hidden_rows`` and ``issues`` ((ref, code, message) tuples).
+    element without its cells), ``hidden_rows``, ``row_heights`` (custom heights in points by
+    1-based row) and ``issues`` ((ref, code, message) tuples).
     When the part is damaged, ``cells`` holds the cells read before the fault and ``frame`` is
     ``None``.
     """
@@ -287,6 +290,7 @@ class WorksheetReader:
         self.cells: pa.Table | None = None
         self.frame = None
         self.hidden_rows: list[int] = []
+        self.row_heights: dict[int, float] = {}
         self.issues = _Issues()
 
     def read(self) -> None:
@@ -300,6 +304,7 @@ class WorksheetReader:
             self._read_fast()
         except _Fallback:
             self.hidden_rows = []
+            self.row_heights = {}
             self.issues = _Issues()
             self._read_tree()
 
@@ -309,6 +314,16 @@ class WorksheetReader:
         if self._strings_array is None:
             self._strings_array = pa.array(self.strings, pa.string())
         return self._strings_array
+
+    def _row_facts(self, row: int, hidden: bool, height: str | None) -> None:
+        """Record a hidden row and a custom row height (points, §18.3.1.73 ``ht``)."""
+        if hidden:
+            self.hidden_rows.append(row)
+        if height is not None:
+            try:
+                self.row_heights[row] = float(height)
+            except ValueError:
+                self.issues.add(f"{row}:{row}", "bad_row_height", f"row height {height!r} is not a number")
 
     # -- shared value handling ------------------------------------------------------------------
     def _shared_string(self, raw: str, row: int, col: int) -> str | None:
@@ -404,13 +419,17 @@ class WorksheetReader:
                 matches = _generic_cell_pattern(prefix).findall(data)
                 if len(matches) != n_tags:
                     raise _Fallback()
-        if b"hidden" in data:
-            for attrs in _hidden_row_pattern(prefix).findall(data):
+        if b"hidden" in data or b"customHeight" in data:
+            for attrs in _row_tag_pattern(prefix).findall(data):
+                hidden = _ROW_HIDDEN.search(attrs)
+                height = _ROW_CUSTOM_HEIGHT.search(attrs) and _ROW_HEIGHT.search(attrs)
+                if not (hidden or height):
+                    continue
                 r = _ROW_ATTR_R.search(attrs)
-                if _ROW_HIDDEN.search(attrs):
-                    if r is None:
-                        raise _Fallback()
-                    self.hidden_rows.append(int(r.group(1)))
+                if r is None:
+                    raise _Fallback()
+                self._row_facts(int(r.group(1)), bool(hidden),
+                                height.group(1).decode() if height else None)
         if matches:
             sink.add(self._batch(matches, prefix, formulas))
 
@@ -523,8 +542,9 @@ class WorksheetReader:
                             r = el.get("r")
                             current_row = int(r) if r else current_row + 1
                             last_col = 0
-                            if el.get("hidden") in ("1", "true"):
-                                self.hidden_rows.append(current_row)
+                            custom = el.get("customHeight") in ("1", "true")
+                            self._row_facts(current_row, el.get("hidden") in ("1", "true"),
+                                            el.get("ht") if custom else None)
                         continue
                     if tag == "row":
                         el.clear()
