@@ -113,6 +113,16 @@ class VectorStore:
             raise ValueError(f"not a sha256 hex partition key: {workbook_hash!r}")
         return table.count_rows(f"workbook_hash = '{workbook_hash}'")
 
+    def chunk_ids(self, workbook_hash: str) -> list[str]:
+        """The chunk ids stored for one partition (one per row, duplicates kept)."""
+        table = self._table()
+        if table is None:
+            return []
+        if not HASH_RE.match(workbook_hash):
+            raise ValueError(f"not a sha256 hex partition key: {workbook_hash!r}")
+        rows = table.search().where(f"workbook_hash = '{workbook_hash}'").select(["chunk_id"])
+        return rows.limit(None).to_arrow().column("chunk_id").to_pylist()
+
     def search(self, vector: np.ndarray, k: int = 5) -> list[dict]:
         """The ``k`` nearest chunks to ``vector`` (cosine distance), best first, without vectors."""
         table = self._table()

@@ -347,3 +347,19 @@ def test_openai_provider_through_the_graph_and_no_mixed_dimensions(tmp_path, mon
     assert mixed[0].status == "failed"
     assert "chunk_embeddings" in mixed[0].error and "16-d" in mixed[0].error
     assert vectors.count() == results[0].counts["chunks"]
+
+
+def test_asset_checks_are_evaluated_and_pass_on_the_samples(samples_ingest):
+    from dagster import DagsterEventType
+
+    root, _, results = samples_ingest
+    with open_instance(DataStore(root)) as instance:
+        outcomes = {}
+        for result in results:
+            for entry in instance.all_logs(result.run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION):
+                evaluation = entry.dagster_event.event_specific_data
+                outcomes[(result.workbook_hash, evaluation.check_name)] = evaluation.passed
+    names = {name for _, name in outcomes}
+    assert names == {"cell_coverage", "chunk_budget", "record_provenance", "one_vector_per_chunk"}
+    assert len(outcomes) == 4 * len(results)
+    assert all(outcomes.values()), [k for k, v in outcomes.items() if not v]

@@ -4,11 +4,12 @@ import hashlib
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult
 
+from ..checks import one_vector_per_chunk
 from ..embedding import EmbedderResource
 from ..resources import DataStoreResource
 from ..stages import StageOutput
 from ..vectors import VectorStore, VectorStoreError
-from .common import finish, stage_asset
+from .common import check_result, finish, stage_asset
 from .rendered_chunks import rendered_chunks
 
 CODE_VERSION = "1"
@@ -18,6 +19,8 @@ CODE_VERSION = "1"
     deps=[rendered_chunks],
     code_version=CODE_VERSION,
     kinds=("lancedb",),
+    checks={"one_vector_per_chunk": "LanceDB holds exactly one vector per chunk id of the "
+                                    "partition."},
     description=(
         "Embeddings of every chunk in the LanceDB table `chunks` (vector, text, file, sheet, "
         "A1 ranges, heading path). Re-materializing a partition replaces its rows."
@@ -44,7 +47,9 @@ def chunk_embeddings(context: AssetExecutionContext, storage: DataStoreResource,
     for c in chunks:
         digest.update(c["chunk_id"].encode())
     digest.update(f"{model.model_name}:{model.dimension}".encode())
+    coverage = one_vector_per_chunk([c["chunk_id"] for c in chunks], vector_store.chunk_ids(h))
     return finish(context, store, "chunk_embeddings", StageOutput({}), CODE_VERSION, {
         "vectors": n, "model": model.model_name, "dimension": model.dimension,
         "lancedb_uri": str(store.lancedb_uri),
-    }, data_version=digest.hexdigest(), row_count=n)
+    }, data_version=digest.hexdigest(), row_count=n,
+        check_results=[check_result("one_vector_per_chunk", coverage)])

@@ -7,6 +7,9 @@ import hashlib
 from datetime import datetime, timezone
 
 from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
     AssetExecutionContext,
     DataVersion,
     Failure,
@@ -15,19 +18,35 @@ from dagster import (
     asset,
 )
 
+from ..checks import CheckOutcome
 from ..partitions import workbook_partitions
-
 from ..stages import StageError, StageOutput, issue_rows
 from ..storage import DataStore
 from ..warehouse import refresh_views
 
 
-def stage_asset(*, description: str, code_version: str, deps=(), kinds=("parquet",)):
+def stage_asset(*, description: str, code_version: str, deps=(), kinds=("parquet",),
+                checks: dict[str, str] | None = None):
     """The ``@asset`` decorator of every stage: partitioned by ``workbooks``, group
-    ``extraction``, with a description and a code version (bump it when the logic changes so
-    the UI marks older partitions stale)."""
-    return asset(partitions_def=workbook_partitions, group_name="extraction", deps=list(deps),
-                 code_version=code_version, kinds=set(kinds), description=description)
+    ``extraction``, owned by the data-platform team, with a description, a code version (bump it
+    when the logic changes so the UI marks older partitions stale) and asset checks
+    (``checks``: name -> description) that the asset reports with each materialization."""
+    def decorate(fn):
+        specs = [AssetCheckSpec(name, asset=fn.__name__, description=text)
+                 for name, text in (checks or {}).items()]
+        return asset(partitions_def=workbook_partitions, group_name="extraction",
+                     deps=list(deps), code_version=code_version, kinds=set(kinds),
+                     description=description, owners=["team:data-platform"],
+                     check_specs=specs or None)(fn)
+    return decorate
+
+
+def check_result(name: str, outcome: CheckOutcome) -> AssetCheckResult:
+    """A Dagster asset check result (severity ERROR on failure) from a :class:`CheckOutcome`."""
+    return AssetCheckResult(check_name=name, passed=outcome.passed,
+                            severity=AssetCheckSeverity.ERROR, description=outcome.description,
+                            metadata={k: MetadataValue.json(v) if isinstance(v, list) else v
+                                      for k, v in outcome.metadata.items()})
 
 
 def write_issues(store: DataStore, asset: str, workbook_hash: str, output: StageOutput) -> int:
@@ -39,7 +58,8 @@ def write_issues(store: DataStore, asset: str, workbook_hash: str, output: Stage
 
 def finish(context: AssetExecutionContext, store: DataStore, asset: str, output: StageOutput,
            code_version: str, extra_metadata: dict | None = None,
-           data_version: str | None = None, row_count: int | None = None) -> MaterializeResult:
+           data_version: str | None = None, row_count: int | None = None,
+           check_results: list[AssetCheckResult] | None = None) -> MaterializeResult:
     """Write ``output``'s tables, its issues and a lineage row; refresh the views.
 
     The data version is the sha256 over the written Parquet files (or ``data_version`` when the
@@ -66,7 +86,8 @@ def finish(context: AssetExecutionContext, store: DataStore, asset: str, output:
     )], asset=asset)
     refresh_views(store)
     metadata.update(extra_metadata or {})
-    return MaterializeResult(metadata=metadata, data_version=DataVersion(version))
+    return MaterializeResult(metadata=metadata, data_version=DataVersion(version),
+                             check_results=check_results or None)
 
 
 def fail(store: DataStore, asset: str, workbook_hash: str, error: StageError) -> Failure:

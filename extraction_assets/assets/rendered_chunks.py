@@ -3,10 +3,11 @@
 from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue
 from pydantic import Field
 
+from ..checks import chunk_budget, record_provenance
 from ..embedding import EmbedderResource
 from ..resources import DataStoreResource
 from ..stages import render_stage
-from .common import finish, stage_asset
+from .common import check_result, finish, stage_asset
 from .segmented_blocks import segmented_blocks
 
 CODE_VERSION = "2"
@@ -22,6 +23,9 @@ class ChunkingConfig(Config):
 @stage_asset(
     deps=[segmented_blocks],
     code_version=CODE_VERSION,
+    checks={"chunk_budget": "Every chunk is within max_tokens tokens of the embedder.",
+            "record_provenance": "Every record names its file, sheet, row and A1 range inside "
+                                 "its block."},
     description=(
         "One record per table data row (header -> typed value, citing file, sheet, row and A1 "
         "range) and Markdown chunks with heading paths, the header repeated in every chunk of a "
@@ -43,9 +47,14 @@ def rendered_chunks(context: AssetExecutionContext, config: ChunkingConfig,
         model.count_tokens, max_tokens,
     )
     chunks = output.tables["chunks"].to_pylist()
+    checks = [
+        check_result("chunk_budget", chunk_budget(output.tables["chunks"], max_tokens)),
+        check_result("record_provenance", record_provenance(output.tables["records"],
+                                                            store.read_table("blocks", h))),
+    ]
     return finish(context, store, "rendered_chunks", output, CODE_VERSION, {
         "max_tokens": max_tokens,
         "tokenizer": model.model_name,
         "total_tokens": sum(c["n_tokens"] for c in chunks),
         "preview": MetadataValue.md(chunks[0]["text"] if chunks else "(no chunks)"),
-    })
+    }, check_results=checks)

@@ -4,9 +4,10 @@ from collections import Counter
 
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
 
+from ..checks import cell_coverage
 from ..resources import DataStoreResource
 from ..stages import segment_stage
-from .common import finish, stage_asset
+from .common import check_result, finish, stage_asset
 from .normalized_grids import normalized_grids
 
 CODE_VERSION = "2"
@@ -15,6 +16,8 @@ CODE_VERSION = "2"
 @stage_asset(
     deps=[normalized_grids],
     code_version=CODE_VERSION,
+    checks={"cell_coverage": "Every non-empty cell of a visible sheet (outside hidden rows and "
+                             "columns) lies in exactly one block."},
     description=(
         "Blocks of every visible sheet (table, title, text) with A1 range, header rows, "
         "flattened column headers (Parent > Child), title and heading path, and the reasons "
@@ -24,7 +27,9 @@ CODE_VERSION = "2"
 def segmented_blocks(context: AssetExecutionContext, storage: DataStoreResource) -> MaterializeResult:
     store = storage.store()
     h = context.partition_key
-    output = segment_stage(h, store.read_table("cells", h), store.read_table("sheets", h))
+    cells, sheets = store.read_table("cells", h), store.read_table("sheets", h)
+    output = segment_stage(h, cells, sheets)
+    coverage = cell_coverage(cells, sheets, output.tables["blocks"])
     blocks = output.tables["blocks"].to_pylist()
     kinds = Counter(b["kind"] for b in blocks)
     return finish(context, store, "segmented_blocks", output, CODE_VERSION, {
@@ -33,4 +38,4 @@ def segmented_blocks(context: AssetExecutionContext, storage: DataStoreResource)
         "blocks_preview": MetadataValue.md("\n".join(
             f"- `{b['sheet_name']}!{b['a1_range']}` {b['kind']}"
             + (f" — {b['title']}" if b["title"] else "") for b in blocks[:20]) or "(no blocks)"),
-    })
+    }, check_results=[check_result("cell_coverage", coverage)])

@@ -1,0 +1,122 @@
+"""Data-quality checks on one partition's outputs, as plain functions (the assets report them as
+Dagster asset checks, visible in the UI).
+
+* ``cell_coverage`` — every non-empty cell of a visible sheet, outside hidden rows and columns,
+  lies in exactly one block;
+* ``chunk_budget`` — every chunk is within the token budget;
+* ``record_provenance`` — every record names its file, sheet, row and A1 range, and its row lies
+  inside its block;
+* ``one_vector_per_chunk`` — LanceDB holds exactly one vector per chunk id of the partition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .core.a1 import cell_ref
+
+#: Most offending items listed in a check's metadata.
+SAMPLE = 10
+
+
+@dataclass
+class CheckOutcome:
+    """Result of one check: pass/fail, a one-line description and metadata for the UI."""
+
+    passed: bool
+    description: str
+    metadata: dict = field(default_factory=dict)
+
+
+def cell_coverage(cells: pa.Table, sheets: pa.Table, blocks: pa.Table) -> CheckOutcome:
+    """Every non-empty visible cell in exactly one block (``cells``, ``sheets``, ``blocks``
+    tables of one partition). Metadata: counts and up to :data:`SAMPLE` offending refs."""
+    visible = {r["sheet_index"] for r in sheets.to_pylist() if r["visibility"] == "visible"}
+    shown = cells.filter(pc.and_(
+        pc.and_(pc.is_in(cells.column("sheet_index"), pa.array(sorted(visible), pa.int32())),
+                pc.invert(pc.fill_null(cells.column("hidden"), False))),
+        pc.not_equal(pc.utf8_trim_whitespace(pc.fill_null(cells.column("display_text"), "")), "")))
+    uncovered: list[str] = []
+    overlapping: list[str] = []
+    n_uncovered = n_overlapping = 0
+    block_rows = blocks.to_pylist()
+    for sheet_index in sorted(visible):
+        part = shown.filter(pc.equal(shown.column("sheet_index"), sheet_index))
+        if part.num_rows == 0:
+            continue
+        rows = part.column("row").to_numpy()
+        cols = part.column("col").to_numpy()
+        count = np.zeros(len(rows), dtype=np.int32)
+        order = np.argsort(rows, kind="stable")
+        sorted_rows = rows[order]
+        for b in block_rows:
+            if b["sheet_index"] != sheet_index:
+                continue
+            lo = np.searchsorted(sorted_rows, b["min_row"], "left")
+            hi = np.searchsorted(sorted_rows, b["max_row"], "right")
+            band = order[lo:hi]
+            inside = band[(cols[band] >= b["min_col"]) & (cols[band] <= b["max_col"])]
+            count[inside] += 1
+        name = part.column("sheet_name")[0].as_py()
+        missing, doubled = np.flatnonzero(count == 0), np.flatnonzero(count > 1)
+        n_uncovered += len(missing)
+        n_overlapping += len(doubled)
+        uncovered += [f"{name}!{cell_ref(int(rows[i]), int(cols[i]))}"
+                      for i in missing[: max(0, SAMPLE - len(uncovered))].tolist()]
+        overlapping += [f"{name}!{cell_ref(int(rows[i]), int(cols[i]))}"
+                        for i in doubled[: max(0, SAMPLE - len(overlapping))].tolist()]
+    passed = n_uncovered == 0 and n_overlapping == 0
+    return CheckOutcome(
+        passed,
+        f"{shown.num_rows} visible non-empty cells; {n_uncovered} in no block, "
+        f"{n_overlapping} in more than one",
+        {"cells": shown.num_rows, "uncovered": n_uncovered, "overlapping": n_overlapping,
+         "uncovered_sample": uncovered, "overlapping_sample": overlapping},
+    )
+
+
+def chunk_budget(chunks: pa.Table, max_tokens: int) -> CheckOutcome:
+    """Every chunk has at most ``max_tokens`` tokens (of the embedder's tokenizer)."""
+    tokens = chunks.column("n_tokens").to_numpy(zero_copy_only=False) if chunks.num_rows else np.zeros(0)
+    over = np.flatnonzero(tokens > max_tokens)
+    ids = chunks.column("chunk_id").to_pylist() if chunks.num_rows else []
+    return CheckOutcome(
+        len(over) == 0,
+        f"{len(over)} of {chunks.num_rows} chunks over {max_tokens} tokens",
+        {"max_tokens": max_tokens, "largest": int(tokens.max()) if len(tokens) else 0,
+         "over_budget": len(over), "over_budget_sample": [ids[i] for i in over[:SAMPLE]]},
+    )
+
+
+def record_provenance(records: pa.Table, blocks: pa.Table) -> CheckOutcome:
+    """Every record has file name, sheet, row and A1 range, and its row lies in its block."""
+    bounds = {b["block_id"]: (b["min_row"], b["max_row"]) for b in blocks.to_pylist()}
+    bad = []
+    for r in records.select(["block_id", "filename", "sheet_name", "row", "a1_range"]).to_pylist():
+        block = bounds.get(r["block_id"])
+        if (not r["filename"] or not r["sheet_name"] or not r["a1_range"] or r["row"] is None
+                or block is None or not block[0] <= r["row"] <= block[1]):
+            bad.append(f"{r['sheet_name']}!{r['a1_range']}")
+    return CheckOutcome(
+        not bad, f"{len(bad)} of {records.num_rows} records without complete provenance",
+        {"records": records.num_rows, "incomplete": len(bad), "incomplete_sample": bad[:SAMPLE]},
+    )
+
+
+def one_vector_per_chunk(chunk_ids: list[str], vector_ids: list[str]) -> CheckOutcome:
+    """The partition's vectors are exactly one per chunk id (none missing, none duplicated)."""
+    expected, stored = set(chunk_ids), list(vector_ids)
+    missing = sorted(expected - set(stored))
+    extra = sorted(set(stored) - expected)
+    duplicated = len(stored) - len(set(stored))
+    return CheckOutcome(
+        not missing and not extra and duplicated == 0,
+        f"{len(expected)} chunks, {len(stored)} vectors: {len(missing)} missing, "
+        f"{len(extra)} unknown, {duplicated} duplicated",
+        {"chunks": len(expected), "vectors": len(stored), "missing": len(missing),
+         "unknown": len(extra), "duplicated": duplicated, "missing_sample": missing[:SAMPLE]},
+    )
