@@ -7,7 +7,12 @@ from dagster import Definitions
 from .assets import ALL_ASSETS
 from .embedding import EmbedderResource
 from .resources import DataStoreResource, LimitsResource
-from .sensors import inbox_sensor, ingest_job
+from .sensors import (
+    inbox_sensor,
+    ingest_job,
+    lineage_after_failure,
+    lineage_after_success,
+)
 
 
 def make_definitions(data_dir: str | None = None,
@@ -18,7 +23,7 @@ def make_definitions(data_dir: str | None = None,
     return Definitions(
         assets=ALL_ASSETS,
         jobs=[ingest_job],
-        sensors=[inbox_sensor],
+        sensors=[inbox_sensor, lineage_after_success, lineage_after_failure],
         resources={
             "storage": storage,
             "embedder": embedder or EmbedderResource(),

@@ -16,6 +16,7 @@ from dagster._core.instance.ref import InstanceRef
 from .assets import ALL_ASSETS
 from .definitions import make_definitions
 from .embedding import EmbedderResource
+from .lineage import export_lineage
 from .partitions import workbook_partitions
 from .storage import DataStore
 
@@ -158,6 +159,7 @@ def ingest_paths(
                 resources=resources, run_config=run_config, raise_on_error=False,
                 tags={"extraction_assets/source_path": str(path.resolve())},
             )
+            export_lineage(instance, store, workbook_hash)
             done(IngestResult(
                 str(path), workbook_hash, "success" if run.success else "failed", run.run_id,
                 None if run.success else _failure_message(run), summarize(store, workbook_hash),

@@ -90,6 +90,10 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("workbook_hash", S), ("stage", S), ("sheet_name", S), ("ref", S), ("severity", S),
         ("code", S), ("message", S),
     ]),
+    "sources": pa.schema([
+        ("workbook_hash", S), ("source_path", S), ("filename", S),
+        ("registered_at", pa.timestamp("us", tz="UTC")),
+    ]),
     "lineage": pa.schema([
         ("workbook_hash", S), ("asset", S), ("run_id", S), ("code_version", S),
         ("data_version", S), ("materialized_at", pa.timestamp("us", tz="UTC")),

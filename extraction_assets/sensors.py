@@ -2,15 +2,19 @@
 
 from dagster import (
     AssetSelection,
+    DagsterRunStatus,
     DefaultSensorStatus,
     RunRequest,
+    RunStatusSensorContext,
     SensorEvaluationContext,
     SensorResult,
     define_asset_job,
+    run_status_sensor,
     sensor,
 )
 
 from .assets import ALL_ASSETS
+from .lineage import export_lineage
 from .partitions import workbook_partitions
 from .resources import DataStoreResource
 
@@ -43,3 +47,21 @@ def inbox_sensor(context: SensorEvaluationContext, storage: DataStoreResource) -
         run_requests=[RunRequest(partition_key=k, run_key=k) for k in new_keys],
         dynamic_partitions_requests=[workbook_partitions.build_add_request(new_keys)] if new_keys else [],
     )
+
+
+def _export_run_lineage(context: RunStatusSensorContext, storage: DataStoreResource) -> None:
+    partition = context.dagster_run.tags.get("dagster/partition")
+    if partition:
+        export_lineage(context.instance, storage.store(), partition)
+
+
+@run_status_sensor(run_status=DagsterRunStatus.SUCCESS, default_status=DefaultSensorStatus.RUNNING,
+                   description="Refreshes the `lineage` table of a partition after a run succeeds.")
+def lineage_after_success(context: RunStatusSensorContext, storage: DataStoreResource):
+    _export_run_lineage(context, storage)
+
+
+@run_status_sensor(run_status=DagsterRunStatus.FAILURE, default_status=DefaultSensorStatus.RUNNING,
+                   description="Refreshes the `lineage` table of a partition after a run fails.")
+def lineage_after_failure(context: RunStatusSensorContext, storage: DataStoreResource):
+    _export_run_lineage(context, storage)

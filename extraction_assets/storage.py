@@ -7,7 +7,7 @@ Layout under the data dir (default ``data/``, or ``$EXTRACTION_ASSETS_HOME``)::
     store/<hash[:2]>/<hash>         the file's bytes, content-addressed
     parquet/<table>/<hash>.parquet  one file per table per partition
     parquet/extraction_issues/<asset>/<hash>.parquet
-    parquet/lineage/<asset>/<hash>.parquet
+    parquet/lineage/<hash>.parquet  materializations of the partition, from Dagster's event log
     warehouse.duckdb                DuckDB views over the Parquet files
     lancedb/                        LanceDB vectors
     dagster/                        the Dagster instance (SQLite storage)
@@ -24,6 +24,7 @@ import os
 import re
 import tempfile
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pyarrow as pa
@@ -103,16 +104,25 @@ class DataStore:
     def register_source(self, path: str | Path) -> tuple[str, bool]:
         """Record where a file's content hash came from; returns (hash, newly registered).
 
-        The first path seen for a hash is kept; later copies of the same bytes add nothing.
+        The first path seen for a hash is the one the ``workbook`` asset reads; every (hash,
+        path) pair is also kept with its first registration time in the ``sources`` table (the
+        ``workbook_versions`` view orders a path's hashes by it). Registering the same bytes
+        again under the same path adds nothing.
         """
         path = Path(path).expanduser().resolve()
         digest = sha256_file(path)
         record = self.root / "sources" / f"{digest}.json"
-        if record.exists():
-            return digest, False
-        payload = {"source_path": str(path), "filename": path.name}
-        atomic_write_bytes(record, json.dumps(payload, ensure_ascii=False, sort_keys=True).encode())
-        return digest, True
+        new = not record.exists()
+        if new:
+            payload = {"source_path": str(path), "filename": path.name}
+            atomic_write_bytes(record, json.dumps(payload, ensure_ascii=False, sort_keys=True).encode())
+        history = self.table_path("sources", digest)
+        seen = pq.read_table(history, schema=SCHEMAS["sources"]).to_pylist() if history.exists() else []
+        if all(row["source_path"] != str(path) for row in seen):
+            self.write_table("sources", digest, seen + [dict(
+                workbook_hash=digest, source_path=str(path), filename=path.name,
+                registered_at=datetime.now(timezone.utc))])
+        return digest, new
 
     def source_of(self, workbook_hash: str) -> dict:
         """The registered source of a hash: ``{"source_path", "filename"}``.
@@ -187,12 +197,6 @@ class DataStore:
                 f"{table} has no output for partition {workbook_hash}; materialize it first"
             )
         return pq.read_table(path, schema=SCHEMAS[table])
-
-    def append_rows(self, table: str, workbook_hash: str, rows: list[dict], asset: str) -> Written:
-        """Append rows to a per-asset table partition (used for ``lineage``)."""
-        path = self.table_path(table, workbook_hash, asset)
-        existing = pq.read_table(path, schema=SCHEMAS[table]).to_pylist() if path.exists() else []
-        return self.write_table(table, workbook_hash, existing + rows, asset)
 
     @staticmethod
     def _check_hash(workbook_hash: str) -> None:

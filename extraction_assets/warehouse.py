@@ -26,7 +26,8 @@ _VIEWS: dict[str, tuple[str, str]] = {
     "records": ("records", "records/*.parquet"),
     "chunks": ("chunks", "chunks/*.parquet"),
     "extraction_issues": ("extraction_issues", "extraction_issues/*/*.parquet"),
-    "lineage": ("lineage", "lineage/*/*.parquet"),
+    "lineage": ("lineage", "lineage/*.parquet"),
+    "sources": ("sources", "sources/*.parquet"),
     "sheet_objects": ("sheet_objects", "sheet_objects/*.parquet"),
     "rich_text": ("rich_text", "rich_text/*.parquet"),
 }
@@ -58,8 +59,11 @@ def _relation(store: DataStore, table: str, pattern: str) -> str:
 
 
 def view_sql(store: DataStore) -> dict[str, str]:
-    """The ``CREATE OR REPLACE VIEW`` statement of every view (the nine contract views, then
-    ``sheet_objects`` and ``rich_text``), by view name, in creation order."""
+    """The ``CREATE OR REPLACE VIEW`` statement of every view, by view name, in creation order:
+    the nine contract views, ``sources``, ``sheet_objects``, ``rich_text``, then
+    ``workbook_versions`` (a source path's hashes in registration order, with ``version`` and
+    ``previous_hash``) and ``chunk_changes`` (per pair of consecutive versions, each chunk id
+    ``added``, ``removed`` or ``kept``)."""
     sql = {
         name: f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM {_relation(store, table, pattern)}"
         for name, (table, pattern) in _VIEWS.items()
@@ -70,8 +74,26 @@ def view_sql(store: DataStore) -> dict[str, str]:
         f"{workbooks} AS w LEFT JOIN (SELECT workbook_hash, min(materialized_at) AS ingested_at "
         "FROM lineage WHERE asset = 'workbook' GROUP BY workbook_hash) AS l USING (workbook_hash)"
     )
-    order = ["lineage", *[v for v in CONTRACT_VIEWS if v != "lineage"],
-             *[v for v in _VIEWS if v not in CONTRACT_VIEWS]]
+    sql["workbook_versions"] = (
+        "CREATE OR REPLACE VIEW workbook_versions AS SELECT source_path, workbook_hash, filename, "
+        "registered_at, row_number() OVER w AS version, lag(workbook_hash) OVER w AS previous_hash "
+        "FROM sources WINDOW w AS (PARTITION BY source_path ORDER BY registered_at, workbook_hash)"
+    )
+    sql["chunk_changes"] = (
+        "CREATE OR REPLACE VIEW chunk_changes AS "
+        "WITH pairs AS (SELECT source_path, previous_hash, workbook_hash FROM workbook_versions "
+        "WHERE previous_hash IS NOT NULL), "
+        "now AS (SELECT p.*, c.chunk_id FROM pairs p JOIN chunks c USING (workbook_hash)), "
+        "before AS (SELECT p.*, c.chunk_id FROM pairs p JOIN chunks c "
+        "ON c.workbook_hash = p.previous_hash) "
+        "SELECT source_path, previous_hash, workbook_hash, chunk_id, CASE "
+        "WHEN before.chunk_id IS NULL THEN 'added' WHEN now.chunk_id IS NULL THEN 'removed' "
+        "ELSE 'kept' END AS change FROM now FULL OUTER JOIN before "
+        "USING (source_path, previous_hash, workbook_hash, chunk_id)"
+    )
+    order = ["lineage", "sources", *[v for v in CONTRACT_VIEWS if v != "lineage"],
+             *[v for v in _VIEWS if v not in CONTRACT_VIEWS and v != "sources"],
+             "workbook_versions", "chunk_changes"]
     return {name: sql[name] for name in order}
 
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from openpyxl import Workbook
 
-from extraction_assets.checks import cell_coverage, chunk_budget, one_vector_per_chunk, record_provenance
+from extraction_assets.checks import (
+    cell_coverage,
+    chunk_budget,
+    one_vector_per_chunk,
+    record_provenance,
+)
 from extraction_assets.stages import normalize_stage, parse_stage, segment_stage
 
 H = "0" * 64

@@ -9,7 +9,12 @@ import json
 from openpyxl import Workbook
 
 from extraction_assets.embedding import LocalEmbedder
-from extraction_assets.stages import normalize_stage, parse_stage, render_stage, segment_stage
+from extraction_assets.stages import (
+    normalize_stage,
+    parse_stage,
+    render_stage,
+    segment_stage,
+)
 
 H = "0" * 64
 

@@ -13,6 +13,7 @@ import zipfile
 import pytest
 from openpyxl import Workbook
 
+from extraction_assets import stages
 from extraction_assets.core.container import Limits
 from extraction_assets.core.errors import (
     CorruptWorkbookError,
@@ -24,10 +25,17 @@ from extraction_assets.core.errors import (
 from extraction_assets.core.normalize import normalize_sheet
 from extraction_assets.core.ooxml import ParsedSheet, open_workbook
 from extraction_assets.core.worksheet import translate_formula
-from extraction_assets import stages
 
 try:
-    from extraction_assets_tests.builders import NS_MAIN, Sheet, save_openpyxl, sst, t, worksheet, xlsx_bytes
+    from extraction_assets_tests.builders import (
+        NS_MAIN,
+        Sheet,
+        save_openpyxl,
+        sst,
+        t,
+        worksheet,
+        xlsx_bytes,
+    )
 except ImportError:  # tests collected with the test folder itself on sys.path
     from builders import NS_MAIN, Sheet, save_openpyxl, sst, t, worksheet, xlsx_bytes
 

@@ -22,7 +22,14 @@ from extraction_assets.core.parts import (
 from extraction_assets.schemas import SCHEMAS
 
 try:
-    from extraction_assets_tests.builders import NS_MAIN, Sheet, sst, t, worksheet, xlsx_bytes
+    from extraction_assets_tests.builders import (
+        NS_MAIN,
+        Sheet,
+        sst,
+        t,
+        worksheet,
+        xlsx_bytes,
+    )
 except ImportError:  # pragma: no cover - tests run from inside the folder
     from builders import NS_MAIN, Sheet, sst, t, worksheet, xlsx_bytes
 

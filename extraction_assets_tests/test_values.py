@@ -10,7 +10,12 @@ from openpyxl import Workbook
 
 from extraction_assets.core.numfmt import is_valid_format
 from extraction_assets.embedding import LocalEmbedder
-from extraction_assets.stages import normalize_stage, parse_stage, render_stage, segment_stage
+from extraction_assets.stages import (
+    normalize_stage,
+    parse_stage,
+    render_stage,
+    segment_stage,
+)
 
 try:
     from extraction_assets_tests.builders import Sheet, sst, t, worksheet, xlsx_bytes

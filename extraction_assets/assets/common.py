@@ -1,10 +1,9 @@
-"""What every asset does after its stage ran: write tables and issues, record lineage, refresh
-the DuckDB views and build the materialization's metadata and data version."""
+"""What every asset does after its stage ran: write tables and issues, refresh the DuckDB views
+and build the materialization's metadata, data version and asset check results."""
 
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timezone
 
 from dagster import (
     AssetCheckResult,
@@ -60,11 +59,11 @@ def finish(context: AssetExecutionContext, store: DataStore, asset: str, output:
            code_version: str, extra_metadata: dict | None = None,
            data_version: str | None = None, row_count: int | None = None,
            check_results: list[AssetCheckResult] | None = None) -> MaterializeResult:
-    """Write ``output``'s tables, its issues and a lineage row; refresh the views.
+    """Write ``output``'s tables and issues, refresh the views, and build the result.
 
     The data version is the sha256 over the written Parquet files (or ``data_version`` when the
-    output lives elsewhere, e.g. LanceDB), so equal outputs give equal versions. ``row_count``
-    overrides the lineage row count (default: rows written to Parquet).
+    output lives elsewhere, e.g. LanceDB), so equal outputs give equal versions. The metadata
+    ``row_count`` (default: rows written to Parquet) is what the ``lineage`` view reports.
     """
     workbook_hash = context.partition_key
     digest = hashlib.sha256()
@@ -78,12 +77,7 @@ def finish(context: AssetExecutionContext, store: DataStore, asset: str, output:
         total_rows += written.n_rows
     metadata["issues"] = MetadataValue.int(write_issues(store, asset, workbook_hash, output))
     version = data_version or digest.hexdigest()
-    store.append_rows("lineage", workbook_hash, [dict(
-        workbook_hash=workbook_hash, asset=asset, run_id=context.run.run_id,
-        code_version=code_version, data_version=version,
-        materialized_at=datetime.now(timezone.utc),
-        row_count=total_rows if row_count is None else row_count,
-    )], asset=asset)
+    metadata["row_count"] = MetadataValue.int(total_rows if row_count is None else row_count)
     refresh_views(store)
     metadata.update(extra_metadata or {})
     return MaterializeResult(metadata=metadata, data_version=DataVersion(version),

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterator
 
-
 import pyarrow as pa
 
 from .a1 import MAX_COL, cell_ref, parse_range, range_ref
@@ -39,13 +38,8 @@ from .parts import (
     read_shared_strings,
     rel_attr,
 )
-from .worksheet import (
-    CELL_SCHEMA,
-    WorksheetReader,
-    local as _local,
-    open_stream,
-)
-
+from .worksheet import CELL_SCHEMA, WorksheetReader, open_stream
+from .worksheet import local as _local
 
 #: Built-in number formats of ECMA-376 Part 1, §18.8.30 (en-US rendering of the locale ids).
 BUILTIN_NUMBER_FORMATS: dict[int, str] = {
