@@ -1,0 +1,1082 @@
+"""Score table segmentation against labelled workbooks.
+
+Usage::
+
+    python -m extraction_assets.evaluate [--seeds N] [--start S] [--corpus DIR] [--json OUT]
+
+Two label sets are scored with the real pipeline (:func:`predict` runs ``parse_stage``,
+``normalize_stage`` and ``segment_stage`` of :mod:`extraction_assets.stages`):
+
+(a) **Generated layouts** — :func:`generate_layout` builds a random but realistic workbook from a
+    seed (1–3 tables per sheet, titles, unit lines, notes, 1–3 header rows with merged parents,
+    row groups, totals, side-by-side and stacked tables, sparse tables with an empty interior row
+    or spacer column, borders or none, English and Japanese text, numbers, dates, currency) and
+    returns the truth with it.
+(b) **Corpus ground truth** under ``$EXTRACTION_ASSETS_CORPUS/groundtruth`` (default
+    ``<repo>/../shared/corpus``), where it says something about tables:
+
+    * ``docling/*.json`` — DoclingDocument exports. Every table has ``prov[0].bbox`` in sheet
+      cell coordinates (0-based, ``l``/``t`` inclusive, ``r``/``b`` exclusive) and belongs to a
+      ``sheet`` group named after the sheet, so its A1 range is exact. Tables of fewer than 2 rows
+      or 2 columns (Docling's 1x1 "tables" are titles) are left out, following our own rule that
+      a table has at least two rows and two columns. Headers come from the cells flagged
+      ``column_header`` (levels joined by ``" > "``), except where a header cell spans
+      several columns: Docling flags only the first row as header, so under a merged parent its
+      labels miss the sub-header (xlsx_01 ``Sheet3``) and the table gets no header truth. Docling's output is another extractor's
+      answer, not a human label: read its numbers as agreement, not as accuracy.
+    * ``unstructured/test_xlsx.py`` (``partition_xlsx("example-docs/X") == [Title(..),
+      Table(..), ...]`` assertions without options) and ``unstructured/*.xlsx.json`` element
+      exports — element sequences without coordinates. They are aligned row by row with the
+      sheet's non-empty rows (each element consumes whole rows until its words are used up); a
+      ``Table`` element's range is the bounding box of the rows it consumed; one-row or
+      one-column "tables" are left out as for Docling. No header truth. Unstructured puts
+      single-cell rows right below a table outside it (``ListItem``/``Title``), which is our
+      notes convention too.
+
+Conventions (the same as ``shared/cases/EXPECTED.md``: "a table is given by sheet name and A1
+range"):
+
+* A table's range is the bounding box of its header rows, data rows and totals/summary rows,
+  including an empty interior row or spacer column that lies inside it. It excludes the title
+  line(s), a unit line such as ``(単位：千円)`` above the header, and notes or footnotes below it
+  (``※ …``, ``Note: …``, ``* Source: …``).
+* A column's header is the path of its header levels from top to bottom joined by ``" > "``
+  (``2023 > Q1``); a vertically merged label (``Region`` merged over two header rows) is one
+  level. Fully empty spacer columns have no header and are not columns of the table.
+* Header labels are compared by **sheet column** (for an exactly matched range this is the
+  position in the table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import io
+import json
+import os
+import random
+import re
+import sys
+import time
+from collections import Counter, defaultdict
+from datetime import date, datetime, timedelta
+from pathlib import Path
+
+from .core.a1 import column_letter, parse_range, range_ref
+
+REPO = Path(__file__).resolve().parent.parent
+HASH = "0" * 64
+
+__all__ = ["corpus_dir", "corpus_truth", "diagnose", "docling_truth", "evaluate_corpus",
+           "evaluate_generator", "generate_layout", "iou", "main", "predict", "score",
+           "unstructured_truth"]
+
+# -- vocabulary ---------------------------------------------------------------------------------
+_ROW_LABELS = {
+    "en": [("Region", ["North", "South", "East", "West", "Central", "Overseas", "Online", "Retail"]),
+           ("Product", ["Widget A", "Widget B", "Gadget", "Sprocket", "Bracket", "Hex bolt M8",
+                        "Flat washer", "Cable tie"]),
+           ("Department", ["Sales", "Engineering", "Finance", "Support", "Marketing", "Legal",
+                           "Operations", "HR"]),
+           ("Customer", ["Acme Corp", "Globex", "Initech", "Umbrella", "Hooli", "Stark Ltd",
+                         "Wayne Co", "Tyrell"])],
+    "ja": [("地域", ["北海道", "東北", "関東", "中部", "近畿", "中国", "四国", "九州"]),
+           ("品目", ["りんご", "みかん", "ぶどう", "もも", "なし", "いちご", "メロン", "すいか"]),
+           ("部門", ["営業部", "開発部", "総務部", "経理部", "製造部", "品質保証部", "人事部", "広報部"]),
+           ("取引先", ["山田商事", "佐藤工業", "鈴木物産", "高橋電機", "田中製作所", "伊藤建設",
+                       "渡辺運輸", "中村食品"])],
+}
+_GROUPS = {"en": ("Division", ["Consumer", "Enterprise", "Public sector", "Partners"]),
+           "ja": ("事業部", ["国内事業", "海外事業", "官公庁", "その他"])}
+_SIMPLE_COLS = {
+    "en": [("Units", "int"), ("Revenue", "usd"), ("Unit price", "usd"), ("Ship date", "date"),
+           ("Share", "pct"), ("Owner", "name"), ("Cost", "usd"), ("Orders", "int"),
+           ("Due", "date"), ("Margin", "pct"), ("Comment", "text")],
+    "ja": [("数量", "int"), ("金額", "jpy"), ("単価", "jpy"), ("納期", "date"), ("構成比", "pct"),
+           ("担当者", "name"), ("原価", "jpy"), ("受注件数", "int"), ("出荷日", "date"),
+           ("粗利率", "pct"), ("備考", "text")],
+}
+_PARENTS = {"en": [["2022", "2023", "2024"], ["FY2023", "FY2024"], ["Actual", "Budget", "Forecast"],
+                   ["Domestic", "Export"]],
+            "ja": [["2022年度", "2023年度", "2024年度"], ["実績", "計画", "見込"], ["国内", "海外"],
+                   ["前年", "当年"]]}
+_CHILDREN = {"en": [["Q1", "Q2", "Q3", "Q4"], ["H1", "H2"], ["Units", "Revenue"], ["Jan", "Feb", "Mar"]],
+             "ja": [["第1四半期", "第2四半期", "第3四半期"], ["上期", "下期"], ["数量", "金額"],
+                    ["4月", "5月", "6月"]]}
+_TOPS = {"en": [["Sales", "Returns"], ["Orders", "Shipments"]], "ja": [["売上", "返品"], ["受注", "出荷"]]}
+_EXTRA_SINGLE = {"en": [("Total", "sum"), ("Unit", "unit"), ("Remarks", "text")],
+                 "ja": [("合計", "sum"), ("単位", "unit"), ("備考", "text")]}
+_TITLES = {"en": ["Quarterly sales by {x}", "{x} summary", "Revenue by {x}", "Headcount by {x}",
+                  "Order book — {x}", "Table {n}. Results by {x}"],
+           "ja": ["{x}別四半期売上", "{x}別集計表", "{x}別売上高", "{x}別人員数", "表{n} {x}別実績",
+                  "【{x}別】受注状況"]}
+_UNITS = {"en": ["(USD thousands)", "Unit: USD", "(in millions)"],
+          "ja": ["(単位：千円)", "単位：円", "(単位：百万円)"]}
+_NOTES = {"en": ["Note: figures are unaudited.", "* Source: internal sales system.",
+                 "Note: totals may not add up due to rounding.", "* Excludes intercompany sales.",
+                 "Source: company filings, 2024."],
+          "ja": ["※ 金額は税抜きです。", "※ 端数処理のため合計と一致しない場合があります。",
+                 "出典：社内販売管理システム", "※ 前年同期比は参考値です。", "注）速報値"]}
+_HEADINGS = {"en": ["Monthly report", "Sales overview FY2024", "Operations dashboard"],
+             "ja": ["月次報告書", "2024年度 売上概況", "業務報告"]}
+_SHEETS = {"en": ["Summary", "Sales", "Report", "Data", "Q3 results"],
+           "ja": ["集計", "売上", "報告", "明細", "第3四半期"]}
+_NAMES = {"en": ["Smith", "Jones", "Brown", "Taylor", "Wilson", "Davies"],
+          "ja": ["山田", "佐藤", "鈴木", "高橋", "田中", "伊藤"]}
+_TEXTS = {"en": ["on hold", "urgent", "see memo", "ok", "pending review", "renewed"],
+          "ja": ["保留", "至急", "別紙参照", "問題なし", "確認中", "更新済"]}
+_FORMATS = {"int": ["#,##0", "0", "General"], "usd": ['"$"#,##0.00', '"$"#,##0'],
+            "jpy": ['"¥"#,##0', '#,##0"円"', "#,##0"], "pct": ["0.0%", "0%"],
+            "date": ["yyyy-mm-dd", "yyyy/m/d", 'yyyy"年"m"月"d"日"', "d-mmm-yy"]}
+
+
+def _value(rng: random.Random, kind: str, lang: str):
+    if kind in ("int", "sum"):
+        return rng.randint(0, 5000)
+    if kind == "usd":
+        return round(rng.uniform(10, 99999), 2)
+    if kind == "jpy":
+        return rng.randint(100, 9_999_999)
+    if kind == "pct":
+        return round(rng.random(), 3)
+    if kind == "date":
+        return date(2023, 1, 1) + timedelta(days=rng.randint(0, 700))
+    if kind == "name":
+        return rng.choice(_NAMES[lang])
+    if kind == "unit":
+        return rng.choice(["pcs", "kg", "box"] if lang == "en" else ["個", "kg", "箱"])
+    return rng.choice(_TEXTS[lang])
+
+
+# -- one table ----------------------------------------------------------------------------------
+class _Piece:
+    """A table (with its title, unit line and notes) in relative coordinates (0-based)."""
+
+    def __init__(self):
+        self.cells: dict[tuple[int, int], tuple[object, dict]] = {}
+        self.merges: list[tuple[int, int, int, int]] = []
+        self.height = 0
+        self.width = 0
+        self.table_top = 0  # relative row of the first header row
+        self.table_bottom = 0
+        self.headers: dict[int, str] = {}  # relative col -> flattened header
+        self.header_rows = 1
+        self.title: str | None = None
+        self.features: list[str] = []
+        self.border = "none"
+        self.total_row: int | None = None
+        self.title_row: int | None = None
+        self.unit_row: int | None = None
+        self.note_rows: list[int] = []
+
+    def put(self, r: int, c: int, value, **style):
+        self.cells[(r, c)] = (value, style)
+
+
+def _build_table(rng: random.Random, lang: str, n_in_sheet: int) -> _Piece:
+    p = _Piece()
+    label_name, label_values = rng.choice(_ROW_LABELS[lang])
+    h = rng.choices([1, 2, 3], weights=[5, 4, 1.5])[0]
+    feats = p.features
+    feats.append(f"header_rows={h}")
+    use_group = rng.random() < 0.3
+    group_style = rng.choice(["merge", "first"]) if use_group else None
+    label_pos = rng.choice(["merge", "merge", "top", "bottom"]) if h > 1 else "merge"
+    # columns: list of dicts {levels: [...], kind, pos}
+    columns: list[dict] = []
+    if use_group:
+        columns.append({"levels": [_GROUPS[lang][0]], "kind": "group"})
+        feats.append(f"row_groups:{group_style}")
+    columns.append({"levels": [label_name], "kind": "label"})
+    n_label_cols = len(columns)
+    if h == 1:
+        pool = list(_SIMPLE_COLS[lang])
+        rng.shuffle(pool)
+        for name, kind in pool[:rng.randint(2, 5)]:
+            columns.append({"levels": [name], "kind": kind})
+    else:
+        kind = rng.choice(["int", "usd" if lang == "en" else "jpy", "int"])
+        if h == 2:
+            parents = rng.choice(_PARENTS[lang])
+            parents = parents[:rng.randint(1, len(parents))] if len(parents) > 1 else parents
+            children = rng.choice(_CHILDREN[lang])
+            children = children[:rng.randint(2, len(children))]
+            for par in parents:
+                for ch in children:
+                    columns.append({"levels": [par, ch], "kind": kind})
+        else:
+            tops = rng.choice(_TOPS[lang])[:rng.randint(1, 2)]
+            parents = rng.choice(_PARENTS[lang])[:2]
+            children = rng.choice(_CHILDREN[lang])[:2]
+            for top in tops:
+                for par in parents:
+                    for ch in children:
+                        columns.append({"levels": [top, par, ch], "kind": kind})
+        if rng.random() < 0.35:
+            name, ekind = rng.choice(_EXTRA_SINGLE[lang])
+            columns.append({"levels": [name], "kind": ekind})
+            feats.append("single_level_column_in_multirow_header")
+    # a spacer column (fully empty, no header) inside the table
+    spacer_at = None
+    if rng.random() < 0.12 and len(columns) - n_label_cols >= 2:
+        if h == 1:
+            spacer_at = rng.randint(n_label_cols, len(columns) - 1)
+        else:  # between top-level groups (no merge crosses it) or right after the label columns
+            bounds = [i for i in range(n_label_cols + 1, len(columns))
+                      if columns[i]["levels"][0] != columns[i - 1]["levels"][0]]
+            spacer_at = rng.choice(bounds or [n_label_cols])
+        columns.insert(spacer_at, {"levels": [], "kind": "spacer"})
+        feats.append("spacer_column")
+
+    # rows
+    n_data = rng.randint(3, 10)
+    labels = list(label_values)
+    rng.shuffle(labels)
+    labels = (labels * 3)[:n_data]
+    group_of: list[int] = []
+    if use_group:
+        g, left = 0, 0
+        for i in range(n_data):
+            if left == 0:
+                left = rng.randint(2, 4)
+                g = len(set(group_of))
+            group_of.append(g)
+            left -= 1
+    empty_row_at = None
+    if rng.random() < 0.12 and n_data >= 3:
+        empty_row_at = rng.randint(1, n_data - 1)  # before data row index
+        feats.append("empty_interior_row")
+    with_total = rng.random() < 0.45
+    if with_total:
+        feats.append("totals_row")
+    sparse = rng.random() < 0.3
+    if sparse:
+        feats.append("blank_cells")
+
+    # title / unit line above
+    top = 0
+    title = None
+    if rng.random() < 0.6:
+        x = label_name
+        title = rng.choice(_TITLES[lang]).format(x=x, n=n_in_sheet)
+        p.title = title
+        feats.append("title")
+    unit = rng.choice(_UNITS[lang]) if rng.random() < 0.15 else None
+    title_gap = rng.choice([0, 0, 1]) if title else 0
+    width = len(columns)
+    title_merge = title is not None and rng.random() < 0.4
+    if title:
+        p.put(0, 0, title, bold=True, size=rng.choice([13, 14, 16]))
+        p.title_row = 0
+        if title_merge and width > 1:
+            p.merges.append((0, 0, 0, width - 1))
+            feats.append("title_merged")
+        top = 1 + title_gap
+        feats.append(f"title_gap={title_gap}")
+    if unit:
+        if title and title_gap == 0 and not title_merge:
+            p.put(0, width - 1, unit, italic=True)  # unit on the title row, right end
+            p.unit_row = 0
+        else:
+            p.put(top, width - 1, unit, italic=True)
+            p.unit_row = top
+            top += 1
+        feats.append("unit_line")
+    p.table_top = top
+    p.header_rows = h
+    p.border = rng.choice(["all", "all", "header", "none"])
+    if p.border != "none":
+        feats.append(f"border={p.border}")
+    header_fill = rng.random() < 0.4
+
+    # header rows
+    hstyle = {"bold": True, "header": True}
+    if header_fill:
+        hstyle["fill"] = rng.choice(["D9D9D9", "DDEBF7", "FCE4D6"])
+    for j, col in enumerate(columns):
+        levels = col["levels"]
+        if not levels:
+            continue
+        if len(levels) == h:
+            for k, text in enumerate(levels):
+                p.put(top + k, j, text, **hstyle)
+        else:  # a single-level column in a multi-row header
+            pos = label_pos if col["kind"] in ("label", "group") else "merge"
+            if pos == "merge":
+                p.put(top, j, levels[0], **hstyle)
+                for k in range(1, h):
+                    p.put(top + k, j, None, **hstyle)
+                if h > 1:
+                    p.merges.append((top, j, top + h - 1, j))
+            elif pos == "top":
+                p.put(top, j, levels[0], **hstyle)
+            else:
+                p.put(top + h - 1, j, levels[0], **hstyle)
+        p.headers[j] = " > ".join(levels)
+    if h > 1:
+        # merge parents: equal prefixes over adjacent columns
+        for k in range(h - 1):
+            j = 0
+            while j < width:
+                lv = columns[j]["levels"]
+                if len(lv) != h:
+                    j += 1
+                    continue
+                end = j
+                while end + 1 < width and len(columns[end + 1]["levels"]) == h and \
+                        columns[end + 1]["levels"][:k + 1] == lv[:k + 1]:
+                    end += 1
+                if end > j:
+                    p.merges.append((top + k, j, top + k, end))
+                    for jj in range(j + 1, end + 1):
+                        p.put(top + k, jj, None, **hstyle)
+                j = end + 1
+        if label_pos != "merge":
+            feats.append(f"label_header_{label_pos}")
+    # data rows
+    r = top + h
+    sums = defaultdict(float)
+    fmt = {j: rng.choice(_FORMATS[c["kind"]]) for j, c in enumerate(columns) if c["kind"] in _FORMATS}
+    group_rows: dict[int, list[int]] = defaultdict(list)
+    for i in range(n_data):
+        if empty_row_at is not None and i == empty_row_at:
+            r += 1
+        for j, col in enumerate(columns):
+            kind = col["kind"]
+            if kind == "spacer":
+                continue
+            if kind == "group":
+                group_rows[group_of[i]].append(r)
+                gname = _GROUPS[lang][1][group_of[i] % len(_GROUPS[lang][1])]
+                first = len(group_rows[group_of[i]]) == 1
+                if first or group_style == "merge":
+                    p.put(r, j, gname if first else None)
+                continue
+            if kind == "label":
+                p.put(r, j, labels[i])
+                continue
+            if kind == "sum":
+                continue
+            if sparse and rng.random() < 0.15 and kind != "label":
+                continue
+            v = _value(rng, kind, lang)
+            if kind in ("int", "usd", "jpy"):
+                sums[j] += v
+            p.put(r, j, v, fmt=fmt.get(j))
+        for j, col in enumerate(columns):  # row total column
+            if col["kind"] == "sum":
+                s = sum(p.cells[(r, jj)][0] for jj, c in enumerate(columns)
+                        if c["kind"] in ("int", "usd", "jpy") and (r, jj) in p.cells
+                        and isinstance(p.cells[(r, jj)][0], (int, float)))
+                p.put(r, j, round(s, 2), fmt="#,##0")
+                sums[j] += s
+        r += 1
+    if group_style == "merge":
+        for rows in group_rows.values():
+            runs = [[rows[0]]]
+            for rr in rows[1:]:
+                if rr == runs[-1][-1] + 1:
+                    runs[-1].append(rr)
+                else:  # an empty row inside the group: the label starts again below it
+                    runs.append([rr])
+            for k, run in enumerate(runs):
+                if k:
+                    p.put(run[0], 0, p.cells[(rows[0], 0)][0])
+                if len(run) > 1:
+                    p.merges.append((run[0], 0, run[-1], 0))
+    if with_total:
+        total_label = rng.choice(["Total", "Grand total"] if lang == "en" else ["合計", "総計"])
+        p.put(r, 0, total_label, bold=True)
+        if use_group and rng.random() < 0.5:
+            p.merges.append((r, 0, r, 1))
+            p.put(r, 1, None, bold=True)
+        for j in sums:
+            p.put(r, j, round(sums[j], 2), bold=True, fmt=fmt.get(j, "#,##0"), total=True)
+        p.total_row = r
+        r += 1
+    p.table_bottom = r - 1
+    # notes below
+    if rng.random() < 0.4:
+        gap = rng.choice([0, 1])
+        r += gap
+        for k in range(rng.choice([1, 1, 2])):
+            p.put(r, 0, rng.choice(_NOTES[lang]), size=9)
+            p.note_rows.append(r)
+            r += 1
+        feats.append(f"notes_gap={gap}")
+    p.height = r
+    p.width = width
+    return p
+
+
+# -- a workbook ---------------------------------------------------------------------------------
+def generate_layout(seed: int) -> tuple[bytes, list[dict]]:
+    """Build a random but realistic workbook from ``seed`` and return ``(xlsx_bytes, truth)``.
+
+    Deterministic: the same seed gives the same cells, merges, styles and truth
+    (``random.Random(seed)``; workbook created/modified times are fixed).
+
+    Each workbook has 1–2 sheets, each with 1–3 tables laid out in bands: tables side by side are
+    separated by 2–4 fully empty columns, stacked bands by 2–4 fully empty rows (counted between
+    the furthest cells of each table's footprint, i.e. title/unit line/notes included).
+
+    ``truth`` is a list of dicts, one per table, ordered by sheet then top-left cell::
+
+        {"doc": "seed:<seed>", "sheet": str, "range": "B4:G12",
+         "header_rows": int,                  # 1..3
+         "columns": [int, ...],               # 1-based sheet columns that have a header
+         "headers": ["Region", "2023 > Q1", ...],   # flattened, aligned with "columns", unique
+         "title": str | None,                 # title line above the table (not in the range)
+         "features": [str, ...],              # layout tags used to explain failures
+         "furniture": {"title_row": int | None, "unit_row": int | None,
+                       "note_rows": [int, ...]}}   # 1-based sheet rows outside the range
+
+    The range convention is the module's: header rows + data rows + totals row (plus any empty
+    interior row or spacer column inside), never the title, unit line or notes. A sheet may also
+    start with a bold sheet heading (not a table title). Header labels: a row-label column whose
+    label is vertically merged, or written only in the top or only in the leaf header row, is
+    one level (``Region``); a parent merged over its children gives ``Parent > Child``; the
+    spacer column has no header and is not in ``columns``.
+    """
+    from openpyxl import Workbook
+    from openpyxl.styles import Border, Font, PatternFill, Side
+
+    rng = random.Random(seed)
+    wb = Workbook()
+    wb.remove(wb.active)
+    truth: list[dict] = []
+    n_sheets = rng.choices([1, 2], weights=[3, 1])[0]
+    used_names: set[str] = set()
+    thin = Side(style="thin")
+    for s in range(n_sheets):
+        lang = rng.choice(["en", "ja"])
+        name = rng.choice(_SHEETS[lang])
+        while name in used_names:
+            name = f"{name}{s + 1}"
+        used_names.add(name)
+        ws = wb.create_sheet(name)
+        n_tables = rng.choice([1, 2, 2, 3])
+        row0 = 1 + rng.randint(0, 2)
+        if rng.random() < 0.3:
+            ws.cell(1, 1, rng.choice(_HEADINGS[lang])).font = Font(bold=True, size=18)
+            row0 = 3 + rng.randint(0, 1)
+        pieces = [_build_table(rng, rng.choice([lang, lang, "en" if lang == "ja" else "ja"]), k + 1)
+                  for k in range(n_tables)]
+        # bands: 1 or 2 pieces side by side
+        bands: list[list[_Piece]] = []
+        queue = list(pieces)
+        while queue:
+            k = 2 if len(queue) >= 2 and rng.random() < 0.45 else 1
+            bands.append(queue[:k])
+            queue = queue[k:]
+        top = row0
+        sheet_truth = []
+        for band in bands:
+            left = 1 + rng.randint(0, 1)
+            bottom = top
+            for piece in band:
+                _place(ws, piece, top, left, thin, Border, Font, PatternFill)
+                r1 = top + piece.table_top
+                r2 = top + piece.table_bottom
+                c1, c2 = left, left + piece.width - 1
+                cols = sorted(piece.headers)
+                feats = list(piece.features)
+                if len(band) > 1:
+                    feats.append("side_by_side")
+                sheet_truth.append({
+                    "doc": f"seed:{seed}", "sheet": name, "range": range_ref(r1, c1, r2, c2),
+                    "header_rows": piece.header_rows,
+                    "columns": [left + j for j in cols], "headers": [piece.headers[j] for j in cols],
+                    "title": piece.title, "features": feats,
+                    "furniture": {
+                        "title_row": None if piece.title_row is None else top + piece.title_row,
+                        "unit_row": None if piece.unit_row is None else top + piece.unit_row,
+                        "note_rows": [top + r for r in piece.note_rows]},
+                })
+                bottom = max(bottom, top + piece.height - 1)
+                left = left + piece.width + rng.randint(2, 4)
+            top = bottom + 1 + rng.randint(2, 4)
+        sheet_truth.sort(key=lambda t: parse_range(t["range"])[:2])
+        truth.extend(sheet_truth)
+    wb.properties.created = wb.properties.modified = datetime(2024, 1, 1)
+    buf = io.BytesIO()
+    wb.save(buf)
+    return buf.getvalue(), truth
+
+
+def _place(ws, piece: _Piece, top: int, left: int, thin, Border, Font, PatternFill) -> None:
+    t0, t1 = piece.table_top, piece.table_bottom
+    h_end = t0 + piece.header_rows - 1
+    for (r, c), (value, style) in piece.cells.items():
+        cell = ws.cell(top + r, left + c)
+        if value is not None:
+            cell.value = value
+        if style.get("bold") or style.get("size") or style.get("italic"):
+            cell.font = Font(bold=bool(style.get("bold")), italic=bool(style.get("italic")),
+                             size=style.get("size") or 11)
+        if style.get("fill"):
+            cell.fill = PatternFill("solid", fgColor=style["fill"])
+        if style.get("fmt"):
+            cell.number_format = style["fmt"]
+    if piece.border == "all":
+        for r in range(t0, t1 + 1):
+            for c in range(piece.width):
+                ws.cell(top + r, left + c).border = Border(left=thin, right=thin, top=thin, bottom=thin)
+    elif piece.border == "header":
+        for c in range(piece.width):
+            ws.cell(top + h_end, left + c).border = Border(bottom=thin)
+            if piece.total_row is not None:
+                ws.cell(top + piece.total_row, left + c).border = Border(top=thin)
+    for r1, c1, r2, c2 in piece.merges:
+        ws.merge_cells(start_row=top + r1, start_column=left + c1,
+                       end_row=top + r2, end_column=left + c2)
+
+
+# -- prediction ---------------------------------------------------------------------------------
+def predict(xlsx_bytes: bytes, doc: str = "") -> list[dict]:
+    """Run the real stages (parse → normalize → segment) on a workbook's bytes and return its
+    ``table`` blocks in the shape :func:`score` expects::
+
+        {"doc": doc, "sheet": str, "range": "A1:E5", "header_rows": int,
+         "columns": [int, ...],        # 1-based sheet columns of the block's columns
+         "headers": [str, ...],        # flattened headers, aligned with "columns"
+         "title": str | None}
+
+    Raises ``extraction_assets.stages.StageError`` if the workbook cannot be read.
+    """
+    tables, _ = _run_stages(xlsx_bytes)
+    return _tables_from_blocks(tables, doc)
+
+
+def _run_stages(data: bytes):
+    from .stages import normalize_stage, parse_stage, segment_stage
+
+    parsed = parse_stage(HASH, data).tables
+    norm = normalize_stage(HASH, parsed["parsed_cells"], parsed["parsed_sheets"], parsed["styles"],
+                           parsed["workbook_properties"]).tables
+    seg = segment_stage(HASH, norm["cells"], norm["sheets"]).tables
+    return seg, norm
+
+
+def _tables_from_blocks(seg, doc: str) -> list[dict]:
+    columns: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+    for row in seg["block_columns"].to_pylist():
+        columns[row["block_id"]].append((row["position"], row["col"], row["header"]))
+    out = []
+    for row in seg["blocks"].to_pylist():
+        if row["kind"] != "table":
+            continue
+        cols = sorted(columns.get(row["block_id"], []))
+        out.append({"doc": doc, "sheet": row["sheet_name"], "range": row["a1_range"],
+                    "header_rows": row["header_row_count"], "columns": [c for _, c, _ in cols],
+                    "headers": [h for _, _, h in cols], "title": row["title"]})
+    return out
+
+
+# -- scoring ------------------------------------------------------------------------------------
+def _area(b) -> int:
+    return (b[2] - b[0] + 1) * (b[3] - b[1] + 1)
+
+
+def _inter(a, b) -> int:
+    h = min(a[2], b[2]) - max(a[0], b[0]) + 1
+    w = min(a[3], b[3]) - max(a[1], b[1]) + 1
+    return h * w if h > 0 and w > 0 else 0
+
+
+def iou(a: str, b: str) -> float:
+    """Intersection over union of two A1 ranges, counted in cells (0.0 … 1.0)."""
+    ba, bb = parse_range(a), parse_range(b)
+    i = _inter(ba, bb)
+    return i / (_area(ba) + _area(bb) - i)
+
+
+def _prf(tp: int, n_pred: int, n_truth: int) -> tuple[float, float, float]:
+    p = tp / n_pred if n_pred else (1.0 if n_truth == 0 else 0.0)
+    r = tp / n_truth if n_truth else (1.0 if n_pred == 0 else 0.0)
+    f = 2 * p * r / (p + r) if p + r else 0.0
+    return p, r, f
+
+
+def _match(preds: list[dict], truths: list[dict], threshold: float | None):
+    """One-to-one matching within one (doc, sheet): exact ranges if ``threshold`` is None, else
+    greedy by descending IoU among pairs with IoU >= threshold. Returns [(ti, pi), ...]."""
+    pairs = []
+    for ti, t in enumerate(truths):
+        for pi, p in enumerate(preds):
+            if threshold is None:
+                if parse_range(t["range"]) == parse_range(p["range"]):
+                    pairs.append((1.0, ti, pi))
+            else:
+                v = iou(t["range"], p["range"])
+                if v >= threshold:
+                    pairs.append((v, ti, pi))
+    pairs.sort(key=lambda x: (-x[0], x[1], x[2]))
+    used_t, used_p, out = set(), set(), []
+    for _, ti, pi in pairs:
+        if ti not in used_t and pi not in used_p:
+            used_t.add(ti)
+            used_p.add(pi)
+            out.append((ti, pi))
+    return out
+
+
+def _by_sheet(items: list[dict]) -> dict[tuple[str, str], list[dict]]:
+    out: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for it in items:
+        out[(it.get("doc", ""), it["sheet"])].append(it)
+    return out
+
+
+def score(predicted: list[dict], truth: list[dict], iou_threshold: float = 0.8) -> dict:
+    """Score predicted tables against truth tables.
+
+    Both arguments are lists of dicts with ``sheet`` and ``range`` (A1), optionally ``doc``
+    (tables are matched only within the same ``(doc, sheet)``; default ``""``), ``headers`` (list
+    of flattened header labels) with ``columns`` (their 1-based sheet columns; if absent, the
+    headers are taken to start at the range's first column), and ``header_rows``. Truth entries
+    whose ``headers`` is ``None`` take no part in the header scores.
+
+    Matching is one-to-one per sheet: **exact** = identical range; **IoU** = greedy by descending
+    cell-count intersection-over-union among pairs with IoU >= ``iou_threshold``.
+
+    Returns a dict (fractions in 0…1; a precision with no predictions and a recall with no truth
+    are 1.0 when both lists are empty, else 0.0)::
+
+        n_truth, n_pred,
+        exact_tp, exact_precision, exact_recall, exact_f1,
+        iou_tp, iou_precision, iou_recall, iou_f1,
+        header_columns   # truth columns of IoU-matched tables with header truth
+        header_correct   # ... whose predicted header at the same sheet column is equal
+        header_accuracy  # header_correct / header_columns (1.0 if header_columns == 0)
+        header_rows_tables, header_rows_correct, header_rows_accuracy   # header row count
+    """
+    tsheets, psheets = _by_sheet(truth), _by_sheet(predicted)
+    exact_tp = iou_tp = hcols = hok = hr_n = hr_ok = 0
+    for key, ts in tsheets.items():
+        ps = psheets.get(key, [])
+        exact_tp += len(_match(ps, ts, None))
+        matches = _match(ps, ts, iou_threshold)
+        iou_tp += len(matches)
+        for ti, pi in matches:
+            t, p = ts[ti], ps[pi]
+            if t.get("headers") is not None:
+                tmap = _header_map(t)
+                pmap = _header_map(p)
+                hcols += len(tmap)
+                hok += sum(1 for c, h in tmap.items() if pmap.get(c) == h)
+            if t.get("header_rows") is not None and p.get("header_rows") is not None:
+                hr_n += 1
+                hr_ok += int(t["header_rows"] == p["header_rows"])
+    n_t, n_p = len(truth), len(predicted)
+    ep, er, ef = _prf(exact_tp, n_p, n_t)
+    ip, ir, if_ = _prf(iou_tp, n_p, n_t)
+    return {
+        "n_truth": n_t, "n_pred": n_p,
+        "exact_tp": exact_tp, "exact_precision": ep, "exact_recall": er, "exact_f1": ef,
+        "iou_tp": iou_tp, "iou_precision": ip, "iou_recall": ir, "iou_f1": if_,
+        "header_columns": hcols, "header_correct": hok,
+        "header_accuracy": hok / hcols if hcols else 1.0,
+        "header_rows_tables": hr_n, "header_rows_correct": hr_ok,
+        "header_rows_accuracy": hr_ok / hr_n if hr_n else 1.0,
+    }
+
+
+def _header_map(t: dict) -> dict[int, str]:
+    headers = t.get("headers") or []
+    cols = t.get("columns")
+    if cols is None:
+        c0 = parse_range(t["range"])[1]
+        cols = list(range(c0, c0 + len(headers)))
+    return dict(zip(cols, headers))
+
+
+# -- diagnosis ----------------------------------------------------------------------------------
+def diagnose(predicted: list[dict], truth: list[dict], iou_threshold: float = 0.8) -> list[dict]:
+    """Explain every truth table that is not matched exactly, every header miss of an
+    IoU-matched table, and every predicted table that overlaps no truth table.
+
+    Returns a list of ``{"doc", "sheet", "expected": range | None, "predicted": [ranges that
+    overlap it], "kinds": [str], "features": [str], "detail": str}``. Kinds (a table can have
+    several): ``missed``, ``merged with neighbouring table``, ``empty interior row splits table``,
+    ``spacer column splits table``, ``title merged into table``, ``unit line merged into table``,
+    ``title/unit row merged into table`` (title and unit on one row), ``notes counted as rows``,
+    ``extends above (other)``, ``extends below (other)``, ``extends sideways (other)``,
+    ``header row cut off``, ``rows cut off at bottom``, ``columns cut off``, ``spurious table``,
+    ``wrong header row count``, ``wrong header label``. The furniture-based kinds need the
+    generator's ``furniture`` entry (title/unit/note rows); without it the ``(other)`` kinds are
+    used.
+    """
+    out = []
+    tsheets, psheets = _by_sheet(truth), _by_sheet(predicted)
+    for key in sorted(set(tsheets) | set(psheets)):
+        ts, ps = tsheets.get(key, []), psheets.get(key, [])
+        exact = {ti for ti, _ in _match(ps, ts, None)}
+        iou_m = dict(_match(ps, ts, iou_threshold))
+        for ti, t in enumerate(ts):
+            tb = parse_range(t["range"])
+            feats = t.get("features") or []
+            furn = t.get("furniture") or {}
+            kinds: list[str] = []
+            over = [p for p in ps if _inter(tb, parse_range(p["range"]))]
+            if ti not in exact:
+                kinds = _range_kinds(t, tb, feats, furn, over, ts) if over else ["missed"]
+            detail = ""
+            if ti in iou_m and t.get("headers") is not None:
+                p = ps[iou_m[ti]]
+                if t.get("header_rows") is not None and p.get("header_rows") != t["header_rows"]:
+                    kinds.append("wrong header row count")
+                    detail = f"header rows {t['header_rows']} vs {p.get('header_rows')}; "
+                tmap, pmap = _header_map(t), _header_map(p)
+                bad = [f"{column_letter(c)}: {h!r} vs {pmap.get(c)!r}" for c, h in tmap.items()
+                       if pmap.get(c) != h]
+                if bad:
+                    kinds.append("wrong header label")
+                    detail += "; ".join(bad[:3]) + (" …" if len(bad) > 3 else "")
+            if kinds:
+                out.append({"doc": key[0], "sheet": key[1], "expected": t["range"],
+                            "predicted": [p["range"] for p in over], "kinds": kinds,
+                            "features": feats, "detail": detail.strip("; ")})
+        for p in ps:
+            pb = parse_range(p["range"])
+            if not any(_inter(pb, parse_range(t["range"])) for t in ts):
+                out.append({"doc": key[0], "sheet": key[1], "expected": None,
+                            "predicted": [p["range"]], "kinds": ["spurious table"], "features": [],
+                            "detail": ""})
+    return out
+
+
+def _range_kinds(t, tb, feats, furn, over, ts) -> list[str]:
+    kinds: list[str] = []
+    best = max(over, key=lambda p: _inter(tb, parse_range(p["range"])))
+    pb = parse_range(best["range"])
+    if any(_inter(parse_range(u["range"]), parse_range(p["range"]))
+           for p in over for u in ts if u is not t):
+        kinds.append("merged with neighbouring table")
+    rows_cut = pb[0] > tb[0] or pb[2] < tb[2]
+    cols_cut = pb[1] > tb[1] or pb[3] < tb[3]
+    if rows_cut and "empty_interior_row" in feats:
+        kinds.append("empty interior row splits table")
+        rows_cut = False
+    if cols_cut and "spacer_column" in feats:
+        kinds.append("spacer column splits table")
+        cols_cut = False
+    if pb[0] < tb[0]:
+        above = set(range(pb[0], tb[0]))
+        title_row, unit_row = furn.get("title_row"), furn.get("unit_row")
+        if title_row in above and title_row == unit_row:
+            kinds.append("title/unit row merged into table")
+        else:
+            if title_row in above:
+                kinds.append("title merged into table")
+            if unit_row in above:
+                kinds.append("unit line merged into table")
+        if not above & {title_row, unit_row} and "merged with neighbouring table" not in kinds:
+            kinds.append("extends above (other)")
+    if pb[2] > tb[2]:
+        if set(range(tb[2] + 1, pb[2] + 1)) & set(furn.get("note_rows") or []):
+            kinds.append("notes counted as rows")
+        elif "merged with neighbouring table" not in kinds:
+            kinds.append("extends below (other)")
+    if rows_cut and pb[0] > tb[0]:
+        kinds.append("header row cut off")
+    if rows_cut and pb[2] < tb[2]:
+        kinds.append("rows cut off at bottom")
+    if cols_cut:
+        kinds.append("columns cut off")
+    if (pb[1] < tb[1] or pb[3] > tb[3]) and "merged with neighbouring table" not in kinds:
+        kinds.append("extends sideways (other)")
+    return kinds or ["other"]
+
+
+# -- corpus ground truth ------------------------------------------------------------------------
+def corpus_dir(path: str | os.PathLike | None = None) -> Path:
+    """The shared corpus: ``path``, else ``$EXTRACTION_ASSETS_CORPUS``, else
+    ``<repo>/../shared/corpus``."""
+    if path:
+        return Path(path)
+    return Path(os.environ.get("EXTRACTION_ASSETS_CORPUS") or REPO.parent / "shared" / "corpus")
+
+
+def docling_truth(json_path: Path) -> list[dict]:
+    """Tables of a DoclingDocument JSON export as truth dicts (see the module docstring).
+
+    ``prov[0].bbox`` gives the sheet cell box (0-based, ``r``/``b`` exclusive); the sheet is the
+    ``sheet`` group listing the table. Tables under 2x2 are skipped. ``headers``/``columns`` come
+    from ``column_header`` cells (``None`` when the table has none or a header cell spans several
+    columns), ``header_rows`` is the number of rows holding a ``column_header`` cell.
+    """
+    doc = json.loads(Path(json_path).read_text(encoding="utf-8"))
+    sheet_of: dict[str, str] = {}
+    sheets = [g for g in doc.get("groups", []) if g.get("label") == "sheet"]
+    for g in sheets:
+        for ch in g.get("children", []):
+            sheet_of[ch.get("$ref", "")] = g.get("name")
+    out = []
+    for i, t in enumerate(doc.get("tables", [])):
+        prov = t.get("prov") or []
+        data = t.get("data") or {}
+        if not prov or data.get("num_rows", 0) < 2 or data.get("num_cols", 0) < 2:
+            continue
+        sheet = sheet_of.get(t.get("self_ref") or f"#/tables/{i}")
+        if sheet is None:
+            page = prov[0].get("page_no", 1)
+            sheet = sheets[page - 1]["name"] if 0 < page <= len(sheets) else None
+        if sheet is None:
+            continue
+        bb = prov[0]["bbox"]
+        r0, c0 = int(bb["t"]) + 1, int(bb["l"]) + 1
+        r1, c1 = int(bb["b"]), int(bb["r"])
+        if r1 < r0 or c1 < c0:
+            continue
+        levels: dict[int, list[tuple[int, str]]] = defaultdict(list)
+        hrows = set()
+        header_cells = [c for c in data.get("table_cells", []) if c.get("column_header")]
+        if any(c.get("col_span", 1) > 1 for c in header_cells):
+            # Docling flags only the first row as header: a merged parent means the rows below
+            # it are header rows Docling does not see, so its header labels are no truth here.
+            header_cells = []
+        for cell in header_cells:
+            text = (cell.get("text") or "").strip()
+            hrows.add(cell["start_row_offset_idx"])
+            for j in range(cell["start_col_offset_idx"], cell["end_col_offset_idx"]):
+                if text:
+                    levels[j].append((cell["start_row_offset_idx"], text))
+        headers, columns = [], []
+        for j in sorted(levels):
+            path: list[str] = []
+            for _, text in sorted(levels[j]):
+                if not path or path[-1] != text:
+                    path.append(text)
+            columns.append(c0 + j)
+            headers.append(" > ".join(path))
+        out.append({"doc": "", "sheet": sheet, "range": range_ref(r0, c0, r1, c1),
+                    "header_rows": len(hrows) or None,
+                    "headers": headers if hrows else None, "columns": columns if hrows else None,
+                    "title": None, "features": []})
+    return out
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in re.split(r"\s+", text.strip()) if w]
+
+
+def _align_elements(elements: list[tuple[str, str, str | None]], rows) -> list[dict] | None:
+    """Align (type, text, sheet-or-None) elements with the non-empty rows
+    ``[(sheet, row, [(col, text)...]), ...]`` in order; return Table truth dicts or ``None`` if
+    the sequence cannot be aligned."""
+    out, i = [], 0
+    for kind, text, sheet in elements:
+        want = _words(text)
+        if not want:
+            continue
+        got: list[str] = []
+        used = []
+        while i < len(rows) and len(got) < len(want):
+            if sheet is not None and rows[i][0] != sheet:
+                if used:
+                    return None
+                i += 1
+                continue
+            got.extend(w for _, t in rows[i][2] for w in _words(t))
+            used.append(rows[i])
+            i += 1
+        norm = [w.lstrip("-•*") for w in got]
+        norm = [w for w in norm if w]
+        if [w.lstrip("-•*") for w in want if w.lstrip("-•*")] != norm:
+            return None
+        if kind == "Table":
+            r0 = min(r for _, r, _ in used)
+            r1 = max(r for _, r, _ in used)
+            cs = [c for _, _, cells in used for c, _ in cells]
+            if r1 == r0 or max(cs) == min(cs):
+                continue  # under 2x2: not a table by our rule (as for Docling)
+            out.append({"doc": "", "sheet": used[0][0],
+                        "range": range_ref(r0, min(cs), r1, max(cs)),
+                        "header_rows": None, "headers": None, "columns": None, "title": None,
+                        "features": []})
+    return out
+
+
+def _nonempty_rows(norm) -> list[tuple[str, int, list[tuple[int, str]]]]:
+    cells = norm["cells"].select(["sheet_index", "sheet_name", "row", "col", "display_text",
+                                  "hidden", "merged_from"]).to_pylist()
+    visible = {r["sheet_index"] for r in norm["sheets"].to_pylist() if r["visibility"] == "visible"}
+    rows: dict[tuple[int, str, int], list[tuple[int, str]]] = defaultdict(list)
+    for c in cells:
+        text = c["display_text"]
+        if c["sheet_index"] in visible and text and text.strip() and not c["hidden"] \
+                and c["merged_from"] is None:  # a merge's covered cells repeat its value
+            rows[(c["sheet_index"], c["sheet_name"], c["row"])].append((c["col"], text.strip()))
+    return [(k[1], k[2], sorted(v)) for k, v in sorted(rows.items())]
+
+
+def unstructured_truth(corpus: Path) -> dict[str, list[dict]]:
+    """Table truth derived from Unstructured's expected element sequences, keyed by the workbook
+    path relative to ``corpus`` (see the module docstring). Sequences that cannot be aligned
+    with the sheet's rows are skipped."""
+    gt = corpus / "groundtruth" / "unstructured"
+    files = corpus / "files" / "unstructured"
+    seqs: dict[str, list[tuple[str, str, str | None]]] = {}
+    test = gt / "test_xlsx.py"
+    if test.exists():
+        tree = ast.parse(test.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Compare) and len(node.ops) == 1
+                    and isinstance(node.ops[0], ast.Eq) and isinstance(node.left, ast.Call)
+                    and isinstance(node.comparators[0], ast.List)):
+                continue
+            call = node.left
+            if getattr(call.func, "id", None) != "partition_xlsx" or call.keywords or \
+                    len(call.args) != 1 or not isinstance(call.args[0], ast.Constant):
+                continue
+            elems = []
+            for e in node.comparators[0].elts:
+                if isinstance(e, ast.Call) and e.args and isinstance(e.args[0], ast.Constant):
+                    elems.append((getattr(e.func, "id", "?"), str(e.args[0].value), None))
+                else:
+                    elems = []
+                    break
+            if elems:
+                seqs[Path(str(call.args[0].value)).name] = elems
+    for js in sorted(gt.glob("*.json")):
+        name = js.name[:-len(".json")]
+        try:
+            data = json.loads(js.read_text(encoding="utf-8"))
+        except ValueError:
+            continue
+        seqs.setdefault(name, [(e.get("type", "?"), e.get("text", ""),
+                                (e.get("metadata") or {}).get("page_name")) for e in data])
+    out = {}
+    for name, elems in seqs.items():
+        path = files / name
+        if not path.exists():
+            continue
+        try:
+            _, norm = _run_stages(path.read_bytes())
+        except Exception:  # noqa: BLE001,S112 - an unreadable file has no usable truth
+            continue
+        aligned = _align_elements(elems, _nonempty_rows(norm))
+        if aligned is not None:
+            out[str(path.relative_to(corpus))] = aligned
+    return out
+
+
+def corpus_truth(corpus: Path | None = None) -> dict[str, dict[str, list[dict]]]:
+    """All usable corpus ground truth: ``{"docling": {rel_path: [truth...]}, "unstructured":
+    {...}}``; sources whose files are absent are left out."""
+    corpus = corpus_dir(corpus)
+    out: dict[str, dict[str, list[dict]]] = {}
+    gt = corpus / "groundtruth" / "docling"
+    if gt.is_dir():
+        d = {}
+        for js in sorted(gt.glob("*.json")):
+            path = corpus / "files" / "docling" / js.name[:-len(".json")]
+            if path.exists():
+                d[str(path.relative_to(corpus))] = docling_truth(js)
+        if d:
+            out["docling"] = d
+    if (corpus / "groundtruth" / "unstructured").is_dir():
+        u = unstructured_truth(corpus)
+        if u:
+            out["unstructured"] = u
+    return out
+
+
+# -- runs ---------------------------------------------------------------------------------------
+def evaluate_generator(n: int = 200, start: int = 0) -> dict:
+    """Generate layouts ``start … start+n-1``, predict, and return ``{"scores": score(...),
+    "failures": diagnose(...), "truth": [...], "predicted": [...], "seconds": float}``."""
+    t0 = time.perf_counter()
+    truth, pred = [], []
+    for seed in range(start, start + n):
+        data, tr = generate_layout(seed)
+        truth.extend(tr)
+        pred.extend(predict(data, doc=f"seed:{seed}"))
+    return {"scores": score(pred, truth), "failures": diagnose(pred, truth), "truth": truth,
+            "predicted": pred, "seconds": time.perf_counter() - t0}
+
+
+def evaluate_corpus(corpus: Path | None = None) -> dict[str, dict]:
+    """Score every corpus ground-truth source; ``{source: {"scores", "failures", "files",
+    "errors"}}``."""
+    corpus = corpus_dir(corpus)
+    out = {}
+    for source, files in corpus_truth(corpus).items():
+        truth, pred, errors = [], [], []
+        for rel, tr in files.items():
+            for t in tr:
+                t["doc"] = rel
+            truth.extend(tr)
+            try:
+                pred.extend(predict((corpus / rel).read_bytes(), doc=rel))
+            except Exception as exc:  # noqa: BLE001 - unreadable formats count as misses
+                errors.append(f"{rel}: {type(exc).__name__}: {exc}")
+        out[source] = {"scores": score(pred, truth), "failures": diagnose(pred, truth),
+                       "files": len(files), "errors": errors}
+    return out
+
+
+def _fmt_scores(name: str, s: dict) -> str:
+    return (f"{name:<24} {s['n_truth']:>5} {s['n_pred']:>5}  "
+            f"{s['exact_precision']:.3f} {s['exact_recall']:.3f} {s['exact_f1']:.3f}   "
+            f"{s['iou_precision']:.3f} {s['iou_recall']:.3f} {s['iou_f1']:.3f}   "
+            f"{s['header_accuracy']:.3f} ({s['header_correct']}/{s['header_columns']})  "
+            f"{s['header_rows_accuracy']:.3f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point: print scores for the generator and the corpus, failure kinds and the
+    worst examples; ``--json OUT`` also writes everything as JSON."""
+    ap = argparse.ArgumentParser(description="Score table segmentation against labelled workbooks.")
+    ap.add_argument("--seeds", type=int, default=200, help="generated layouts (default 200)")
+    ap.add_argument("--start", type=int, default=0, help="first seed (default 0)")
+    ap.add_argument("--corpus", default=None, help="shared corpus dir (default "
+                    "$EXTRACTION_ASSETS_CORPUS or ../shared/corpus)")
+    ap.add_argument("--json", dest="json_out", default=None, help="write results as JSON here")
+    ap.add_argument("--worst", type=int, default=15, help="worst examples to print")
+    args = ap.parse_args(argv)
+
+    results: dict = {}
+    if args.seeds > 0:
+        results["generator"] = evaluate_generator(args.seeds, args.start)
+    corpus = corpus_dir(args.corpus)
+    if corpus.is_dir():
+        results.update(evaluate_corpus(corpus))
+    print(f"{'label set':<24} {'truth':>5} {'pred':>5}  exact P/R/F1          "
+          f"IoU>=0.8 P/R/F1        header acc          hdr-rows")
+    for name, res in results.items():
+        label = f"generator ({args.seeds})" if name == "generator" else name
+        print(_fmt_scores(label, res["scores"]))
+    for name, res in results.items():
+        kinds = Counter(k for f in res["failures"] for k in f["kinds"])
+        if kinds:
+            print(f"\nfailure kinds — {name}:")
+            for k, n in kinds.most_common():
+                print(f"  {n:>5}  {k}")
+        for e in res.get("errors", []):
+            print(f"  error: {e}")
+    for name, res in results.items():
+        fails = res["failures"]
+        if not fails or args.worst <= 0:
+            continue
+        per_doc = Counter(f["doc"] for f in fails)
+        print(f"\nworst examples — {name}:")
+        shown = 0
+        for doc, _ in per_doc.most_common():
+            for f in (f for f in fails if f["doc"] == doc):
+                if shown >= args.worst:
+                    break
+                print(f"  {doc or '-'} [{f['sheet']}] expected {f['expected']} predicted "
+                      f"{', '.join(f['predicted']) or '-'}: {', '.join(f['kinds'])}"
+                      + (f" ({f['detail']})" if f['detail'] else "")
+                      + (f"  features={','.join(f['features'])}" if f['features'] else ""))
+                shown += 1
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(results, ensure_ascii=False, indent=1, default=str),
+                                       encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
