@@ -8,6 +8,7 @@ Layout under the data dir (default ``data/``, or ``$EXTRACTION_ASSETS_HOME``)::
     parquet/<table>/<hash>.parquet  one file per table per partition
     parquet/extraction_issues/<asset>/<hash>.parquet
     parquet/lineage/<hash>.parquet  materializations of the partition, from Dagster's event log
+    pictures/<hash>/sheetN.svg      segmentation picture of each visible sheet
     warehouse.duckdb                DuckDB views over the Parquet files
     lancedb/                        LanceDB vectors
     dagster/                        the Dagster instance (SQLite storage)
@@ -153,6 +154,11 @@ class DataStore:
         if not path.exists():
             atomic_write_bytes(path, data)
         return path
+
+    def picture_path(self, workbook_hash: str, sheet_index: int) -> Path:
+        """Path of the segmentation picture (SVG) of one sheet (1-based index) of a partition."""
+        self._check_hash(workbook_hash)
+        return self.root / "pictures" / workbook_hash / f"sheet{sheet_index}.svg"
 
     # -- Parquet tables ---------------------------------------------------------------------
     def table_path(self, table: str, workbook_hash: str, asset: str | None = None) -> Path:

@@ -9,7 +9,7 @@ import sys
 
 import duckdb
 import pytest
-from dagster import build_sensor_context
+from dagster import AssetKey, build_sensor_context
 
 from extraction_assets.assets import ALL_ASSETS
 from extraction_assets.definitions import make_definitions
@@ -363,3 +363,19 @@ def test_asset_checks_are_evaluated_and_pass_on_the_samples(samples_ingest):
     assert names == {"cell_coverage", "chunk_budget", "record_provenance", "one_vector_per_chunk"}
     assert len(outcomes) == 4 * len(results)
     assert all(outcomes.values()), [k for k, v in outcomes.items() if not v]
+
+
+def test_segmentation_picture_shows_the_two_tables_of_the_report(samples_ingest):
+    from lxml import etree
+
+    root, _, results = samples_ingest
+    report = next(r for r in results if r.path.endswith("quarterly_report.xlsx"))
+    svg = etree.parse(str(DataStore(root).picture_path(report.workbook_hash, 1))).getroot()
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    tables = svg.findall(".//s:rect[@class='block table']", ns)
+    assert len(tables) == 2
+    labels = {t.findtext("s:title", namespaces=ns) for t in tables}
+    assert labels == {"table A3:E8", "table A12:D17"}
+    with open_instance(DataStore(root)) as instance:
+        event = instance.get_latest_materialization_event(AssetKey("segmented_blocks"))
+        assert any(key.startswith("segmentation: ") for key in event.asset_materialization.metadata)

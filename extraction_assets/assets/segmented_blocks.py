@@ -5,6 +5,8 @@ from collections import Counter
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
 
 from ..checks import cell_coverage
+from ..pictures import segmentation_svg
+from ..storage import atomic_write_bytes
 from ..resources import DataStoreResource
 from ..stages import segment_stage
 from .common import check_result, finish, stage_asset
@@ -32,7 +34,17 @@ def segmented_blocks(context: AssetExecutionContext, storage: DataStoreResource)
     coverage = cell_coverage(cells, sheets, output.tables["blocks"])
     blocks = output.tables["blocks"].to_pylist()
     kinds = Counter(b["kind"] for b in blocks)
+    pictures = {}
+    for sheet in sheets.to_pylist():
+        if sheet["visibility"] != "visible":
+            continue
+        path = store.picture_path(h, sheet["sheet_index"])
+        atomic_write_bytes(path, segmentation_svg(
+            sheet["sheet_name"], sheet["used_range"],
+            [b for b in blocks if b["sheet_index"] == sheet["sheet_index"]]).encode())
+        pictures[f"segmentation: {sheet['sheet_name']}"] = MetadataValue.path(str(path))
     return finish(context, store, "segmented_blocks", output, CODE_VERSION, {
+        **pictures,
         "tables": kinds.get("table", 0),
         "block_kinds": MetadataValue.json(dict(sorted(kinds.items()))),
         "blocks_preview": MetadataValue.md("\n".join(
