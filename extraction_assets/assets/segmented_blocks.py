@@ -6,9 +6,9 @@ from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
 
 from ..checks import cell_coverage
 from ..pictures import segmentation_svg
-from ..storage import atomic_write_bytes
 from ..resources import DataStoreResource
 from ..stages import segment_stage
+from ..storage import atomic_write_bytes
 from .common import check_result, finish, stage_asset
 from .normalized_grids import normalized_grids
 
