@@ -58,6 +58,23 @@ def _embedder(provider: str, model: Optional[str], base_url: Optional[str]):
     return EmbedderResource(provider=provider, model=model, base_url=base_url)
 
 
+def _print_result(result) -> None:
+    """One line per file or partition: status, path, counts or the error."""
+    c = result.counts
+    counts = (f"sheets={c.get('sheets', 0)} tables={c.get('tables', 0)} "
+              f"records={c.get('records', 0)} chunks={c.get('chunks', 0)}")
+    if result.status == "failed":
+        line = f"[red]failed[/]    {result.path}  {result.error}"
+    elif result.status == "duplicate":
+        line = f"[yellow]duplicate[/] {result.path}  {result.error}"
+    elif result.status == "unchanged":
+        line = (f"[cyan]unchanged[/] {result.path}  {counts}  "
+                f"partition={result.workbook_hash[:12]} (up to date; ingest --force redoes it)")
+    else:
+        line = f"[green]success[/]   {result.path}  {counts}  partition={result.workbook_hash[:12]}"
+    console.print(line, highlight=False)
+
+
 def _run_ingest(paths: list[Path], data_dir: Path, embedder, until: Optional[str],
                 max_tokens: Optional[int], force: bool = False) -> int:
     """Ingest with a progress bar and one line per file; returns the number of failures."""
@@ -70,21 +87,8 @@ def _run_ingest(paths: list[Path], data_dir: Path, embedder, until: Optional[str
 
         def report(result) -> None:
             nonlocal failed
-            c = result.counts
-            counts = (f"sheets={c.get('sheets', 0)} tables={c.get('tables', 0)} "
-                      f"records={c.get('records', 0)} chunks={c.get('chunks', 0)}")
-            if result.status == "failed":
-                failed += 1
-                line = f"[red]failed[/]    {result.path}  {result.error}"
-            elif result.status == "duplicate":
-                line = f"[yellow]duplicate[/] {result.path}  {result.error}"
-            elif result.status == "unchanged":
-                line = (f"[cyan]unchanged[/] {result.path}  {counts}  "
-                        f"partition={result.workbook_hash[:12]} (already ingested; --force redoes it)")
-            else:
-                line = (f"[green]success[/]   {result.path}  {counts}  "
-                        f"partition={result.workbook_hash[:12]}")
-            console.print(line, soft_wrap=True, highlight=False)
+            failed += result.status == "failed"
+            _print_result(result)
             progress.advance(task)
 
         ingest_paths(paths, data_dir, embedder, max_tokens=max_tokens, until=until,
@@ -110,6 +114,27 @@ def ingest(
     """
     failed = _run_ingest(paths, _data_dir(data_dir), _embedder(provider, model, base_url),
                          until.value if until else None, max_tokens, force)
+    if failed:
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def refresh(
+    data_dir: Optional[Path] = DataDir,
+    provider: str = Provider, model: Optional[str] = Model, base_url: Optional[str] = BaseUrl,
+) -> None:
+    """Re-materialize only what is stale in every partition (a bumped code version, or an
+    ingest stopped early with --until). Exit code 1 when any partition failed."""
+    from .ingest import refresh_stale
+
+    failed = 0
+
+    def report(result) -> None:
+        nonlocal failed
+        failed += result.status == "failed"
+        _print_result(result)
+
+    refresh_stale(_data_dir(data_dir), _embedder(provider, model, base_url), on_result=report)
     if failed:
         raise typer.Exit(code=1)
 

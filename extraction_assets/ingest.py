@@ -81,18 +81,19 @@ def _failure_message(result) -> str:
     return "run failed"
 
 
-def _up_to_date(instance: DagsterInstance, assets, workbook_hash: str) -> bool:
-    """Whether every asset has a materialization of this partition with its current code version."""
-    for asset in assets:
+def stale_assets(instance: DagsterInstance, workbook_hash: str, assets=ALL_ASSETS) -> list:
+    """The assets (in graph order) to re-materialize for a partition: from the first one whose
+    latest materialization is missing or carries another code version than the current one,
+    through everything downstream of it. Empty when the partition is up to date."""
+    for position, asset in enumerate(assets):
         records = instance.fetch_materializations(
             AssetRecordsFilter(asset_key=asset.key, asset_partitions=[workbook_hash]), limit=1
         ).records
-        if not records:
-            return False
-        tags = records[0].asset_materialization.tags or {}
-        if tags.get("dagster/code_version") != asset.code_versions_by_key[asset.key]:
-            return False
-    return True
+        version = (records[0].asset_materialization.tags or {}).get("dagster/code_version") \
+            if records else None
+        if version != asset.code_versions_by_key[asset.key]:
+            return list(assets[position:])
+    return []
 
 
 def ingest_paths(
@@ -150,7 +151,7 @@ def ingest_paths(
             seen[workbook_hash] = str(path)
             if not instance.has_dynamic_partition(workbook_partitions.name, workbook_hash):
                 instance.add_dynamic_partitions(workbook_partitions.name, [workbook_hash])
-            elif not force and _up_to_date(instance, selected, workbook_hash):
+            elif not force and not stale_assets(instance, workbook_hash, selected):
                 done(IngestResult(str(path), workbook_hash, "unchanged",
                                   counts=summarize(store, workbook_hash)))
                 continue
@@ -164,4 +165,41 @@ def ingest_paths(
                 str(path), workbook_hash, "success" if run.success else "failed", run.run_id,
                 None if run.success else _failure_message(run), summarize(store, workbook_hash),
             ))
+    return results
+
+
+def refresh_stale(
+    data_dir: str | Path,
+    embedder: EmbedderResource | None = None,
+    on_result: Callable[[IngestResult], None] | None = None,
+) -> list[IngestResult]:
+    """Re-materialize, for every known partition, only its stale assets (see
+    :func:`stale_assets`): after a code version is bumped, or when an ingest stopped early
+    (``--until``). Partitions that are up to date are reported ``unchanged``."""
+    store = DataStore(data_dir)
+    resources = make_definitions(str(store.root), embedder).resources
+    results = []
+    with open_instance(store) as instance:
+        for workbook_hash in sorted(instance.get_dynamic_partitions(workbook_partitions.name)):
+            stale = stale_assets(instance, workbook_hash)
+            try:
+                path = store.source_of(workbook_hash)["source_path"]
+            except KeyError:
+                path = workbook_hash
+            if not stale:
+                result = IngestResult(path, workbook_hash, "unchanged",
+                                      counts=summarize(store, workbook_hash))
+            else:
+                run = materialize(
+                    ALL_ASSETS, selection=AssetSelection.assets(*stale), partition_key=workbook_hash,
+                    instance=instance, resources=resources, run_config=dict(QUIET_LOGGERS),
+                    raise_on_error=False, tags={"extraction_assets/refresh": "stale"},
+                )
+                export_lineage(instance, store, workbook_hash)
+                result = IngestResult(path, workbook_hash, "success" if run.success else "failed",
+                                      run.run_id, None if run.success else _failure_message(run),
+                                      summarize(store, workbook_hash))
+            results.append(result)
+            if on_result:
+                on_result(result)
     return results

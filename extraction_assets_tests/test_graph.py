@@ -379,3 +379,25 @@ def test_segmentation_picture_shows_the_two_tables_of_the_report(samples_ingest)
     with open_instance(DataStore(root)) as instance:
         event = instance.get_latest_materialization_event(AssetKey("segmented_blocks"))
         assert any(key.startswith("segmentation: ") for key in event.asset_materialization.metadata)
+
+
+def test_refresh_materializes_only_what_is_stale(tmp_path):
+    from extraction_assets.ingest import refresh_stale, stale_assets
+    from extraction_assets.samples import write_samples
+
+    sample = write_samples(tmp_path / "samples")[1]
+    root = tmp_path / "data"
+    first = ingest_paths([sample], root, until="segmented_blocks")
+    h = first[0].workbook_hash
+    store = DataStore(root)
+    with open_instance(store) as instance:
+        assert [a.key.path[-1] for a in stale_assets(instance, h)] == [
+            "rendered_chunks", "chunk_embeddings"]
+    refreshed = refresh_stale(root)
+    assert [(r.workbook_hash, r.status) for r in refreshed] == [(h, "success")]
+    with _db(root) as con:
+        runs = dict(con.execute("SELECT asset, count(*) FROM lineage GROUP BY asset").fetchall())
+    assert runs == {"workbook": 1, "parsed_sheets": 1, "normalized_grids": 1,
+                    "segmented_blocks": 1, "rendered_chunks": 1, "chunk_embeddings": 1}
+    assert VectorStore(store.lancedb_uri).count(h) == refreshed[0].counts["chunks"] > 0
+    assert [r.status for r in refresh_stale(root)] == ["unchanged"]
