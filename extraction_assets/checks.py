@@ -6,6 +6,8 @@ Dagster asset checks, visible in the UI).
 * ``chunk_budget`` — every chunk is within the token budget;
 * ``record_provenance`` — every record names its file, sheet, row and A1 range, and its row lies
   inside its block;
+* ``rows_in_one_chunk`` — every table row is in exactly one chunk;
+* ``heading_paths`` — every chunk has a non-empty heading path;
 * ``one_vector_per_chunk`` — LanceDB holds exactly one vector per chunk id of the partition.
 """
 
@@ -120,3 +122,32 @@ def one_vector_per_chunk(chunk_ids: list[str], vector_ids: list[str]) -> CheckOu
         {"chunks": len(expected), "vectors": len(stored), "missing": len(missing),
          "unknown": len(extra), "duplicated": duplicated, "missing_sample": missing[:SAMPLE]},
     )
+
+
+def rows_in_one_chunk(records: pa.Table, chunks: pa.Table) -> CheckOutcome:
+    """Every table row (data or total record) is in exactly one chunk; the continuation parts
+    of a row split by columns count with their first part."""
+    owners: dict[tuple[str, int], int] = {}
+    for chunk in chunks.select(["block_ids", "rows", "continuation"]).to_pylist():
+        if chunk["continuation"]:
+            continue
+        for block_id in chunk["block_ids"]:
+            for row in chunk["rows"]:
+                owners[(block_id, row)] = owners.get((block_id, row), 0) + 1
+    keys = [(r["block_id"], r["row"]) for r in records.select(["block_id", "row"]).to_pylist()]
+    missing = [k for k in keys if owners.get(k, 0) == 0]
+    repeated = [k for k in keys if owners.get(k, 0) > 1]
+    return CheckOutcome(
+        not missing and not repeated,
+        f"{len(keys)} rows: {len(missing)} in no chunk, {len(repeated)} in several",
+        {"rows": len(keys), "in_no_chunk": len(missing), "in_several": len(repeated),
+         "sample": [f"{b}:{r}" for b, r in (missing + repeated)[:SAMPLE]]},
+    )
+
+
+def heading_paths(chunks: pa.Table) -> CheckOutcome:
+    """Every chunk has a non-empty heading path (at least its sheet name)."""
+    paths = chunks.column("heading_path").to_pylist() if chunks.num_rows else []
+    empty = [i for i, p in enumerate(paths) if not p or not p[0]]
+    return CheckOutcome(not empty, f"{len(empty)} of {len(paths)} chunks without a heading path",
+                        {"chunks": len(paths), "without_heading_path": len(empty)})

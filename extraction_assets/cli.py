@@ -76,7 +76,8 @@ def _print_result(result) -> None:
 
 
 def _run_ingest(paths: list[Path], data_dir: Path, embedder, until: Optional[str],
-                max_tokens: Optional[int], force: bool = False) -> int:
+                max_tokens: Optional[int], force: bool = False,
+                passwords: Optional[list[str]] = None) -> int:
     """Ingest with a progress bar and one line per file; returns the number of failures."""
     from .ingest import ingest_paths
 
@@ -92,7 +93,7 @@ def _run_ingest(paths: list[Path], data_dir: Path, embedder, until: Optional[str
             progress.advance(task)
 
         ingest_paths(paths, data_dir, embedder, max_tokens=max_tokens, until=until,
-                     on_result=report, force=force)
+                     on_result=report, force=force, passwords=passwords)
     return failed
 
 
@@ -106,6 +107,9 @@ def ingest(
                                              help="Chunk budget in tokens (default 512)."),
     force: bool = typer.Option(False, "--force",
                                help="Re-materialize partitions that are already up to date."),
+    password: Optional[list[str]] = typer.Option(
+        None, "--password", help="Password for protected workbooks (repeatable; default: the "
+                                 "lines of $EXTRACTION_ASSETS_PASSWORDS)."),
     provider: str = Provider, model: Optional[str] = Model, base_url: Optional[str] = BaseUrl,
 ) -> None:
     """Add a partition per file content hash and materialize the asset graph for each file.
@@ -113,7 +117,7 @@ def ingest(
     Exit code 1 when any file failed (the others are still processed).
     """
     failed = _run_ingest(paths, _data_dir(data_dir), _embedder(provider, model, base_url),
-                         until.value if until else None, max_tokens, force)
+                         until.value if until else None, max_tokens, force, password or None)
     if failed:
         raise typer.Exit(code=1)
 

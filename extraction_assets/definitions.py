@@ -6,7 +6,7 @@ from dagster import Definitions
 
 from .assets import ALL_ASSETS
 from .embedding import EmbedderResource
-from .resources import DataStoreResource, LimitsResource
+from .resources import DataStoreResource, LimitsResource, PasswordsResource
 from .sensors import (
     inbox_sensor,
     ingest_job,
@@ -16,9 +16,11 @@ from .sensors import (
 
 
 def make_definitions(data_dir: str | None = None,
-                     embedder: EmbedderResource | None = None) -> Definitions:
-    """Definitions with the data dir (default ``$EXTRACTION_ASSETS_HOME`` or ``./data``) and
-    embedder (default: the bundled local model) given."""
+                     embedder: EmbedderResource | None = None,
+                     passwords: list[str] | None = None) -> Definitions:
+    """Definitions with the data dir (default ``$EXTRACTION_ASSETS_HOME`` or ``./data``),
+    embedder (default: the bundled local model) and workbook passwords (default:
+    ``$EXTRACTION_ASSETS_PASSWORDS``, one per line) given."""
     storage = DataStoreResource(data_dir=data_dir) if data_dir else DataStoreResource()
     return Definitions(
         assets=ALL_ASSETS,
@@ -28,6 +30,8 @@ def make_definitions(data_dir: str | None = None,
             "storage": storage,
             "embedder": embedder or EmbedderResource(),
             "limits": LimitsResource(),
+            "passwords": PasswordsResource(passwords=list(passwords))
+            if passwords else PasswordsResource(),
         },
     )
 

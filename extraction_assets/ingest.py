@@ -12,6 +12,7 @@ from typing import Callable, Iterable
 
 from dagster import AssetRecordsFilter, AssetSelection, DagsterInstance, materialize
 from dagster._core.instance.ref import InstanceRef
+from filelock import FileLock
 
 from .assets import ALL_ASSETS
 from .definitions import make_definitions
@@ -25,10 +26,13 @@ QUIET_LOGGERS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 def open_instance(store: DataStore) -> DagsterInstance:
     """The Dagster instance of a data dir: SQLite storage under ``<data-dir>/dagster`` (or what
-    a ``dagster.yaml`` placed in that folder configures, e.g. Postgres). Telemetry is off."""
+    a ``dagster.yaml`` placed in that folder configures, e.g. Postgres). Telemetry is off; a
+    file lock serializes the creation of a new instance's schema across processes."""
     store.dagster_home.mkdir(parents=True, exist_ok=True)
     ref = InstanceRef.from_dir(str(store.dagster_home), overrides={"telemetry": {"enabled": False}})
-    return DagsterInstance.from_ref(ref)
+    # several processes opening a new instance at once race to create its SQLite schema
+    with FileLock(str(store.dagster_home / ".instance.lock"), timeout=600):
+        return DagsterInstance.from_ref(ref)
 
 
 @dataclass
@@ -81,6 +85,15 @@ def _failure_message(result) -> str:
     return "run failed"
 
 
+def _add_partition(instance: DagsterInstance, workbook_hash: str) -> None:
+    """Add a partition key; another process adding the same key at the same time is fine."""
+    try:
+        instance.add_dynamic_partitions(workbook_partitions.name, [workbook_hash])
+    except Exception:  # noqa: BLE001 - storage-specific integrity errors
+        if not instance.has_dynamic_partition(workbook_partitions.name, workbook_hash):
+            raise
+
+
 def stale_assets(instance: DagsterInstance, workbook_hash: str, assets=ALL_ASSETS) -> list:
     """The assets (in graph order) to re-materialize for a partition: from the first one whose
     latest materialization is missing or carries another code version than the current one,
@@ -104,11 +117,13 @@ def ingest_paths(
     until: str | None = None,
     on_result: Callable[[IngestResult], None] | None = None,
     force: bool = False,
+    passwords: list[str] | None = None,
 ) -> list[IngestResult]:
     """Materialize the asset graph for every file in ``paths``, one partition per content hash.
 
     Files with the same bytes are processed once. A partition whose selected assets are all
-    materialized with the current code versions is left alone unless ``force``. ``until`` names
+    materialized with the current code versions is left alone unless ``force``. ``passwords``
+    are tried on password-protected files (default: ``$EXTRACTION_ASSETS_PASSWORDS``). ``until`` names
     the last asset to materialize (default: all six). ``on_result`` is called after each file
     (for progress output). A missing or unreadable file is a ``failed`` result, not an error.
 
@@ -119,7 +134,7 @@ def ingest_paths(
     if until is not None and until not in names:
         raise ValueError(f"unknown asset {until!r}; choose one of {', '.join(names)}")
     store = DataStore(data_dir)
-    defs = make_definitions(str(store.root), embedder)
+    defs = make_definitions(str(store.root), embedder, passwords)
     resources = defs.resources
     selected = ALL_ASSETS[: names.index(until) + 1] if until else ALL_ASSETS
     selection = AssetSelection.assets(*selected)
@@ -150,7 +165,7 @@ def ingest_paths(
                 continue
             seen[workbook_hash] = str(path)
             if not instance.has_dynamic_partition(workbook_partitions.name, workbook_hash):
-                instance.add_dynamic_partitions(workbook_partitions.name, [workbook_hash])
+                _add_partition(instance, workbook_hash)
             elif not force and not stale_assets(instance, workbook_hash, selected):
                 done(IngestResult(str(path), workbook_hash, "unchanged",
                                   counts=summarize(store, workbook_hash)))

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+
 from dagster import ConfigurableResource
 from pydantic import Field
 
 from .core.container import Limits
 from .storage import DataStore, default_data_dir
+
+#: Environment variable holding workbook passwords, one per line.
+ENV_PASSWORDS = "EXTRACTION_ASSETS_PASSWORDS"
 
 
 class DataStoreResource(ConfigurableResource):
@@ -35,3 +40,17 @@ class LimitsResource(ConfigurableResource):
     def limits(self) -> Limits:
         """The configured :class:`~.core.container.Limits`."""
         return Limits(**self.model_dump())
+
+
+def _passwords_from_env() -> list[str]:
+    value = os.environ.get(ENV_PASSWORDS, "")
+    return [p for p in value.split("\n") if p]
+
+
+class PasswordsResource(ConfigurableResource):
+    """Passwords tried, in order, on password-protected workbooks (never logged or stored).
+    Default: the lines of ``$EXTRACTION_ASSETS_PASSWORDS``; without any, an encrypted workbook
+    fails its partition as ``encrypted`` ("password required")."""
+
+    passwords: list[str] = Field(default_factory=_passwords_from_env,
+                                 description="Workbook passwords to try, in order.")

@@ -70,7 +70,9 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("workbook_hash", S), ("sheet_index", I32), ("sheet_name", S), ("block_id", S),
         ("kind", S), ("a1_range", S), ("min_row", I32), ("min_col", I32), ("max_row", I32),
         ("max_col", I32), ("header_row_count", I32), ("title", S), ("heading_path", LS),
-        ("n_cells", I64), ("reasons", LS), ("text", S),
+        ("n_cells", I64), ("reasons", LS), ("text", S), ("level", I32),
+        ("skip_rows", pa.list_(I32)), ("total_rows", pa.list_(I32)), ("row_group_col", I32),
+        ("unit", S),
     ]),
     "block_columns": pa.schema([
         ("workbook_hash", S), ("block_id", S), ("sheet_name", S), ("position", I32),
@@ -84,7 +86,11 @@ SCHEMAS: dict[str, pa.Schema] = {
     "chunks": pa.schema([
         ("workbook_hash", S), ("chunk_id", S), ("chunk_index", I32), ("sheet_name", S),
         ("block_ids", LS), ("a1_ranges", LS), ("heading_path", LS), ("text", S),
-        ("n_tokens", I32), ("rows", pa.list_(I32)),
+        ("n_tokens", I32), ("rows", pa.list_(I32)), ("continuation", B),
+    ]),
+    "renderings": pa.schema([
+        ("workbook_hash", S), ("block_id", S), ("sheet_name", S), ("kind", S), ("markdown", S),
+        ("html", S), ("text", S),
     ]),
     "extraction_issues": pa.schema([
         ("workbook_hash", S), ("stage", S), ("sheet_name", S), ("ref", S), ("severity", S),

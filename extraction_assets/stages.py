@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from html import escape as html_escape
 from pathlib import PurePath
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -20,6 +21,7 @@ import pyarrow.compute as pc
 from .core.a1 import column_index, column_letter
 from .core.container import Limits, sniff
 from .core.errors import ExtractionError
+from .core.headings import detect_heading_levels
 from .core.normalize import (
     GRID_COLUMNS,
     GRID_SCHEMA,
@@ -36,7 +38,14 @@ from .core.ooxml import (
     WorkbookStyles,
     open_workbook,
 )
-from .core.render import Chunk, chunk_sheet, table_records
+from .core.render import (
+    Chunk,
+    chunk_sheet,
+    record_text,
+    table_html,
+    table_markdown,
+    table_records,
+)
 from .core.segment import Block, Column, segment_sheet
 from .core.worksheet import CELL_SCHEMA
 from .schemas import SCHEMAS
@@ -44,10 +53,12 @@ from .schemas import SCHEMAS
 
 @dataclass
 class StageOutput:
-    """Tables produced by one stage for one partition, plus its issues."""
+    """Tables produced by one stage for one partition, its issues, and facts worth showing in
+    the materialization metadata (``facts``: JSON-compatible values by name)."""
 
     tables: dict[str, pa.Table]
     issues: list[Issue] = field(default_factory=list)
+    facts: dict = field(default_factory=dict)
 
 
 def _table(name: str, rows: list[dict]) -> pa.Table:
@@ -72,24 +83,32 @@ class StageError(Exception):
 
 # -- workbook ---------------------------------------------------------------------------------
 def workbook_stage(workbook_hash: str, data: bytes, source_path: str,
-                   limits: Limits | None = None) -> StageOutput:
+                   limits: Limits | None = None, passwords: Sequence[str] = ()) -> StageOutput:
     """File facts of one workbook: the ``workbooks`` row (format sniffed from magic bytes,
     sheet list with visibility, macro / external-link / encryption flags).
 
+    ``container`` is the container with the format version when known (``zip``, ``ole2/biff8``,
+    ``biff/biff4`` for a bare BIFF stream, ``xml`` for flat ODS, ``text`` for CSV); ``format``
+    is ``xlsx``, ``xlsm``, ``xls``, ``xlsb``, ``ods``, ``fods``, ``csv``... When a non-OOXML
+    file was converted by LibreOffice, an ``info`` issue ``converted`` names the tool, its
+    version and the seconds it took; a file read by value gets ``styles_unavailable``. An
+    encrypted file is opened with the first of ``passwords`` that works (``is_encrypted`` stays
+    true).
+
     Raises:
-        StageError: the file is not a readable OOXML workbook; its ``workbooks`` row is in
+        StageError: the file is not a readable workbook; its ``workbooks`` row is in
             ``output`` so the failure is still visible in the views.
     """
     sniffed = sniff(data)
     row = dict(
         workbook_hash=workbook_hash, source_path=source_path,
         filename=PurePath(source_path).name, size_bytes=len(data),
-        container=sniffed.container, format=sniffed.format, sheet_count=0, sheet_names=[],
+        container=sniffed.label, format=sniffed.format, sheet_count=0, sheet_names=[],
         sheet_visibility=[], has_macros=sniffed.has_macros, has_external_links=False,
-        is_encrypted=sniffed.format == "encrypted-ooxml", date_system=None,
+        is_encrypted=sniffed.format == "encrypted-ooxml" or sniffed.encrypted, date_system=None,
     )
     try:
-        wb = open_workbook(data, limits)
+        wb = open_workbook(data, limits, passwords=passwords)
     except ExtractionError as exc:
         issue = Issue("workbook", None, None, "error", exc.code, exc.message)
         raise StageError(exc, StageOutput({"workbooks": _table("workbooks", [row])}, [issue]))
@@ -105,7 +124,8 @@ def workbook_stage(workbook_hash: str, data: bytes, source_path: str,
 
 
 # -- parsed_sheets ----------------------------------------------------------------------------
-def parse_stage(workbook_hash: str, data: bytes, limits: Limits | None = None) -> StageOutput:
+def parse_stage(workbook_hash: str, data: bytes, limits: Limits | None = None,
+                passwords: Sequence[str] = ()) -> StageOutput:
     """Every cell of every worksheet as written, plus sheets, styles and workbook properties.
 
     Tables: ``parsed_cells``, ``parsed_sheets``, ``styles``, ``workbook_properties``,
@@ -114,13 +134,14 @@ def parse_stage(workbook_hash: str, data: bytes, limits: Limits | None = None) -
     (one row per shared string with rich-text runs, ECMA-376 Part 1 §18.4.4/§18.4.7, or
     phonetic runs, §18.4.6: ``runs`` is compact JSON whose run properties equal to the default
     cell font are left out; ``phonetic`` is the joined reading, never part of cell values).
-    Sheets are read one at a time (memory grows with the largest sheet's cells).
+    Sheets are read one at a time (memory grows with the largest sheet's cells). An encrypted
+    file is opened with the first of ``passwords`` that works.
 
     Raises:
         StageError: the package cannot be read at all.
     """
     try:
-        wb = open_workbook(data, limits)
+        wb = open_workbook(data, limits, passwords=passwords)
     except ExtractionError as exc:
         raise StageError(exc, StageOutput({}, [Issue("parsed_sheets", None, None, "error",
                                                      exc.code, exc.message)]))
@@ -286,10 +307,13 @@ def grids_from_tables(cells: pa.Table, sheets: pa.Table) -> list[StyledGrid]:
 
 # -- segmented_blocks -------------------------------------------------------------------------
 def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table) -> StageOutput:
-    """Blocks of every visible sheet: tables ``blocks`` and ``block_columns``. Hidden sheets
-    are not segmented; each gives an ``info`` issue so the skip is visible."""
+    """Blocks of every visible sheet: tables ``blocks`` and ``block_columns``. Headings come
+    from the workbook's font sizes (body size and bold size -> level, reported in ``facts``).
+    Hidden sheets are not segmented; each gives an ``info`` issue so the skip is visible."""
     block_rows, column_rows, issues = [], [], []
-    for grid in grids_from_tables(cells, sheets):
+    grids = grids_from_tables(cells, sheets)
+    headings = detect_heading_levels([g for g in grids if g.visibility == "visible"])
+    for grid in grids:
         if grid.visibility != "visible":
             if len(grid):
                 issues.append(Issue("segmented_blocks", grid.sheet_name, grid.used_range, "info",
@@ -304,7 +328,7 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table) -> Stag
                                 "hidden_cells_skipped",
                                 f"{n_hidden} non-empty cells in hidden rows or columns are in no "
                                 "block"))
-        for block in segment_sheet(grid):
+        for block in segment_sheet(grid, headings):
             block_rows.append(dict(
                 workbook_hash=workbook_hash, sheet_index=block.sheet_index,
                 sheet_name=block.sheet_name, block_id=block.block_id, kind=block.kind,
@@ -312,7 +336,8 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table) -> Stag
                 max_row=block.max_row, max_col=block.max_col,
                 header_row_count=block.header_row_count, title=block.title,
                 heading_path=block.heading_path, n_cells=block.n_cells, reasons=block.reasons,
-                text=block.text,
+                text=block.text, level=block.level, skip_rows=block.skip_rows,
+                total_rows=block.total_rows, row_group_col=block.row_group_col, unit=block.unit,
             ))
             for position, column in enumerate(block.columns, start=1):
                 column_rows.append(dict(
@@ -322,7 +347,10 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table) -> Stag
                     header_levels=column.header_levels,
                 ))
     return StageOutput({"blocks": _table("blocks", block_rows),
-                        "block_columns": _table("block_columns", column_rows)}, issues)
+                        "block_columns": _table("block_columns", column_rows)}, issues,
+                       {"body_font_size": headings.body_size,
+                        "heading_levels": {str(size): level
+                                           for size, level in sorted(headings.levels.items())}})
 
 
 def blocks_from_tables(blocks: pa.Table, block_columns: pa.Table) -> list[Block]:
@@ -336,7 +364,10 @@ def blocks_from_tables(blocks: pa.Table, block_columns: pa.Table) -> list[Block]
         block = Block(row["sheet_index"], row["sheet_name"], row["kind"], row["min_row"],
                       row["min_col"], row["max_row"], row["max_col"], row["n_cells"],
                       row["header_row_count"], row["title"], row["heading_path"],
-                      row["reasons"], columns.get(row["block_id"], []), row["text"] or "")
+                      row["reasons"], columns.get(row["block_id"], []), row["text"] or "",
+                      level=row["level"], skip_rows=row["skip_rows"] or [],
+                      total_rows=row["total_rows"] or [], row_group_col=row["row_group_col"],
+                      unit=row["unit"])
         out.append(block)
     return out
 
@@ -344,13 +375,16 @@ def blocks_from_tables(blocks: pa.Table, block_columns: pa.Table) -> list[Block]
 # -- rendered_chunks --------------------------------------------------------------------------
 def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.Table,
                  blocks: pa.Table, block_columns: pa.Table,
-                 count_tokens: Callable[[str], int], max_tokens: int) -> StageOutput:
-    """Records of every table and Markdown chunks of every sheet: tables ``records`` and
-    ``chunks``. Token counts use ``count_tokens`` (the embedder's own tokenizer); a chunk over
-    ``max_tokens`` (a single row too large to split yet) gives a ``warning`` issue."""
+                 count_tokens: Callable[[str], int], max_tokens: int,
+                 min_tokens: int = 0) -> StageOutput:
+    """Records, renderings and chunks: tables ``records`` (one per table data or total row),
+    ``renderings`` (per block: Markdown, HTML and ``Header: value`` text) and ``chunks``
+    (Markdown within ``max_tokens`` tokens of ``count_tokens``, the embedder's own tokenizer;
+    small neighbours under one heading merged below ``min_tokens``). A chunk still over the
+    budget (a single cell that cannot be cut) gives a ``warning`` issue."""
     grids = {g.sheet_index: g for g in grids_from_tables(cells, sheets)}
     all_blocks = blocks_from_tables(blocks, block_columns)
-    record_rows, chunk_rows, issues = [], [], []
+    record_rows, chunk_rows, rendering_rows, issues = [], [], [], []
     by_sheet: dict[int, list[Block]] = {}
     for block in all_blocks:
         by_sheet.setdefault(block.sheet_index, []).append(block)
@@ -360,9 +394,18 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
         records = {}
         for block in sheet_blocks:
             if block.kind != "table":
+                rendering_rows.append(dict(
+                    workbook_hash=workbook_hash, block_id=block.block_id,
+                    sheet_name=block.sheet_name, kind=block.kind, markdown=block.text,
+                    html=f"<p>{html_escape(block.text)}</p>", text=block.text))
                 continue
-            records[block.block_id] = table_records(grid, block)
-            for rec in records[block.block_id]:
+            records[block.block_id] = rows = table_records(grid, block)
+            rendering_rows.append(dict(
+                workbook_hash=workbook_hash, block_id=block.block_id, sheet_name=block.sheet_name,
+                kind=block.kind, markdown=table_markdown(block, rows),
+                html=table_html(block, rows, grid),
+                text="\n".join(record_text(r, block.columns) for r in rows)))
+            for rec in rows:
                 record_rows.append(dict(
                     workbook_hash=workbook_hash, block_id=rec.block_id, sheet_name=rec.sheet_name,
                     row=rec.row, a1_range=rec.a1_range, role=rec.role,
@@ -371,13 +414,14 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
                     merged_from=json.dumps(rec.merged_from, ensure_ascii=False),
                     filename=filename,
                 ))
-        for chunk in chunk_sheet(sheet_blocks, records, count_tokens, max_tokens):
+        for chunk in chunk_sheet(sheet_blocks, records, count_tokens, max_tokens, min_tokens):
             chunk_rows.append(_chunk_row(workbook_hash, len(chunk_rows), chunk))
             if chunk.n_tokens > max_tokens:
                 issues.append(Issue("rendered_chunks", chunk.sheet_name, chunk.a1_ranges[0],
                                     "warning", "chunk_over_budget",
                                     f"chunk has {chunk.n_tokens} tokens; the budget is {max_tokens}"))
     return StageOutput({"records": _table("records", record_rows),
+                        "renderings": _table("renderings", rendering_rows),
                         "chunks": _table("chunks", chunk_rows)}, issues)
 
 
@@ -385,4 +429,4 @@ def _chunk_row(workbook_hash: str, index: int, chunk: Chunk) -> dict:
     return dict(workbook_hash=workbook_hash, chunk_id=chunk.chunk_id, chunk_index=index,
                 sheet_name=chunk.sheet_name, block_ids=chunk.block_ids,
                 a1_ranges=chunk.a1_ranges, heading_path=chunk.heading_path, text=chunk.text,
-                n_tokens=chunk.n_tokens, rows=chunk.rows)
+                n_tokens=chunk.n_tokens, rows=chunk.rows, continuation=chunk.continuation)

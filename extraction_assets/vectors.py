@@ -2,20 +2,36 @@
 
 The table records the embedding model and dimension in its schema metadata and refuses vectors
 of another model or dimension, so one table never mixes embedding spaces. Re-materializing a
-partition deletes its rows before adding the new ones, so rows are replaced, never duplicated.
+partition replaces its rows in one commit, so rows are replaced, never duplicated.
+
+Writers may run in several processes at once (one Dagster run per partition): on a local data
+dir they take a per-table file lock (``<lancedb>/.<table>.write.lock``) around each commit, so
+concurrent runs never race to create the table or hit a commit conflict; a commit that still
+conflicts (e.g. a writer on another machine) is retried with a growing delay. Embedding happens
+before the lock is taken, so the lock is only held for the commit itself.
 """
 
 from __future__ import annotations
 
+import random
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import lancedb
 import numpy as np
 import pyarrow as pa
+from filelock import FileLock
 
 from .storage import HASH_RE
 
 TABLE_NAME = "chunks"
+
+#: seconds a writer waits for the table's write lock before giving up
+LOCK_TIMEOUT_SECONDS = 600.0
+#: commits retried after a conflict (writers outside the lock), with a growing delay
+COMMIT_ATTEMPTS = 8
 
 
 class VectorStoreError(RuntimeError):
@@ -45,9 +61,42 @@ class VectorStore:
         self._db = lancedb.connect(self.uri)
 
     def _table(self):
-        if self.table_name in self._db.table_names():
+        """The table at its latest version, or ``None`` when it does not exist (yet)."""
+        try:
             return self._db.open_table(self.table_name)
-        return None
+        except (ValueError, FileNotFoundError):
+            return None
+
+    @contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        """Serialize the writers of this table across processes (local data dirs only)."""
+        if "://" in self.uri:  # object stores: rely on Lance's commit protocol and our retries
+            yield
+            return
+        folder = Path(self.uri)
+        folder.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(folder / f".{self.table_name}.write.lock"),
+                      timeout=LOCK_TIMEOUT_SECONDS):
+            yield
+
+    @staticmethod
+    def _is_conflict(exc: Exception) -> bool:
+        text = str(exc).lower()
+        return "conflict" in text or "retryable" in text or "already exists" in text
+
+    def _commit(self, write) -> None:
+        """Run ``write()`` under the write lock, retrying commit conflicts with backoff."""
+        for attempt in range(COMMIT_ATTEMPTS):
+            try:
+                with self._write_lock():
+                    write()
+                return
+            except VectorStoreError:
+                raise
+            except (OSError, RuntimeError, ValueError) as exc:
+                if attempt == COMMIT_ATTEMPTS - 1 or not self._is_conflict(exc):
+                    raise
+            time.sleep(min(5.0, 0.1 * 2 ** attempt) * (0.5 + random.random()))
 
     def check_model(self, model: str, dimension: int) -> None:
         """Refuse a model/dimension that differs from the one the table was created with.
@@ -81,25 +130,40 @@ class VectorStore:
         """
         if not HASH_RE.match(workbook_hash):
             raise ValueError(f"not a sha256 hex partition key: {workbook_hash!r}")
-        table = self._table()
+        where = f"workbook_hash = '{workbook_hash}'"
         if not rows:
-            if table is not None:
-                table.delete(f"workbook_hash = '{workbook_hash}'")
+            def delete() -> None:
+                table = self._table()
+                if table is not None:
+                    table.delete(where)
+            self._commit(delete)
             return 0
         if vectors is None or vectors.ndim != 2 or len(rows) != len(vectors):
             raise ValueError("rows and vectors differ in length")
         dimension = int(vectors.shape[1])
-        self.check_model(model, dimension)
         schema = chunk_schema(dimension, model)
         data = pa.Table.from_pylist(
             [dict(row, vector=vec.astype(np.float32).tolist()) for row, vec in zip(rows, vectors)],
             schema=schema,
         )
-        if table is None:
-            self._db.create_table(self.table_name, data=data, schema=schema)
-        else:
-            table.delete(f"workbook_hash = '{workbook_hash}'")
-            table.add(data)
+        unique_ids = len({row["chunk_id"] for row in rows}) == len(rows)
+
+        def replace() -> None:
+            # re-read under the lock: another process may have created the table meanwhile
+            self.check_model(model, dimension)
+            table = self._table()
+            if table is None:
+                self._db.create_table(self.table_name, data=data, schema=schema)
+            elif unique_ids:
+                # one commit: a reader or a killed writer never sees the partition half-replaced
+                (table.merge_insert(["workbook_hash", "chunk_id"])
+                 .when_matched_update_all().when_not_matched_insert_all()
+                 .when_not_matched_by_source_delete(where).execute(data))
+            else:  # a merge on a non-unique key would be ambiguous
+                table.delete(where)
+                table.add(data)
+
+        self._commit(replace)
         return len(rows)
 
     def count(self, workbook_hash: str | None = None) -> int:

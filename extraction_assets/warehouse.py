@@ -4,6 +4,14 @@ The views read Parquet through globs, so the DuckDB file holds no data: concurre
 fight over a DuckDB write lock for their outputs, and new partitions appear in the views as soon
 as their files are renamed into place. A view whose folder has no file yet is an empty,
 correctly typed relation, so every contract view always answers.
+
+Only the view definitions live in the DuckDB file, and every run rewrites them: writers in
+several processes take a file lock (``<data-dir>/.warehouse.duckdb.lock``) so they queue instead
+of failing with DuckDB's ``Could not set lock on file``, and each one lists the Parquet folders
+*inside* the lock, so the last writer's views cover every file renamed into place before it.
+A reader (or a writer that does not use the lock) holding the file is waited out with retries.
+Temp files of writers (``.<name>.*.tmp``, left behind by a killed run) never match the views'
+``*.parquet`` globs.
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+from filelock import FileLock
 
 from .schemas import SCHEMAS
 from .storage import DataStore
@@ -30,6 +39,7 @@ _VIEWS: dict[str, tuple[str, str]] = {
     "sources": ("sources", "sources/*.parquet"),
     "sheet_objects": ("sheet_objects", "sheet_objects/*.parquet"),
     "rich_text": ("rich_text", "rich_text/*.parquet"),
+    "renderings": ("renderings", "renderings/*.parquet"),
 }
 
 CONTRACT_VIEWS = ("workbooks", "sheets", "cells", "blocks", "block_columns", "records",
@@ -41,6 +51,13 @@ _DUCK_TYPES = {
     pa.list_(pa.string()): "VARCHAR[]", pa.list_(pa.int32()): "INTEGER[]",
     pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ",
 }
+
+#: seconds a writer waits for the other writers of the warehouse before giving up
+LOCK_TIMEOUT_SECONDS = 600.0
+
+
+def _writer_lock(path: Path) -> FileLock:
+    return FileLock(str(path.with_name(f".{path.name}.lock")), timeout=LOCK_TIMEOUT_SECONDS)
 
 
 def _quote(text: str) -> str:
@@ -100,29 +117,47 @@ def view_sql(store: DataStore) -> dict[str, str]:
 def refresh_views(store: DataStore, attempts: int = 20, delay_seconds: float = 0.25) -> Path:
     """(Re)create every contract view in ``<data-dir>/warehouse.duckdb``; returns its path.
 
-    A run that finds the DuckDB file locked by another process retries with a growing delay.
+    Writers of all processes are serialized by a file lock; a run that still finds the DuckDB
+    file locked (by a reader, or a process not using the lock) retries with a growing delay.
+    The views are computed under the lock, from the Parquet files present at that moment.
 
     Raises:
         duckdb.IOException: the file stayed locked for all ``attempts``.
+        filelock.Timeout: other writers held the lock for ``LOCK_TIMEOUT_SECONDS``.
     """
     path = store.warehouse_path
     path.parent.mkdir(parents=True, exist_ok=True)
-    statements = view_sql(store)
-    for attempt in range(attempts):
-        try:
-            with duckdb.connect(str(path)) as con:
-                for statement in statements.values():
-                    con.execute(statement)
-            return path
-        except duckdb.IOException:
-            if attempt == attempts - 1:
-                raise
-            time.sleep(delay_seconds * (attempt + 1))
+    with _writer_lock(path):
+        for attempt in range(attempts):
+            try:
+                statements = view_sql(store)
+                with duckdb.connect(str(path)) as con:
+                    con.execute("BEGIN TRANSACTION")
+                    for statement in statements.values():
+                        con.execute(statement)
+                    con.execute("COMMIT")
+                return path
+            except duckdb.IOException:
+                if attempt == attempts - 1:
+                    raise
+                time.sleep(delay_seconds * (attempt + 1))
     return path
 
 
 def connect(store: DataStore, read_only: bool = True) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse (creating the views first if the file does not exist yet)."""
+    """Open the warehouse (creating the views first if the file does not exist yet), retrying
+    for a few seconds while a writer holds it.
+
+    Raises:
+        duckdb.IOException: the file stayed locked.
+    """
     if not store.warehouse_path.exists():
         refresh_views(store)
-    return duckdb.connect(str(store.warehouse_path), read_only=read_only)
+    for attempt in range(20):
+        try:
+            return duckdb.connect(str(store.warehouse_path), read_only=read_only)
+        except duckdb.IOException:
+            if attempt == 19:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+    raise AssertionError("unreachable")

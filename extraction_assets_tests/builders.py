@@ -9,7 +9,9 @@ relationship to a missing part, malformed XML, formulas without a cached value..
 from __future__ import annotations
 
 import io
+import signal
 import zipfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -144,3 +146,18 @@ def save_openpyxl(wb, path: Path) -> bytes:
     """Save an openpyxl workbook to ``path`` and return the file's bytes."""
     wb.save(path)
     return Path(path).read_bytes()
+
+
+@contextmanager
+def deadline(seconds: int, name: str):
+    """Raise ``TimeoutError`` in the main thread when the block runs longer than ``seconds``."""
+    def expire(signum, frame):
+        raise TimeoutError(f"{name} took more than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -56,3 +56,19 @@ def test_chunk_budget_records_and_vectors():
     assert one_vector_per_chunk(["a", "b"], ["b", "a"]).passed
     assert not one_vector_per_chunk(["a", "b"], ["a", "a", "b"]).passed
     assert one_vector_per_chunk(["a", "b"], ["a"]).metadata["missing_sample"] == ["b"]
+
+
+def test_rows_in_one_chunk_and_heading_paths():
+    import pyarrow as pa
+
+    from extraction_assets.checks import heading_paths, rows_in_one_chunk
+
+    records = pa.table({"block_id": ["b", "b", "b"], "row": [2, 3, 4]})
+    chunks = pa.table({"block_ids": [["b"], ["b"], ["b"]], "rows": [[2, 3], [3], [3]],
+                       "continuation": [False, True, False],
+                       "heading_path": [["S"], ["S", "T"], []]})
+    outcome = rows_in_one_chunk(records, chunks)
+    assert not outcome.passed
+    assert (outcome.metadata["in_no_chunk"], outcome.metadata["in_several"]) == (1, 1)
+    assert rows_in_one_chunk(records.slice(0, 1), chunks.slice(0, 2)).passed
+    assert not heading_paths(chunks).passed and heading_paths(chunks.slice(0, 2)).passed

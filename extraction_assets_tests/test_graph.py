@@ -87,7 +87,8 @@ def test_two_tables_and_merged_header_of_the_report(samples_ingest):
             "AND kind = 'table' ORDER BY min_row").fetchall()
         assert tables == [
             ("A3:E8", 2, "Quarterly Sales Report 2024", ["Report", "Quarterly Sales Report 2024"]),
-            ("A12:D17", 1, "Top products", ["Report", "Top products"]),
+            ("A12:D17", 1, "Top products",
+             ["Report", "Quarterly Sales Report 2024", "Top products"]),
         ]
         headers = con.execute(
             "SELECT header, header_levels FROM block_columns JOIN blocks USING (workbook_hash, block_id) "
@@ -320,7 +321,8 @@ def test_cli_search_returns_provenance_as_json(samples_ingest):
     assert proc.returncode == 0, proc.stderr
     hits = json.loads(proc.stdout)
     assert len(hits) == 3
-    top = next(h for h in hits if h["heading_path"] == ["Report", "Top products"])
+    top = next(h for h in hits if h["heading_path"][-1] == "Top products")
+    assert top["heading_path"][0] == "Report"
     assert top["filename"] == "quarterly_report.xlsx" and top["sheet"] == "Report"
     assert top["a1_ranges"] == ["A13:D17"]
     assert "| Product | Category | Units | Revenue |" in top["text"]
@@ -360,8 +362,9 @@ def test_asset_checks_are_evaluated_and_pass_on_the_samples(samples_ingest):
                 evaluation = entry.dagster_event.event_specific_data
                 outcomes[(result.workbook_hash, evaluation.check_name)] = evaluation.passed
     names = {name for _, name in outcomes}
-    assert names == {"cell_coverage", "chunk_budget", "record_provenance", "one_vector_per_chunk"}
-    assert len(outcomes) == 4 * len(results)
+    assert names == {"cell_coverage", "chunk_budget", "record_provenance", "one_vector_per_chunk",
+                     "rows_in_one_chunk", "heading_paths"}
+    assert len(outcomes) == 6 * len(results)
     assert all(outcomes.values()), [k for k, v in outcomes.items() if not v]
 
 

@@ -401,3 +401,48 @@ def test_chunk_ids_are_deterministic(tmp_path, count_tokens):
     other = extract(save_openpyxl(book("Tables", changed), tmp_path / "c.xlsx"), count_tokens)
     other_ids = [c["chunk_id"] for c in other.chunks]
     assert other_ids[0] == ids[0] and other_ids[1] != ids[1]
+
+
+def test_renderings_wide_rows_and_long_text_respect_the_budget(tmp_path, count_tokens):
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Wide"
+    ws.append(["Key"] + [f"Measure {i:02d}" for i in range(1, 41)])
+    ws.append(["row-1"] + [f"value number {i} with some words" for i in range(1, 41)])
+    ws.append(["row-2"] + [str(i) for i in range(1, 41)])
+    ws["A6"] = " ".join(f"Sentence number {i} says something about the table above." for i in range(60))
+    p = stages.parse_stage("wb", save_openpyxl(wb, tmp_path / "wide.xlsx")).tables
+    n = stages.normalize_stage("wb", p["parsed_cells"], p["parsed_sheets"], p["styles"],
+                               p["workbook_properties"]).tables
+    s = stages.segment_stage("wb", n["cells"], n["sheets"]).tables
+    out = stages.render_stage("wb", "wide.xlsx", n["cells"], n["sheets"], s["blocks"],
+                              s["block_columns"], count_tokens, 96).tables
+    chunks = out["chunks"].to_pylist()
+    assert all(c["n_tokens"] <= 96 and count_tokens(c["text"]) == c["n_tokens"] for c in chunks)
+    wide = [c for c in chunks if c["rows"] == [2]]
+    assert len(wide) > 1 and [c["continuation"] for c in wide] == [False] + [True] * (len(wide) - 1)
+    assert all("| Key |" in c["text"] and "row-1" in c["text"] for c in wide)
+    text_parts = [c for c in chunks if "Sentence number" in c["text"]]
+    assert len(text_parts) > 1 and text_parts[1]["continuation"]
+    rendering = {r["kind"]: r for r in out["renderings"].to_pylist()}
+    assert rendering["table"]["html"].startswith("<table>\n<thead>\n<tr><th>Key</th>")
+    assert "Key: row-2; Measure 01: 1; Measure 02: 2" in rendering["table"]["text"]
+
+
+def test_row_groups_filled_down_and_repeated_headers_skipped(tmp_path, count_tokens):
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Groups"
+    for row in [["Region", "Product", "Units"], ["North", "Apples", 10], [None, "Pears", 12],
+                ["South", "Apples", 5], [None, "Pears", 9], ["Region", "Product", "Units"],
+                ["West", "Plums", 3], ["Total", None, 39]]:
+        ws.append(row)
+    result = extract(save_openpyxl(wb, tmp_path / "groups.xlsx"), count_tokens)
+    (table,) = result.tables()
+    rows = result.rows(table["block_id"])
+    assert [(r["Region"], r["Product"]) for r in rows[:5]] == [
+        ("North", "Apples"), ("North", "Pears"), ("South", "Apples"), ("South", "Pears"),
+        ("West", "Plums")]
+    assert len(rows) == 6 and rows[-1]["Region"] == "Total"
+    roles = [r["role"] for r in result.records if r["block_id"] == table["block_id"]]
+    assert roles == ["data"] * 5 + ["total"]

@@ -2,7 +2,7 @@
 
 from dagster import AssetExecutionContext, MaterializeResult
 
-from ..resources import DataStoreResource, LimitsResource
+from ..resources import DataStoreResource, LimitsResource, PasswordsResource
 from ..stages import StageError, parse_stage
 from .common import fail, finish, stage_asset
 from .workbook import workbook
@@ -21,12 +21,12 @@ CODE_VERSION = "2"
     ),
 )
 def parsed_sheets(context: AssetExecutionContext, storage: DataStoreResource,
-                  limits: LimitsResource) -> MaterializeResult:
+                  limits: LimitsResource, passwords: PasswordsResource) -> MaterializeResult:
     store = storage.store()
     workbook_hash = context.partition_key
     data = store.blob_path(workbook_hash).read_bytes()
     try:
-        output = parse_stage(workbook_hash, data, limits.limits())
+        output = parse_stage(workbook_hash, data, limits.limits(), passwords.passwords)
     except StageError as error:
         raise fail(store, "parsed_sheets", workbook_hash, error) from error
     sheets = output.tables["parsed_sheets"]

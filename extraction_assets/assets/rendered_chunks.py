@@ -3,14 +3,14 @@
 from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue
 from pydantic import Field
 
-from ..checks import chunk_budget, record_provenance
+from ..checks import chunk_budget, heading_paths, record_provenance, rows_in_one_chunk
 from ..embedding import EmbedderResource
 from ..resources import DataStoreResource
 from ..stages import render_stage
 from .common import check_result, finish, stage_asset
 from .segmented_blocks import segmented_blocks
 
-CODE_VERSION = "2"
+CODE_VERSION = "3"
 
 
 class ChunkingConfig(Config):
@@ -25,7 +25,9 @@ class ChunkingConfig(Config):
     code_version=CODE_VERSION,
     checks={"chunk_budget": "Every chunk is within max_tokens tokens of the embedder.",
             "record_provenance": "Every record names its file, sheet, row and A1 range inside "
-                                 "its block."},
+                                 "its block.",
+            "rows_in_one_chunk": "Every table row is in exactly one chunk.",
+            "heading_paths": "Every chunk has a non-empty heading path."},
     description=(
         "One record per table data row (header -> typed value, citing file, sheet, row and A1 "
         "range) and Markdown chunks with heading paths, the header repeated in every chunk of a "
@@ -44,13 +46,16 @@ def rendered_chunks(context: AssetExecutionContext, config: ChunkingConfig,
     output = render_stage(
         h, filename, store.read_table("cells", h), store.read_table("sheets", h),
         store.read_table("blocks", h), store.read_table("block_columns", h),
-        model.count_tokens, max_tokens,
+        model.count_tokens, max_tokens, config.min_tokens,
     )
     chunks = output.tables["chunks"].to_pylist()
     checks = [
         check_result("chunk_budget", chunk_budget(output.tables["chunks"], max_tokens)),
         check_result("record_provenance", record_provenance(output.tables["records"],
                                                             store.read_table("blocks", h))),
+        check_result("rows_in_one_chunk", rows_in_one_chunk(output.tables["records"],
+                                                            output.tables["chunks"])),
+        check_result("heading_paths", heading_paths(output.tables["chunks"])),
     ]
     return finish(context, store, "rendered_chunks", output, CODE_VERSION, {
         "max_tokens": max_tokens,

@@ -12,7 +12,7 @@ from ..storage import atomic_write_bytes
 from .common import check_result, finish, stage_asset
 from .normalized_grids import normalized_grids
 
-CODE_VERSION = "2"
+CODE_VERSION = "3"
 
 
 @stage_asset(
@@ -46,6 +46,8 @@ def segmented_blocks(context: AssetExecutionContext, storage: DataStoreResource)
     return finish(context, store, "segmented_blocks", output, CODE_VERSION, {
         **pictures,
         "tables": kinds.get("table", 0),
+        "body_font_size": output.facts["body_font_size"],
+        "heading_levels": MetadataValue.json(output.facts["heading_levels"]),
         "block_kinds": MetadataValue.json(dict(sorted(kinds.items()))),
         "blocks_preview": MetadataValue.md("\n".join(
             f"- `{b['sheet_name']}!{b['a1_range']}` {b['kind']}"

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue
 
-from ..resources import DataStoreResource, LimitsResource
+from ..resources import DataStoreResource, LimitsResource, PasswordsResource
 from ..stages import StageError, workbook_stage
 from .common import fail, finish, stage_asset
 
@@ -20,7 +20,7 @@ CODE_VERSION = "1"
     ),
 )
 def workbook(context: AssetExecutionContext, storage: DataStoreResource,
-             limits: LimitsResource) -> MaterializeResult:
+             limits: LimitsResource, passwords: PasswordsResource) -> MaterializeResult:
     store = storage.store()
     workbook_hash = context.partition_key
     blob = store.blob_path(workbook_hash)
@@ -41,7 +41,8 @@ def workbook(context: AssetExecutionContext, storage: DataStoreResource,
             raise Failure(description=f"{source['source_path']} changed since it was registered: "
                                       f"{exc}") from exc
     try:
-        output = workbook_stage(workbook_hash, data, source["source_path"], limits.limits())
+        output = workbook_stage(workbook_hash, data, source["source_path"], limits.limits(),
+                                passwords.passwords)
     except StageError as error:
         raise fail(store, "workbook", workbook_hash, error) from error
     row = output.tables["workbooks"].to_pylist()[0]

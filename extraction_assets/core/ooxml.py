@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import pyarrow as pa
 
 from .a1 import MAX_COL, cell_ref, parse_range, range_ref
-from .container import Limits, PackageReader, require_ooxml
+from .container import LEGACY_FORMATS, Limits, PackageReader, require_spreadsheet, sniff
 from .errors import CorruptWorkbookError, LimitExceededError
 from .objects import (
     SheetObject,
@@ -195,6 +195,11 @@ class ParsedWorkbook:
     issues: list[Issue]
     limits: Limits
     objects: list[SheetObject] = field(default_factory=list)
+    #: The format the bytes were in when not OOXML (``xls``, ``xlsb``, ``ods``, ``fods``,
+    #: ``csv``; see :mod:`~.legacy`), else ``None``.
+    source_format: str | None = None
+    #: ``{"tool", "version", "seconds"}`` when the workbook was converted to xlsx first.
+    conversion: dict | None = None
 
     def iter_sheets(self) -> Iterator[ParsedSheet]:
         """Yield one :class:`ParsedSheet` per sheet, in workbook order.
@@ -455,27 +460,53 @@ _SHEET_KINDS = {
 }
 
 
-def open_workbook(data: bytes, limits: Limits | None = None) -> ParsedWorkbook:
-    """Open an OOXML workbook from its bytes and read its workbook-level parts.
+def open_workbook(data: bytes, limits: Limits | None = None, *,
+                  filename: str | None = None, passwords: Sequence[str] = ()) -> ParsedWorkbook:
+    """Open a workbook from its bytes and read its workbook-level parts.
+
+    OOXML (``xlsx``/``xlsm``) is read here; ``xls``, ``xlsb``, ``ods``, ``fods`` and
+    ``csv``/``tsv`` are dispatched to :func:`~extraction_assets.core.legacy.open_legacy`
+    (converted to xlsx by LibreOffice when it is installed, else read by value), which returns
+    the same shapes. ``filename`` only names the sheet of a CSV (its stem; ``Sheet1`` without).
+    A password-protected file is decrypted first with the first of ``passwords`` that opens it.
 
     Cells are not read here: iterate :meth:`ParsedWorkbook.iter_sheets`. Close the result with
     :meth:`ParsedWorkbook.close` when done.
 
     Raises:
-        NotASpreadsheetError, EncryptedWorkbookError, UnsupportedFormatError: see
-            :func:`~extraction_assets.core.container.require_ooxml`.
+        NotASpreadsheetError, EncryptedWorkbookError: see
+            :func:`~extraction_assets.core.container.require_spreadsheet` (encrypted: no
+            password configured, or none opens the file).
         CorruptWorkbookError: missing ``xl/workbook.xml``, malformed workbook-level XML.
         HostileContentError: a part declares a DTD.
         LimitExceededError: the package or the sheet list exceeds ``limits``.
     """
     limits = limits or Limits()
-    sniffed = require_ooxml(data)
+    data = decrypted(data, passwords)
+    sniffed = require_spreadsheet(data)
+    if sniffed.format in LEGACY_FORMATS:
+        from .legacy import open_legacy
+
+        return open_legacy(data, sniffed, limits, filename=filename)
     reader = PackageReader(data, limits)
     try:
         return _open(reader, sniffed.has_macros, limits)
     except BaseException:
         reader.close()
         raise
+
+
+def decrypted(data: bytes, passwords: Sequence[str]) -> bytes:
+    """``data`` itself, or its decryption when it is an encrypted workbook and ``passwords``
+    are configured (see :func:`~extraction_assets.core.crypto.decrypt`)."""
+    if not passwords:
+        return data
+    sniffed = sniff(data)
+    if sniffed.format == "encrypted-ooxml" or (sniffed.format == "xls" and sniffed.encrypted):
+        from .crypto import decrypt
+
+        return decrypt(data, passwords)
+    return data
 
 
 def _open(reader: PackageReader, has_macros: bool, limits: Limits) -> ParsedWorkbook:

@@ -13,10 +13,12 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
+from html import escape
 from typing import Callable
 
-from .a1 import range_ref
+from .a1 import parse_range, range_ref
 from .normalize import StyledGrid
 from .segment import Block, is_total_row
 
@@ -46,6 +48,7 @@ class Chunk:
     text: str
     n_tokens: int
     rows: list[int] = field(default_factory=list)
+    continuation: bool = False
 
     @property
     def chunk_id(self) -> str:
@@ -70,15 +73,23 @@ def typed_value(cell: dict):
 
 
 def table_records(grid: StyledGrid, block: Block) -> list[Record]:
-    """Records of every non-blank, visible data row of a table block (rows below its header
-    rows; rows hidden in the sheet are left out)."""
+    """Records of every non-blank, visible row of a table block below its header rows.
+
+    Rows hidden in the sheet and rows that repeat the header (``block.skip_rows``) are left
+    out; summary rows (``block.total_rows``, or a first cell reading Total, 合計...) get role
+    ``total``; in a row-group column (``block.row_group_col``) a group's label is filled down to
+    the rows under it, recorded in ``merged_from`` as coming from the label's cell.
+    """
     index = {(r, c): i for i, (r, c) in enumerate(zip(grid.columns["row"], grid.columns["col"]))}
     names = list(grid.columns)
     values = grid.columns
-    hidden_rows = set(grid.hidden_rows)
+    skipped = set(grid.hidden_rows) | set(block.skip_rows)
+    totals = set(block.total_rows)
+    group = next((c for c in block.columns if c.col == block.row_group_col), None)
+    group_label: tuple[object, str, str] | None = None
     out = []
     for r in range(block.min_row + block.header_row_count, block.max_row + 1):
-        if r in hidden_rows:
+        if r in skipped:
             continue
         record, display, merged = {}, {}, {}
         first_text = None
@@ -97,9 +108,16 @@ def table_records(grid: StyledGrid, block: Block) -> list[Record]:
                 merged[column.header] = cell["merged_from"]
         if first_text is None:
             continue
+        role = "total" if r in totals or is_total_row(first_text) else "data"
+        if group is not None and role == "data":
+            if display[group.header].strip():
+                label_ref = range_ref(r, group.col, r, group.col)
+                group_label = (record[group.header], display[group.header], label_ref)
+            elif group_label is not None:
+                record[group.header], display[group.header], merged[group.header] = group_label
         out.append(Record(
             block.block_id, block.sheet_name, r, range_ref(r, block.min_col, r, block.max_col),
-            "total" if is_total_row(first_text) else "data", record, display, merged,
+            role, record, display, merged,
         ))
     return out
 
@@ -109,8 +127,77 @@ def md_cell(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", "<br>").replace("\n", "<br>")
 
 
-def _headings(path: list[str]) -> str:
+def headings_markdown(path: list[str]) -> str:
+    """ATX headings for a heading path: ``#`` the sheet, ``##`` the next level... (at most six)."""
     return "\n\n".join(f"{'#' * min(level + 1, 6)} {md_cell(h)}" for level, h in enumerate(path))
+
+
+def _row_line(cells: list[str]) -> str:
+    return "| " + " | ".join(md_cell(c) for c in cells) + " |"
+
+
+def table_markdown(block: Block, records: list[Record]) -> str:
+    """The whole table as a GFM pipe table (flattened headers, then one line per record)."""
+    header = _row_line([c.header for c in block.columns])
+    rule = "|" + "|".join(" --- " for _ in block.columns) + "|"
+    return "\n".join([header, rule] + [_row_line([r.display[c.header] for c in block.columns])
+                                         for r in records])
+
+
+def table_html(block: Block, records: list[Record], grid: StyledGrid) -> str:
+    """The table as HTML: ``<thead>`` with one ``<tr>`` per header row, merged header cells as
+    ``colspan``/``rowspan`` (counted in the table's columns), then ``<tbody>`` rows; all text
+    escaped."""
+    index = {(r, c): i for i, (r, c) in enumerate(zip(grid.columns["row"], grid.columns["col"]))}
+    texts, merged_from, merge_range = (grid.columns["display_text"], grid.columns["merged_from"],
+                                       grid.columns["merge_range"])
+    cols = [c.col for c in block.columns]
+    header_rows = list(range(block.min_row, block.min_row + block.header_row_count))
+    out = ["<table>", "<thead>"]
+    if len(header_rows) <= 1:
+        out.append("<tr>" + "".join(f"<th>{escape(c.header)}</th>" for c in block.columns) + "</tr>")
+    else:
+        for r in header_rows:
+            cells = []
+            for c in cols:
+                i = index.get((r, c))
+                if i is not None and merged_from[i] is not None:
+                    continue  # covered by a merge whose top-left cell spans it
+                attrs = ""
+                if i is not None and merge_range[i]:
+                    r1, c1, r2, c2 = parse_range(merge_range[i])
+                    span_c = sum(1 for x in cols if c1 <= x <= c2)
+                    span_r = min(r2, header_rows[-1]) - r + 1
+                    attrs = (f' colspan="{span_c}"' if span_c > 1 else "") + (
+                        f' rowspan="{span_r}"' if span_r > 1 else "")
+                text = texts[i] if i is not None else ""
+                cells.append(f"<th{attrs}>{escape(text or '')}</th>")
+            out.append("<tr>" + "".join(cells) + "</tr>")
+    out += ["</thead>", "<tbody>"]
+    for rec in records:
+        out.append("<tr>" + "".join(f"<td>{escape(rec.display[c.header])}</td>"
+                                    for c in block.columns) + "</tr>")
+    out += ["</tbody>", "</table>"]
+    return "\n".join(out)
+
+
+def record_text(record: Record, columns: list) -> str:
+    """One record as prose for embedders that prefer it: ``Header: value; Header: value``
+    (empty cells left out)."""
+    return "; ".join(f"{c.header}: {record.display[c.header]}" for c in columns
+                     if record.display[c.header] != "")
+
+
+@dataclass
+class _Piece:
+    """Content of one chunk before packing: a heading path and a Markdown body."""
+
+    heading_path: list[str]
+    body: str
+    block_ids: list[str]
+    a1_ranges: list[str]
+    rows: list[int]
+    continuation: bool = False
 
 
 def chunk_sheet(
@@ -118,41 +205,69 @@ def chunk_sheet(
     records: dict[str, list[Record]],
     count_tokens: Callable[[str], int],
     max_tokens: int,
+    min_tokens: int = 0,
 ) -> list[Chunk]:
     """Chunk one sheet's blocks (in order) within ``max_tokens`` tokens each.
 
-    Tables give one or more chunks each, split on row boundaries with the header repeated; the
-    other blocks (titles not used by a table, text) are gathered into chunks under the sheet
-    heading. A single row that alone exceeds the budget is kept whole in its own chunk.
+    * a table larger than the budget is split on row boundaries, every chunk repeating the
+      header rows under the table's heading path; a single row larger than the budget is split
+      by columns, its first column (the row key) repeated in every part;
+    * text (notes, paragraphs, titles that head nothing) becomes paragraphs under its heading
+      path; a text larger than the budget is cut at line, then sentence, boundaries;
+    * neighbouring pieces of different blocks under the same heading path are merged while the
+      result fits the budget and one of them is smaller than ``min_tokens``;
+    * the parts of anything cut are marked ``continuation`` (all but the first).
     """
-    chunks: list[Chunk] = []
-    used_titles = {b.title for b in blocks if b.kind == "table" and b.title}
-    text_parts: list[Block] = []
+    used = {h for b in blocks for h in b.heading_path[1:]}
+    used |= {b.title for b in blocks if b.kind == "table" and b.title}
+    pieces: list[_Piece] = []
     for block in blocks:
         if block.kind == "table":
-            chunks.extend(_table_chunks(block, records.get(block.block_id, []), count_tokens, max_tokens))
-        elif not (block.kind == "title" and block.text in used_titles):
-            text_parts.append(block)
-    if text_parts:
-        chunks.extend(_text_chunks(text_parts, count_tokens, max_tokens))
-    return chunks
+            pieces += _table_pieces(block, records.get(block.block_id, []), count_tokens, max_tokens)
+        elif block.text and not (block.kind == "title" and block.text in used):
+            pieces += _text_pieces(block, count_tokens, max_tokens)
+    return _pack(pieces, count_tokens, max_tokens, min_tokens)
 
 
-def _table_chunks(block: Block, records: list[Record], count_tokens, max_tokens) -> list[Chunk]:
-    head = _headings(block.heading_path)
-    header = "| " + " | ".join(md_cell(c.header) for c in block.columns) + " |"
-    rule = "|" + "|".join(" --- " for _ in block.columns) + "|"
-    preamble = f"{head}\n\n{header}\n{rule}"
+def _text(piece: _Piece) -> str:
+    return headings_markdown(piece.heading_path) + "\n\n" + piece.body
+
+
+def _pack(pieces: list[_Piece], count_tokens, max_tokens: int, min_tokens: int) -> list[Chunk]:
+    merged: list[_Piece] = []
+    sizes: list[int] = []
+    for piece in pieces:
+        size = count_tokens(_text(piece))
+        last = merged[-1] if merged else None
+        if (last is not None and last.heading_path == piece.heading_path
+                and not set(last.block_ids) & set(piece.block_ids)
+                and (sizes[-1] < min_tokens or size < min_tokens)):
+            candidate = _Piece(last.heading_path, last.body + "\n\n" + piece.body,
+                               last.block_ids + piece.block_ids, last.a1_ranges + piece.a1_ranges,
+                               last.rows + piece.rows, last.continuation)
+            n = count_tokens(_text(candidate))
+            if n <= max_tokens:
+                merged[-1], sizes[-1] = candidate, n
+                continue
+        merged.append(piece)
+        sizes.append(size)
+    return [Chunk(p.heading_path[0], p.heading_path, p.block_ids, p.a1_ranges, _text(p), n,
+                  p.rows, p.continuation) for p, n in zip(merged, sizes)]
+
+
+def _table_pieces(block: Block, records: list[Record], count_tokens, max_tokens) -> list[_Piece]:
+    head = headings_markdown(block.heading_path)
+    columns = block.columns
+    header = _row_line([c.header for c in columns])
+    rule = "|" + "|".join(" --- " for _ in columns) + "|"
     if not records:
-        text = preamble
-        return [Chunk(block.sheet_name, block.heading_path, [block.block_id], [block.a1_range],
-                      text, count_tokens(text))]
-    lines = ["| " + " | ".join(md_cell(r.display[c.header]) for c in block.columns) + " |"
-             for r in records]
+        return [_Piece(block.heading_path, f"{header}\n{rule}", [block.block_id],
+                       [block.a1_range], [])]
+    lines = [_row_line([r.display[c.header] for c in columns]) for r in records]
     overhead = count_tokens("")
-    base = count_tokens(preamble)
+    base = count_tokens(f"{head}\n\n{header}\n{rule}")
     costs = [count_tokens(line) - overhead + 1 for line in lines]
-    chunks: list[Chunk] = []
+    pieces: list[_Piece] = []
     start = 0
     while start < len(lines):
         end, total = start, base
@@ -160,37 +275,70 @@ def _table_chunks(block: Block, records: list[Record], count_tokens, max_tokens)
             total += costs[end]
             end += 1
         while True:
-            text = preamble + "\n" + "\n".join(lines[start:end])
-            n_tokens = count_tokens(text)
+            body = f"{header}\n{rule}\n" + "\n".join(lines[start:end])
+            n_tokens = count_tokens(f"{head}\n\n{body}")
             if n_tokens <= max_tokens or end - start == 1:
                 break
             end -= 1
         part = records[start:end]
-        a1 = range_ref(part[0].row, block.min_col, part[-1].row, block.max_col)
-        chunks.append(Chunk(block.sheet_name, block.heading_path, [block.block_id], [a1], text,
-                            n_tokens, [r.row for r in part]))
+        if n_tokens > max_tokens and len(columns) > 1:
+            pieces += _wide_row_pieces(block, part[0], count_tokens, max_tokens)
+        else:
+            a1 = range_ref(part[0].row, block.min_col, part[-1].row, block.max_col)
+            pieces.append(_Piece(block.heading_path, body, [block.block_id], [a1],
+                                 [r.row for r in part]))
         start = end
-    return chunks
+    return pieces
 
 
-def _text_chunks(blocks: list[Block], count_tokens, max_tokens) -> list[Chunk]:
-    path = [blocks[0].sheet_name]
-    head = _headings(path)
-    chunks: list[Chunk] = []
-    current: list[Block] = []
+def _wide_row_pieces(block: Block, record: Record, count_tokens, max_tokens) -> list[_Piece]:
+    """A row too large for the budget, split into column groups that each repeat the first
+    column (the row key) with its header."""
+    head = headings_markdown(block.heading_path)
+    key, rest = block.columns[0], block.columns[1:]
 
-    def flush():
-        if current:
-            text = head + "\n\n" + "\n\n".join(b.text for b in current)
-            chunks.append(Chunk(path[0], path, [b.block_id for b in current],
-                                [b.a1_range for b in current], text, count_tokens(text),
-                                sorted({r for b in current for r in range(b.min_row, b.max_row + 1)})))
+    def body(cols) -> str:
+        return "\n".join([_row_line([c.header for c in cols]),
+                          "|" + "|".join(" --- " for _ in cols) + "|",
+                          _row_line([record.display[c.header] for c in cols])])
 
-    for block in blocks:
-        candidate = head + "\n\n" + "\n\n".join(b.text for b in [*current, block])
-        if current and count_tokens(candidate) > max_tokens:
-            flush()
-            current = []
-        current.append(block)
-    flush()
-    return chunks
+    groups: list[list] = [[]]
+    for column in rest:
+        trial = [key, *groups[-1], column]
+        if groups[-1] and count_tokens(f"{head}\n\n{body(trial)}") > max_tokens:
+            groups.append([])
+        groups[-1].append(column)
+    pieces = []
+    for k, group in enumerate(groups):
+        cols = [key, *group]
+        a1 = ", ".join(range_ref(record.row, c.col, record.row, c.col) for c in cols) \
+            if len(cols) <= 2 else range_ref(record.row, min(c.col for c in cols), record.row,
+                                              max(c.col for c in cols))
+        pieces.append(_Piece(block.heading_path, body(cols), [block.block_id], [a1], [record.row],
+                             continuation=k > 0))
+    return pieces
+
+
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
+
+
+def _text_pieces(block: Block, count_tokens, max_tokens) -> list[_Piece]:
+    head = headings_markdown(block.heading_path)
+    rows = list(range(block.min_row, block.max_row + 1))
+    if count_tokens(f"{head}\n\n{block.text}") <= max_tokens:
+        return [_Piece(block.heading_path, block.text, [block.block_id], [block.a1_range], rows)]
+    units = [u for line in block.text.split("\n") for u in _SENTENCE.split(line) if u.strip()]
+    bodies: list[str] = []
+    for unit in units:
+        while count_tokens(f"{head}\n\n{unit}") > max_tokens and len(unit) > 1:
+            cut = len(unit) // 2  # a single sentence beyond the budget: halve it
+            while cut > 1 and count_tokens(f"{head}\n\n{unit[:cut]}") > max_tokens:
+                cut //= 2
+            bodies.append(unit[:cut])
+            unit = unit[cut:]
+        if bodies and count_tokens(f"{head}\n\n{bodies[-1]} {unit}") <= max_tokens:
+            bodies[-1] = f"{bodies[-1]} {unit}"
+        else:
+            bodies.append(unit)
+    return [_Piece(block.heading_path, b, [block.block_id], [block.a1_range], rows,
+                   continuation=k > 0) for k, b in enumerate(bodies)]

@@ -1,0 +1,108 @@
+"""B37/B38: 16 partitions materialized 8 at a time in separate processes, all writing to ONE
+DuckDB warehouse file and ONE LanceDB table (and one Dagster instance).
+
+Eight worker processes each run :func:`extraction_assets.ingest.ingest_paths` on two of the
+16 workbooks against the same data dir, so up to 8 Dagster runs (one partition each) write
+Parquet, refresh the DuckDB views and commit to LanceDB at the same time. Embeddings come from
+a local fake OpenAI-compatible server so the test measures the writers, not a model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+
+from extraction_assets.storage import DataStore
+from extraction_assets.vectors import VectorStore
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fault_helpers import batch_value, fake_embedding_server, write_batch
+
+WORKER = Path(__file__).resolve().parent / "fault_helpers.py"
+N_FILES, N_WORKERS, N_ROWS = 16, 8, 20
+FORBIDDEN = ("Could not set lock", "IO Error", "IOException", "Commit conflict",
+             "database is locked", "Traceback")
+
+
+def _run_workers(data_dir: Path, paths: list[Path], url: str, force: bool) -> list[dict]:
+    """Start the 8 workers at once (files k and k+8 each), wait, return all 16 results."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    procs = []
+    try:
+        for w in range(N_WORKERS):
+            cmd = [sys.executable, str(WORKER), "--data-dir", str(data_dir), "--base-url", url,
+                   *(["--force"] if force else []), *[str(p) for p in paths[w::N_WORKERS]]]
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          text=True, env=env, start_new_session=True))
+        results = []
+        for proc in procs:
+            out, err = proc.communicate(timeout=300)
+            for marker in FORBIDDEN:
+                assert marker not in out + err, f"worker output has {marker!r}:\n{err[-3000:]}"
+            assert proc.returncode == 0, f"worker failed ({proc.returncode}):\n{out}\n{err[-3000:]}"
+            results.extend(json.loads(out.strip().splitlines()[-1]))
+        return results
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def _check_store(data_dir: Path, hashes: dict[str, int]) -> dict[str, int]:
+    """Assert the B37/B38 expectations; return the row counts checked."""
+    store = DataStore(data_dir)
+    with duckdb.connect(str(store.warehouse_path), read_only=True) as con:
+        workbooks = con.sql("SELECT workbook_hash, sheet_count FROM workbooks").fetchall()
+        assert len(workbooks) == N_FILES
+        assert {h for h, _ in workbooks} == set(hashes)
+        assert all(n == 1 for _, n in workbooks)
+        per_hash = {h: (s, t, r) for h, s, t, r in con.sql(
+            "SELECT w.workbook_hash, "
+            "(SELECT count(*) FROM sheets s WHERE s.workbook_hash = w.workbook_hash), "
+            "(SELECT count(*) FROM blocks b WHERE b.workbook_hash = w.workbook_hash "
+            " AND b.kind = 'table'), "
+            "(SELECT count(*) FROM records r WHERE r.workbook_hash = w.workbook_hash "
+            " AND r.role = 'data') FROM workbooks w").fetchall()}
+        assert per_hash == {h: (1, 1, N_ROWS) for h in hashes}
+        for h, k in hashes.items():
+            values = [json.loads(rec)["Value"] for (rec,) in con.execute(
+                "SELECT record FROM records WHERE workbook_hash = ? ORDER BY row", [h]
+            ).fetchall()]
+            assert values == [batch_value(k, r) for r in range(1, N_ROWS + 1)]
+        chunks = con.sql("SELECT workbook_hash, chunk_id FROM chunks").fetchall()
+        lineage = con.execute("SELECT count(DISTINCT workbook_hash) FROM lineage").fetchone()[0]
+        assert lineage == N_FILES
+    assert chunks and len(chunks) == len(set(chunks))
+    vectors = VectorStore(store.lancedb_uri)
+    assert vectors.count() == len(chunks)
+    for h in hashes:
+        ids = vectors.chunk_ids(h)
+        assert len(ids) == len(set(ids)), f"duplicate chunk ids in LanceDB for {h}"
+        assert sorted(ids) == sorted(c for wh, c in chunks if wh == h)
+    # one Parquet file per partition per table, no stray files read by the views
+    for table in ("workbooks", "sheets", "blocks", "records", "chunks"):
+        assert len(list((store.parquet_dir / table).glob("*.parquet"))) == N_FILES
+    return {"workbooks": len(workbooks), "chunks": len(chunks), "vectors": vectors.count()}
+
+
+def test_sixteen_partitions_eight_at_a_time(tmp_path: Path) -> None:
+    paths = write_batch(tmp_path / "batch", N_FILES, N_ROWS)
+    data_dir = tmp_path / "data"
+    with fake_embedding_server() as server:
+        first = _run_workers(data_dir, paths, server.url, force=False)
+        assert [r["status"] for r in first] == ["success"] * N_FILES, first
+        hashes = {r["workbook_hash"]: int(Path(r["path"]).stem.split("_")[1]) for r in first}
+        assert len(hashes) == N_FILES
+        counts = _check_store(data_dir, hashes)
+
+        # re-running all 16 partitions (forced, 8 at a time again) changes no count
+        again = _run_workers(data_dir, paths, server.url, force=True)
+        assert [r["status"] for r in again] == ["success"] * N_FILES, again
+        assert _check_store(data_dir, hashes) == counts
