@@ -14,6 +14,7 @@ before the lock is taken, so the lock is only held for the commit itself.
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,6 +28,7 @@ from filelock import FileLock
 from .storage import HASH_RE
 
 TABLE_NAME = "chunks"
+_HEX_RE = re.compile(r"^[0-9a-f]{64}$")
 
 #: seconds a writer waits for the table's write lock before giving up
 LOCK_TIMEOUT_SECONDS = 600.0
@@ -186,6 +188,29 @@ class VectorStore:
             raise ValueError(f"not a sha256 hex partition key: {workbook_hash!r}")
         rows = table.search().where(f"workbook_hash = '{workbook_hash}'").select(["chunk_id"])
         return rows.limit(None).to_arrow().column("chunk_id").to_pylist()
+
+    def stored_vectors(self, chunk_ids: list[str], model: str) -> dict[str, np.ndarray]:
+        """Vectors already stored (in any partition) for these chunk ids, by id — reusable when
+        the table was made with ``model``, since a chunk id is a hash of the chunk's text, sheet
+        and ranges. Empty when the table is missing or holds another model."""
+        table = self._table()
+        if table is None or not chunk_ids:
+            return {}
+        if (table.schema.metadata or {}).get(b"embedding_model", b"").decode() != model:
+            return {}
+        found: dict[str, np.ndarray] = {}
+        unique = sorted(set(chunk_ids))
+        for start in range(0, len(unique), 500):
+            batch = unique[start:start + 500]
+            listed = ", ".join("'" + c + "'" for c in batch if _HEX_RE.match(c))
+            if not listed:
+                continue
+            rows = (table.search().where(f"chunk_id IN ({listed})").select(["chunk_id", "vector"])
+                    .limit(None).to_arrow())
+            for chunk_id, vector in zip(rows.column("chunk_id").to_pylist(),
+                                        rows.column("vector").to_pylist()):
+                found.setdefault(chunk_id, np.asarray(vector, dtype=np.float32))
+        return found
 
     def search(self, vector: np.ndarray, k: int = 5) -> list[dict]:
         """The ``k`` nearest chunks to ``vector`` (cosine distance), best first, without vectors."""

@@ -404,3 +404,24 @@ def test_refresh_materializes_only_what_is_stale(tmp_path):
                     "segmented_blocks": 1, "rendered_chunks": 1, "chunk_embeddings": 1}
     assert VectorStore(store.lancedb_uri).count(h) == refreshed[0].counts["chunks"] > 0
     assert [r.status for r in refresh_stale(root)] == ["unchanged"]
+
+
+def test_unchanged_chunks_of_a_new_version_are_not_embedded_again(tmp_path):
+    from extraction_assets.samples import build_ledger, workbook_bytes
+
+    path = tmp_path / "files" / "ledger.xlsx"
+    path.parent.mkdir()
+    path.write_bytes(workbook_bytes(build_ledger()))
+    root = tmp_path / "data"
+    first = ingest_paths([path], root)
+    changed = build_ledger()
+    changed["Ledger"]["D2"] = 4900
+    path.write_bytes(workbook_bytes(changed))
+    second = ingest_paths([path], root)
+    assert first[0].workbook_hash != second[0].workbook_hash
+    with open_instance(DataStore(root)) as instance:
+        events = [e for e in instance.fetch_materializations(
+            AssetKey("chunk_embeddings"), limit=10, ascending=True).records]
+    metadata = [e.asset_materialization.metadata for e in events]
+    assert [(m["embedded"].value, m["reused"].value) for m in metadata] == [(2, 0), (1, 1)]
+    assert VectorStore(DataStore(root).lancedb_uri).count(second[0].workbook_hash) == 2
