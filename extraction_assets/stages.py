@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .core.a1 import column_index, column_letter
+from .core.a1 import column_index, column_letter, parse_range
 from .core.container import Limits, sniff
 from .core.errors import ExtractionError
 from .core.headings import detect_heading_levels
@@ -306,11 +306,42 @@ def grids_from_tables(cells: pa.Table, sheets: pa.Table) -> list[StyledGrid]:
 
 
 # -- segmented_blocks -------------------------------------------------------------------------
-def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table) -> StageOutput:
+def drawing_blocks(sheet_index: int, sheet_name: str, objects: list[dict]) -> list[Block]:
+    """``chart`` and ``image`` blocks of one sheet from its ``sheet_objects`` rows: the A1
+    range of the drawing's anchor (from-cell to to-cell when known), the chart's text rendering
+    (title, series, category/value pairs) or the picture's alt text, and its name as title."""
+    out = []
+    for obj in objects:
+        if obj["kind"] not in ("chart", "picture"):
+            continue
+        details = json.loads(obj["details"] or "{}")
+        anchor = obj["ref"] or "A1"
+        to = details.get("anchor_to")
+        try:
+            r1, c1, _, _ = parse_range(anchor)
+            r2, c2 = (parse_range(to)[2:] if to else (r1, c1))
+        except ValueError:
+            continue
+        text = obj["text"] or obj["name"] or ""
+        kind = "chart" if obj["kind"] == "chart" else "image"
+        block = Block(sheet_index, sheet_name, kind, r1, c1, max(r1, r2), max(c1, c2), 0,
+                      title=obj["name"], heading_path=[sheet_name], text=text,
+                      reasons=[f"{obj['kind']} anchored at {anchor}"])
+        out.append(block)
+    return out
+
+
+def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
+                  objects: pa.Table | None = None) -> StageOutput:
     """Blocks of every visible sheet: tables ``blocks`` and ``block_columns``. Headings come
     from the workbook's font sizes (body size and bold size -> level, reported in ``facts``).
-    Hidden sheets are not segmented; each gives an ``info`` issue so the skip is visible."""
+    Charts and pictures of ``objects`` (the ``sheet_objects`` table) become ``chart`` and
+    ``image`` blocks. Hidden sheets are not segmented; each gives an ``info`` issue so the skip
+    is visible."""
     block_rows, column_rows, issues = [], [], []
+    drawings: dict[str, list[dict]] = {}
+    for obj in (objects.to_pylist() if objects is not None else []):
+        drawings.setdefault(obj["sheet_name"], []).append(obj)
     grids = grids_from_tables(cells, sheets)
     headings = detect_heading_levels([g for g in grids if g.visibility == "visible"])
     for grid in grids:
@@ -328,7 +359,9 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table) -> Stag
                                 "hidden_cells_skipped",
                                 f"{n_hidden} non-empty cells in hidden rows or columns are in no "
                                 "block"))
-        for block in segment_sheet(grid, headings):
+        blocks = segment_sheet(grid, headings) + drawing_blocks(
+            grid.sheet_index, grid.sheet_name, drawings.get(grid.sheet_name, []))
+        for block in sorted(blocks, key=lambda b: (b.min_row, b.min_col, b.kind)):
             block_rows.append(dict(
                 workbook_hash=workbook_hash, sheet_index=block.sheet_index,
                 sheet_name=block.sheet_name, block_id=block.block_id, kind=block.kind,

@@ -113,3 +113,32 @@ def test_invalid_number_format_falls_back_to_general_with_a_warning():
     assert cells["A2"]["display_text"] == "1.5"
     assert [(i.code, i.ref, i.severity) for i in out.issues] == [
         ("invalid_number_format", "A2", "warning")]
+
+
+def test_chart_becomes_a_block_and_a_chunk_with_its_values():
+    from openpyxl.chart import BarChart, Reference
+
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Dashboard"
+    for row in [["Month", "Sales"], ["Jan", 10], ["Feb", 12], ["Mar", 9]]:
+        ws.append(row)
+    chart = BarChart()
+    chart.title = "Sales by month"
+    chart.add_data(Reference(ws, min_col=2, min_row=1, max_row=4), titles_from_data=True)
+    chart.set_categories(Reference(ws, min_col=1, min_row=2, max_row=4))
+    ws.add_chart(chart, "E8")
+    buf = io.BytesIO()
+    wb.save(buf)
+    parsed = parse_stage(H, buf.getvalue()).tables
+    normalized = normalize_stage(H, parsed["parsed_cells"], parsed["parsed_sheets"],
+                                 parsed["styles"], parsed["workbook_properties"]).tables
+    segmented = segment_stage(H, normalized["cells"], normalized["sheets"],
+                              parsed["sheet_objects"]).tables
+    blocks = [(b["kind"], b["a1_range"], b["title"]) for b in segmented["blocks"].to_pylist()]
+    assert blocks == [("table", "A1:B4", None), ("chart", "E8", "Sales by month")]
+    rendered = render_stage(H, "f.xlsx", normalized["cells"], normalized["sheets"],
+                            segmented["blocks"], segmented["block_columns"],
+                            LocalEmbedder().count_tokens, 512).tables
+    texts = [c["text"] for c in rendered["chunks"].to_pylist()]
+    assert any("Sales by month" in t and "Jan = 10; Feb = 12; Mar = 9" in t for t in texts)

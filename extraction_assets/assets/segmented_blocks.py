@@ -12,7 +12,7 @@ from ..storage import atomic_write_bytes
 from .common import check_result, finish, stage_asset
 from .normalized_grids import normalized_grids
 
-CODE_VERSION = "3"
+CODE_VERSION = "4"
 
 
 @stage_asset(
@@ -21,7 +21,8 @@ CODE_VERSION = "3"
     checks={"cell_coverage": "Every non-empty cell of a visible sheet (outside hidden rows and "
                              "columns) lies in exactly one block."},
     description=(
-        "Blocks of every visible sheet (table, title, text) with A1 range, header rows, "
+        "Blocks of every visible sheet (table, title, text, chart, image) with A1 range, "
+        "header rows, "
         "flattened column headers (Parent > Child), title and heading path, and the reasons "
         "for each decision."
     ),
@@ -30,7 +31,7 @@ def segmented_blocks(context: AssetExecutionContext, storage: DataStoreResource)
     store = storage.store()
     h = context.partition_key
     cells, sheets = store.read_table("cells", h), store.read_table("sheets", h)
-    output = segment_stage(h, cells, sheets)
+    output = segment_stage(h, cells, sheets, store.read_table("sheet_objects", h))
     coverage = cell_coverage(cells, sheets, output.tables["blocks"])
     blocks = output.tables["blocks"].to_pylist()
     kinds = Counter(b["kind"] for b in blocks)
