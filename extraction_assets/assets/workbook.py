@@ -51,4 +51,6 @@ def workbook(context: AssetExecutionContext, storage: DataStoreResource,
         "sheets": MetadataValue.json(
             [{"name": n, "visibility": v} for n, v in zip(row["sheet_names"], row["sheet_visibility"])]),
         "stored_at": MetadataValue.path(str(blob)),
+        **({"conversion": MetadataValue.json(output.facts["conversion"])}
+           if "conversion" in output.facts else {}),
     })
