@@ -65,6 +65,22 @@ _DATE_FORMATS = {"date": "yyyy-mm-dd", "datetime": "yyyy-mm-dd hh:mm:ss", "time"
                  "duration": "[h]:mm:ss"}
 
 
+class _DateStyles:
+    """Adds one ``CellStyle`` per date/time kind to a style list on first use; calling it with a
+    kind (a key of ``_DATE_FORMATS``) returns that style's index."""
+
+    def __init__(self, styles: list[CellStyle]):
+        self.styles = styles
+        self.index: dict[str, int] = {}
+
+    def __call__(self, kind: str) -> int:
+        if kind not in self.index:
+            self.styles.append(CellStyle(number_format_id=164 + len(self.index),
+                                         number_format=_DATE_FORMATS[kind]))
+            self.index[kind] = len(self.styles) - 1
+        return self.index[kind]
+
+
 # -- the workbook -----------------------------------------------------------------------------
 @dataclass
 class LegacyWorkbook(ParsedWorkbook):
@@ -287,14 +303,7 @@ def _open_xls(data: bytes, sniffed: Sniffed, limits: Limits) -> ParsedWorkbook:
         except (AttributeError, IndexError):
             pass
         sheets.append(SheetInfo(index=i + 1, name=name, visibility=vis, kind=kind, part=None))
-    date_style = {}
-
-    def style_for_date(kind: str) -> int:
-        if kind not in date_style:
-            styles.append(CellStyle(number_format_id=164 + len(date_style),
-                                    number_format=_DATE_FORMATS[kind]))
-            date_style[kind] = len(styles) - 1
-        return date_style[kind]
+    style_for_date = _DateStyles(styles)
 
     def load(i: int) -> ParsedSheet:
         info = sheets[i]
@@ -431,7 +440,6 @@ def _open_calamine(data: bytes, sniffed: Sniffed, limits: Limits) -> ParsedWorkb
                  + (f" ({merges_from} are read)" if merges_from else ""))
     ods_facts = _ods_sheet_facts(ods_xml, limits) if ods_xml else {}
     sheets, styles = [], [CellStyle()]
-    date_style: dict[str, int] = {}
     for i, meta in enumerate(metadata):
         typ = str(meta.typ).rsplit(".", 1)[-1].lower()
         kind = {"worksheet": "worksheet", "chartsheet": "chartsheet", "dialogsheet":
@@ -442,12 +450,7 @@ def _open_calamine(data: bytes, sniffed: Sniffed, limits: Limits) -> ParsedWorkb
         sheets.append(SheetInfo(index=i + 1, name=meta.name, visibility=vis, kind=kind,
                                 part=None))
 
-    def style_for(kind: str) -> int:
-        if kind not in date_style:
-            styles.append(CellStyle(number_format_id=164 + len(date_style),
-                                    number_format=_DATE_FORMATS[kind]))
-            date_style[kind] = len(styles) - 1
-        return date_style[kind]
+    style_for = _DateStyles(styles)
 
     def load(i: int) -> ParsedSheet:
         info = sheets[i]
@@ -503,14 +506,7 @@ def _open_ods_content(content_xml: bytes, sniffed: Sniffed, limits: Limits,
                       why: str) -> ParsedWorkbook:
     """Read an ODS ``content.xml`` ourselves (calamine refused the file)."""
     styles = [CellStyle()]
-    date_style: dict[str, int] = {}
-
-    def style_for(kind: str) -> int:
-        if kind not in date_style:
-            styles.append(CellStyle(number_format_id=164 + len(date_style),
-                                    number_format=_DATE_FORMATS[kind]))
-            date_style[kind] = len(styles) - 1
-        return date_style[kind]
+    style_for = _DateStyles(styles)
 
     facts = _ods_sheet_facts(content_xml, limits, values=True, date_style=style_for)
     issues = [Issue("parsed_sheets", None, None, "info", "calamine_failed",
