@@ -67,6 +67,8 @@ def _print_result(result) -> None:
         line = f"[red]failed[/]    {result.path}  {result.error}"
     elif result.status == "duplicate":
         line = f"[yellow]duplicate[/] {result.path}  {result.error}"
+    elif result.status == "unreadable":
+        line = f"[yellow]unreadable[/] {result.path}  {result.error} (not retried)"
     elif result.status == "unchanged":
         line = (f"[cyan]unchanged[/] {result.path}  {counts}  "
                 f"partition={result.workbook_hash[:12]} (up to date; ingest --force redoes it)")

@@ -39,8 +39,9 @@ def open_instance(store: DataStore) -> DagsterInstance:
 class IngestResult:
     """Outcome of one file. ``status``: ``success``; ``failed``; ``duplicate`` (same bytes as an
     earlier file of the same call, named in ``error``); ``unchanged`` (every selected asset is
-    already materialized for this content with the current code versions). Counts are the rows
-    of the partition's tables."""
+    already materialized for this content with the current code versions); ``unreadable``
+    (``refresh`` only: the file failed with a typed input error before). Counts are the rows of
+    the partition's tables."""
 
     path: str
     workbook_hash: str
@@ -96,16 +97,20 @@ def _add_partition(instance: DagsterInstance, workbook_hash: str) -> None:
 
 def stale_assets(instance: DagsterInstance, workbook_hash: str, assets=ALL_ASSETS) -> list:
     """The assets (in graph order) to re-materialize for a partition: from the first one whose
-    latest materialization is missing or carries another code version than the current one,
-    through everything downstream of it. Empty when the partition is up to date."""
+    latest materialization is missing, carries another code version than the current one, or is
+    older than its upstream asset's (e.g. chunks re-made with ``--until``), through everything
+    downstream of it. Empty when the partition is up to date."""
+    upstream_time = 0.0
     for position, asset in enumerate(assets):
         records = instance.fetch_materializations(
             AssetRecordsFilter(asset_key=asset.key, asset_partitions=[workbook_hash]), limit=1
         ).records
         version = (records[0].asset_materialization.tags or {}).get("dagster/code_version") \
             if records else None
-        if version != asset.code_versions_by_key[asset.key]:
+        if (version != asset.code_versions_by_key[asset.key]
+                or records[0].timestamp < upstream_time):
             return list(assets[position:])
+        upstream_time = records[0].timestamp
     return []
 
 
@@ -183,6 +188,17 @@ def ingest_paths(
     return results
 
 
+def _input_error(store: DataStore, workbook_hash: str) -> str | None:
+    """``code: message`` of the typed error that failed the partition's ``workbook`` asset (a
+    file that cannot be read, e.g. encrypted or not a spreadsheet), or ``None``."""
+    try:
+        issues = store.read_table("extraction_issues", workbook_hash, asset="workbook").to_pylist()
+    except FileNotFoundError:
+        return None
+    errors = [i for i in issues if i["severity"] == "error"]
+    return f"{errors[0]['code']}: {errors[0]['message']}" if errors else None
+
+
 def refresh_stale(
     data_dir: str | Path,
     embedder: EmbedderResource | None = None,
@@ -190,7 +206,9 @@ def refresh_stale(
 ) -> list[IngestResult]:
     """Re-materialize, for every known partition, only its stale assets (see
     :func:`stale_assets`): after a code version is bumped, or when an ingest stopped early
-    (``--until``). Partitions that are up to date are reported ``unchanged``."""
+    (``--until``). Partitions that are up to date are reported ``unchanged``; those whose file
+    cannot be read (a typed error of the ``workbook`` asset) are reported ``unreadable`` and not
+    retried."""
     store = DataStore(data_dir)
     resources = make_definitions(str(store.root), embedder).resources
     results = []
@@ -204,6 +222,9 @@ def refresh_stale(
             if not stale:
                 result = IngestResult(path, workbook_hash, "unchanged",
                                       counts=summarize(store, workbook_hash))
+            elif stale[0] is ALL_ASSETS[0] and _input_error(store, workbook_hash):
+                result = IngestResult(path, workbook_hash, "unreadable",
+                                      error=_input_error(store, workbook_hash))
             else:
                 run = materialize(
                     ALL_ASSETS, selection=AssetSelection.assets(*stale), partition_key=workbook_hash,

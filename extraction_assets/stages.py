@@ -118,7 +118,9 @@ def workbook_stage(workbook_hash: str, data: bytes, source_path: str,
             sheet_visibility=[s.visibility for s in wb.sheets], has_macros=wb.has_macros,
             has_external_links=wb.has_external_links, date_system=1904 if wb.date1904 else 1900,
         )
-        return StageOutput({"workbooks": _table("workbooks", [row])}, list(wb.issues),
+        # the workbook's other issues belong to parsed_sheets, which reports them once
+        return StageOutput({"workbooks": _table("workbooks", [row])},
+                           [i for i in wb.issues if i.stage == "workbook"],
                            {"conversion": wb.conversion} if wb.conversion else {})
     finally:
         wb.close()

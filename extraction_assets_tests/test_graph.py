@@ -425,3 +425,36 @@ def test_unchanged_chunks_of_a_new_version_are_not_embedded_again(tmp_path):
     metadata = [e.asset_materialization.metadata for e in events]
     assert [(m["embedded"].value, m["reused"].value) for m in metadata] == [(2, 0), (1, 1)]
     assert VectorStore(DataStore(root).lancedb_uri).count(second[0].workbook_hash) == 2
+
+
+def test_rechunking_with_until_makes_the_embeddings_stale(tmp_path):
+    from extraction_assets.ingest import refresh_stale, stale_assets
+    from extraction_assets.samples import write_samples
+
+    sample = write_samples(tmp_path / "samples")[0]
+    bad = tmp_path / "notes.xlsx"
+    bad.write_text("not a workbook")
+    root = tmp_path / "data"
+    (first, _) = ingest_paths([sample, bad], root)
+    again = ingest_paths([sample], root, until="rendered_chunks", max_tokens=40, force=True)
+    store = DataStore(root)
+    with open_instance(store) as instance:
+        assert [a.key.path[-1] for a in stale_assets(instance, first.workbook_hash)] == [
+            "chunk_embeddings"]
+    assert again[0].counts["chunks"] > first.counts["chunks"]
+    final = ingest_paths([sample], root)[0]
+    assert final.status == "success"  # not "unchanged": the vectors were behind the chunks
+    assert VectorStore(store.lancedb_uri).count(first.workbook_hash) == final.counts["chunks"]
+    statuses = sorted(r.status for r in refresh_stale(root))
+    assert statuses == ["unchanged", "unreadable"]
+
+
+def test_issues_of_a_file_read_by_value_are_reported_once(tmp_path):
+    csv_path = tmp_path / "prices.csv"
+    csv_path.write_text("item,price\nbolt,1.5\nnut,0.25\nwasher,0.1\n")
+    root = tmp_path / "data"
+    assert ingest_paths([csv_path], root, until="segmented_blocks")[0].status == "success"
+    with _db(root) as con:
+        rows = con.execute("SELECT stage, code, count(*) FROM extraction_issues "
+                           "GROUP BY ALL ORDER BY ALL").fetchall()
+    assert rows and all(count == 1 for _, _, count in rows), rows
