@@ -40,6 +40,7 @@ from .core.ooxml import (
 )
 from .core.render import (
     Chunk,
+    apply_markup,
     chunk_sheet,
     record_text,
     table_html,
@@ -412,12 +413,15 @@ def blocks_from_tables(blocks: pa.Table, block_columns: pa.Table) -> list[Block]
 def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.Table,
                  blocks: pa.Table, block_columns: pa.Table,
                  count_tokens: Callable[[str], int], max_tokens: int,
-                 min_tokens: int = 0) -> StageOutput:
+                 min_tokens: int = 0,
+                 markup: dict[tuple[str, str], str] | None = None) -> StageOutput:
     """Records, renderings and chunks: tables ``records`` (one per table data or total row),
     ``renderings`` (per block: Markdown, HTML and ``Header: value`` text) and ``chunks``
     (Markdown within ``max_tokens`` tokens of ``count_tokens``, the embedder's own tokenizer;
-    small neighbours under one heading merged below ``min_tokens``). A chunk still over the
-    budget (a single cell that cannot be cut) gives a ``warning`` issue."""
+    small neighbours under one heading merged below ``min_tokens``). ``markup`` (see
+    :func:`rich_markup`) replaces the text of cells with superscripts or subscripts in Markdown,
+    HTML and chunks (records keep the plain text). A chunk still over the budget (a single cell
+    that cannot be cut) gives a ``warning`` issue."""
     grids = {g.sheet_index: g for g in grids_from_tables(cells, sheets)}
     all_blocks = blocks_from_tables(blocks, block_columns)
     record_rows, chunk_rows, rendering_rows, issues = [], [], [], []
@@ -427,6 +431,10 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
     for sheet_index in sorted(by_sheet):
         grid = grids[sheet_index]
         sheet_blocks = by_sheet[sheet_index]
+        marked = {ref: text for (sheet, ref), text in (markup or {}).items()
+                  if sheet == grid.sheet_name}
+        if marked:
+            sheet_blocks = [apply_markup(block, grid, marked) for block in sheet_blocks]
         records = {}
         for block in sheet_blocks:
             if block.kind != "table":
@@ -459,6 +467,28 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
     return StageOutput({"records": _table("records", record_rows),
                         "renderings": _table("renderings", rendering_rows),
                         "chunks": _table("chunks", chunk_rows)}, issues)
+
+
+def rich_markup(parsed_cells: pa.Table, rich_text: pa.Table) -> dict[tuple[str, str], str]:
+    """Markdown/HTML text of the cells whose shared string has superscript or subscript runs
+    (``<sup>``/``<sub>``, other run text escaped for HTML), by (sheet name, A1 ref)."""
+    marked = {}
+    for row in rich_text.to_pylist():
+        runs = json.loads(row["runs"] or "[]")
+        if any(run.get("vert_align") in ("superscript", "subscript") for run in runs):
+            marked[row["string_index"]] = "".join(
+                f"<{TAG_OF[run['vert_align']]}>{html_escape(run['text'])}"
+                f"</{TAG_OF[run['vert_align']]}>" if run.get("vert_align") in TAG_OF
+                else html_escape(run["text"]) for run in runs)
+    if not marked:
+        return {}
+    cells = parsed_cells.filter(pc.is_in(parsed_cells.column("string_index"),
+                                         pa.array(sorted(marked), pa.int32())))
+    return {(c["sheet_name"], c["ref"]): marked[c["string_index"]]
+            for c in cells.select(["sheet_name", "ref", "string_index"]).to_pylist()}
+
+
+TAG_OF = {"superscript": "sup", "subscript": "sub"}
 
 
 def _chunk_row(workbook_hash: str, index: int, chunk: Chunk) -> dict:

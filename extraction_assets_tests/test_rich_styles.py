@@ -244,3 +244,34 @@ def test_none_side_style_is_no_border():
     assert style.has_border and style.text_rotation == 255 and style.indent == 0
     assert not wb.styles[2].has_border
 
+
+
+def test_superscripts_render_as_sup_in_markdown_html_and_chunks():
+    from extraction_assets.embedding import LocalEmbedder
+
+    strings = [t("Metric"), t("Value"), B25_ITEMS[2], B25_ITEMS[3],
+               '<r><rPr><vertAlign val="superscript"/></rPr><t>1</t></r>'
+               '<r><t xml:space="preserve"> Includes interns.</t></r>']
+    rows = ('<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>1</v></c></row>'
+            '<row r="2"><c r="A2" t="s"><v>2</v></c><c r="B2"><v>42</v></c></row>'
+            '<row r="3"><c r="A3" t="s"><v>3</v></c><c r="B3"><v>98000</v></c></row>'
+            '<row r="5"><c r="A5" t="s"><v>4</v></c></row>')
+    data = xlsx_bytes([Sheet("Compensation", worksheet(rows))], shared_strings=sst(*strings),
+                      styles=STYLES)
+    p = stages.parse_stage("wb", data).tables
+    n = stages.normalize_stage("wb", p["parsed_cells"], p["parsed_sheets"], p["styles"],
+                               p["workbook_properties"]).tables
+    s = stages.segment_stage("wb", n["cells"], n["sheets"]).tables
+    markup = stages.rich_markup(p["parsed_cells"], p["rich_text"])
+    assert markup == {("Compensation", "A2"): "Number of Hires<sup>1</sup>",
+                      ("Compensation", "A5"): "<sup>1</sup> Includes interns."}
+    out = stages.render_stage("wb", "b25.xlsx", n["cells"], n["sheets"], s["blocks"],
+                              s["block_columns"], LocalEmbedder().count_tokens, 512,
+                              markup=markup).tables
+    text = "\n".join(c["text"] for c in out["chunks"].to_pylist())
+    assert "| Number of Hires<sup>1</sup> | 42 |" in text
+    assert "<sup>1</sup> Includes interns." in text
+    table = next(r for r in out["renderings"].to_pylist() if r["kind"] == "table")
+    assert "<td>Number of Hires<sup>1</sup></td>" in table["html"]
+    records = [json.loads(r["record"]) for r in out["records"].to_pylist()]
+    assert records[0] == {"Metric": "Number of Hires1", "Value": 42}

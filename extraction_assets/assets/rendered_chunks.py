@@ -6,11 +6,11 @@ from pydantic import Field
 from ..checks import chunk_budget, heading_paths, record_provenance, rows_in_one_chunk
 from ..embedding import EmbedderResource
 from ..resources import DataStoreResource
-from ..stages import render_stage
+from ..stages import render_stage, rich_markup
 from .common import check_result, finish, stage_asset
 from .segmented_blocks import segmented_blocks
 
-CODE_VERSION = "3"
+CODE_VERSION = "4"
 
 
 class ChunkingConfig(Config):
@@ -47,6 +47,7 @@ def rendered_chunks(context: AssetExecutionContext, config: ChunkingConfig,
         h, filename, store.read_table("cells", h), store.read_table("sheets", h),
         store.read_table("blocks", h), store.read_table("block_columns", h),
         model.count_tokens, max_tokens, config.min_tokens,
+        rich_markup(store.read_table("parsed_cells", h), store.read_table("rich_text", h)),
     )
     chunks = output.tables["chunks"].to_pylist()
     checks = [

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from html import escape
 from typing import Callable
 
-from .a1 import parse_range, range_ref
+from .a1 import cell_ref, parse_cell_ref, parse_range, range_ref
 from .normalize import StyledGrid
 from .segment import Block, is_total_row
 
@@ -122,6 +122,26 @@ def table_records(grid: StyledGrid, block: Block) -> list[Record]:
     return out
 
 
+def apply_markup(block: Block, grid: StyledGrid, marked: dict[str, str]) -> Block:
+    """The block with ``marked`` cell texts (A1 ref -> text with ``<sup>``/``<sub>``) used in
+    its renderings: for a table through ``block.markup``, for text rebuilt line by line."""
+    inside = {ref: text for ref, text in marked.items()
+              if block.min_row <= parse_cell_ref(ref)[0] <= block.max_row
+              and block.min_col <= parse_cell_ref(ref)[1] <= block.max_col}
+    if not inside:
+        return block
+    if block.kind == "table":
+        return replace(block, markup=inside)
+    lines: dict[int, list[str]] = {}
+    cols = grid.columns
+    for r, c, text, merged, hidden in zip(cols["row"], cols["col"], cols["display_text"],
+                                          cols["merged_from"], cols["hidden"]):
+        if (block.min_row <= r <= block.max_row and block.min_col <= c <= block.max_col
+                and text and text.strip() and merged is None and not hidden):
+            lines.setdefault(r, []).append(inside.get(cell_ref(r, c), text.strip()))
+    return replace(block, text="\n".join(" ".join(parts) for _, parts in sorted(lines.items())))
+
+
 def md_cell(text: str) -> str:
     """Escape text for a GFM table cell: ``|`` -> ``\\|``, line breaks -> ``<br>``."""
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", "<br>").replace("\n", "<br>")
@@ -140,8 +160,13 @@ def table_markdown(block: Block, records: list[Record]) -> str:
     """The whole table as a GFM pipe table (flattened headers, then one line per record)."""
     header = _row_line([c.header for c in block.columns])
     rule = "|" + "|".join(" --- " for _ in block.columns) + "|"
-    return "\n".join([header, rule] + [_row_line([r.display[c.header] for c in block.columns])
-                                         for r in records])
+    return "\n".join([header, rule] + [_row_line(_shown(block, r)) for r in records])
+
+
+def _shown(block: Block, record: Record) -> list[str]:
+    """A record's cell texts for Markdown, with the block's rich-text markup where it has any."""
+    return [block.markup.get(cell_ref(record.row, c.col), record.display[c.header])
+            for c in block.columns]
 
 
 def table_html(block: Block, records: list[Record], grid: StyledGrid) -> str:
@@ -175,8 +200,9 @@ def table_html(block: Block, records: list[Record], grid: StyledGrid) -> str:
             out.append("<tr>" + "".join(cells) + "</tr>")
     out += ["</thead>", "<tbody>"]
     for rec in records:
-        out.append("<tr>" + "".join(f"<td>{escape(rec.display[c.header])}</td>"
-                                    for c in block.columns) + "</tr>")
+        out.append("<tr>" + "".join(
+            f"<td>{block.markup.get(cell_ref(rec.row, c.col)) or escape(rec.display[c.header])}</td>"
+            for c in block.columns) + "</tr>")
     out += ["</tbody>", "</table>"]
     return "\n".join(out)
 
@@ -263,7 +289,7 @@ def _table_pieces(block: Block, records: list[Record], count_tokens, max_tokens)
     if not records:
         return [_Piece(block.heading_path, f"{header}\n{rule}", [block.block_id],
                        [block.a1_range], [])]
-    lines = [_row_line([r.display[c.header] for c in columns]) for r in records]
+    lines = [_row_line(_shown(block, r)) for r in records]
     overhead = count_tokens("")
     base = count_tokens(f"{head}\n\n{header}\n{rule}")
     costs = [count_tokens(line) - overhead + 1 for line in lines]
@@ -300,7 +326,8 @@ def _wide_row_pieces(block: Block, record: Record, count_tokens, max_tokens) -> 
     def body(cols) -> str:
         return "\n".join([_row_line([c.header for c in cols]),
                           "|" + "|".join(" --- " for _ in cols) + "|",
-                          _row_line([record.display[c.header] for c in cols])])
+                          _row_line([block.markup.get(cell_ref(record.row, c.col),
+                                                      record.display[c.header]) for c in cols])])
 
     groups: list[list] = [[]]
     for column in rest:

@@ -115,6 +115,7 @@ class Block:
     total_rows: list[int] = field(default_factory=list)
     row_group_col: int | None = None
     unit: str | None = None
+    markup: dict[str, str] = field(default_factory=dict)
 
     @property
     def a1_range(self) -> str:
