@@ -458,3 +458,15 @@ def test_issues_of_a_file_read_by_value_are_reported_once(tmp_path):
         rows = con.execute("SELECT stage, code, count(*) FROM extraction_issues "
                            "GROUP BY ALL ORDER BY ALL").fetchall()
     assert rows and all(count == 1 for _, _, count in rows), rows
+
+
+def test_japanese_specification_chunks_carry_their_headings(samples_ingest):
+    root, _, _ = samples_ingest
+    with _db(root) as con:
+        rows = con.execute(
+            "SELECT c.heading_path, c.n_tokens FROM chunks c JOIN workbooks w USING (workbook_hash) "
+            "WHERE w.filename = 'spec_ja.xlsx' ORDER BY c.chunk_index").fetchall()
+    assert rows and all(n <= 512 for _, n in rows)
+    deeper = [path for path, _ in rows if len(path) > 1]
+    assert len(deeper) / len(rows) >= 0.8
+    assert ["仕様書", "製品仕様書", "2. 付属品", "2.1 標準付属品"] in deeper
