@@ -8,6 +8,7 @@ assets only read, call, write and attach metadata; tests and the benchmark call 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from html import escape as html_escape
@@ -496,3 +497,33 @@ def _chunk_row(workbook_hash: str, index: int, chunk: Chunk) -> dict:
                 sheet_name=chunk.sheet_name, block_ids=chunk.block_ids,
                 a1_ranges=chunk.a1_ranges, heading_path=chunk.heading_path, text=chunk.text,
                 n_tokens=chunk.n_tokens, rows=chunk.rows, continuation=chunk.continuation)
+
+
+def run_pipeline(data: bytes, *, filename: str = "workbook.xlsx",
+                 count_tokens: Callable[[str], int] | None = None, max_tokens: int = 512,
+                 min_tokens: int = 0, limits: Limits | None = None,
+                 passwords: Sequence[str] = ()) -> dict[str, pa.Table]:
+    """Every stage but the embeddings, in one call and without Dagster: parse, normalize,
+    segment and, when ``count_tokens`` is given, render. Returns every table by name (see
+    :mod:`extraction_assets.schemas`), the issues of all stages as ``extraction_issues``.
+
+    Raises:
+        StageError: the file cannot be read (typed cause in ``error``).
+    """
+    workbook_hash = hashlib.sha256(data).hexdigest()
+    parsed = parse_stage(workbook_hash, data, limits, passwords)
+    t = parsed.tables
+    normalized = normalize_stage(workbook_hash, t["parsed_cells"], t["parsed_sheets"],
+                                 t["styles"], t["workbook_properties"])
+    cells, sheets = normalized.tables["cells"], normalized.tables["sheets"]
+    segmented = segment_stage(workbook_hash, cells, sheets, t["sheet_objects"])
+    outputs = [parsed, normalized, segmented]
+    if count_tokens is not None:
+        outputs.append(render_stage(
+            workbook_hash, filename, cells, sheets, segmented.tables["blocks"],
+            segmented.tables["block_columns"], count_tokens, max_tokens, min_tokens,
+            rich_markup(t["parsed_cells"], t["rich_text"])))
+    tables = {name: table for output in outputs for name, table in output.tables.items()}
+    tables["extraction_issues"] = _table("extraction_issues", issue_rows(
+        workbook_hash, [issue for output in outputs for issue in output.issues]))
+    return tables

@@ -5,23 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from extraction_assets.stages import normalize_stage, parse_stage, segment_stage
+from extraction_assets.stages import run_pipeline
 
 try:
     from extraction_assets_tests.builders import Sheet, sst, t, worksheet, xlsx_bytes
 except ImportError:  # tests run with the tests folder on sys.path
     from builders import Sheet, sst, t, worksheet, xlsx_bytes
-
-H = "0" * 64
-
-
-def _stages(data: bytes):
-    parsed = parse_stage(H, data).tables
-    normalized = normalize_stage(H, parsed["parsed_cells"], parsed["parsed_sheets"],
-                                 parsed["styles"], parsed["workbook_properties"]).tables
-    segmented = segment_stage(H, normalized["cells"], normalized["sheets"]).tables
-    return parsed, normalized, segmented
-
 
 @pytest.fixture(scope="module")
 def million_empty_rows() -> bytes:
@@ -43,7 +32,7 @@ def million_empty_rows() -> bytes:
 
 
 def test_million_declared_empty_rows_give_one_table(million_empty_rows):
-    parsed, normalized, segmented = _stages(million_empty_rows)
+    parsed = normalized = segmented = run_pipeline(million_empty_rows)
     assert parsed["parsed_cells"].num_rows == 7 * 82
     sheet = normalized["sheets"].to_pylist()[0]
     assert sheet["declared_dimension"] == "B1:H1048570"
@@ -61,7 +50,7 @@ def test_stray_cell_in_the_last_row_is_its_own_block():
     rows = (f'<row r="1">{header}</row><row r="2">{values}</row>'
             '<row r="1048576"><c r="A1048576" t="inlineStr"><is><t>x</t></is></c></row>')
     data = xlsx_bytes([Sheet("Wide", worksheet(rows))])
-    _, normalized, segmented = _stages(data)
+    normalized = segmented = run_pipeline(data)
     assert normalized["sheets"].to_pylist()[0]["used_range"] == "A1:GR1048576"
     blocks = [(b["kind"], b["a1_range"]) for b in segmented["blocks"].to_pylist()]
     assert blocks == [("table", "A1:GR2"), ("title", "A1048576")]

@@ -14,6 +14,7 @@ from extraction_assets.stages import (
     normalize_stage,
     parse_stage,
     render_stage,
+    run_pipeline,
     segment_stage,
 )
 
@@ -26,15 +27,8 @@ H = "0" * 64
 
 
 def _run(data: bytes):
-    parsed = parse_stage(H, data).tables
-    normalized = normalize_stage(H, parsed["parsed_cells"], parsed["parsed_sheets"],
-                                 parsed["styles"], parsed["workbook_properties"]).tables
-    segmented = segment_stage(H, normalized["cells"], normalized["sheets"]).tables
-    rendered = render_stage(H, "f.xlsx", normalized["cells"], normalized["sheets"],
-                            segmented["blocks"], segmented["block_columns"],
-                            LocalEmbedder().count_tokens, 512).tables
-    cells = {c["ref"]: c for c in normalized["cells"].to_pylist()}
-    return cells, rendered
+    tables = run_pipeline(data, filename="f.xlsx", count_tokens=LocalEmbedder().count_tokens)
+    return {c["ref"]: c for c in tables["cells"].to_pylist()}, tables
 
 
 def _inline(ref: str, text: str) -> str:
