@@ -226,7 +226,6 @@ def open_legacy(data: bytes, sniffed: Sniffed, limits: Limits | None = None, *,
 
             wb = open_workbook(converted, limits)
             wb.has_macros = wb.has_macros or sniffed.has_macros
-            wb.source_format = sniffed.format
             wb.conversion = {"tool": "LibreOffice", "version": version,
                              "seconds": round(seconds, 3)}
             wb.issues.insert(0, Issue(
@@ -242,7 +241,6 @@ def open_legacy(data: bytes, sniffed: Sniffed, limits: Limits | None = None, *,
         raise UnsupportedFormatError(f"{sniffed.format} workbooks are not read")
     if fallback_issue:
         wb.issues.insert(0, fallback_issue)
-    wb.source_format = sniffed.format
     return wb
 
 

@@ -90,7 +90,7 @@ from .a1 import MAX_COL, MAX_ROW, cell_ref, parse_cell_ref, parse_range, range_r
 from .container import PackageReader
 from .errors import ExtractionError, HostileContentError, LimitExceededError
 from .parts import Issue, parse_part, read_rels, read_shared_strings, rel_attr
-from .worksheet import XML_OPTS, local, rich_text
+from .worksheet import XML_OPTS, cell_children, local, rich_text
 
 __all__ = [
     "SheetObject",
@@ -456,7 +456,6 @@ class _Resolver:
         self.shared_strings = shared_strings
         self.cell_value = cell_value
         self._cache: dict[tuple[str, str], object] = {}
-        self._loaded: dict[str, set[str]] = {}
         self._warned_callback = False
 
     def _cells(self, formula: str | None) -> list[tuple[str, str]] | None:
@@ -557,28 +556,16 @@ class _Resolver:
 
 
 def _cell_from_xml(el, strings: list[str]):
+    """The typed value of a ``<c>`` element (read like the worksheet reader reads it)."""
+    v, _, _, _ = cell_children(el)
     t = el.get("t") or "n"
-    v = None
-    inline = None
-    for child in el:
-        if not isinstance(child.tag, str):
-            continue
-        name = local(child.tag)
-        if name == "v":
-            v = child.text
-        elif name == "is":
-            inline = rich_text(child)
-    if t == "inlineStr":
-        return inline
-    if v is None:
-        return inline
+    if v is None or t in ("inlineStr", "str", "e", "d"):
+        return v
     if t == "s":
         idx = _int(v, -1)
         return strings[idx] if 0 <= idx < len(strings) else None
     if t == "b":
         return v.strip() in ("1", "true")
-    if t in ("str", "e", "d"):
-        return v
     try:
         return float(v)
     except ValueError:

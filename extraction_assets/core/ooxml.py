@@ -195,9 +195,6 @@ class ParsedWorkbook:
     issues: list[Issue]
     limits: Limits
     objects: list[SheetObject] = field(default_factory=list)
-    #: The format the bytes were in when not OOXML (``xls``, ``xlsb``, ``ods``, ``fods``,
-    #: ``csv``; see :mod:`~.legacy`), else ``None``.
-    source_format: str | None = None
     #: ``{"tool", "version", "seconds"}`` when the workbook was converted to xlsx first.
     conversion: dict | None = None
 

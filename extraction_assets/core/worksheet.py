@@ -523,7 +523,7 @@ class WorksheetReader:
                                   etree.XMLParser(**XML_OPTS))
         except etree.XMLSyntaxError as exc:
             raise _Fallback() from exc
-        return _cell_children(el)
+        return cell_children(el)
 
     # -- tree reader ----------------------------------------------------------------------------
     def _read_tree(self) -> None:
@@ -555,7 +555,7 @@ class WorksheetReader:
                     ref = el.get("r")
                     row, col = parse_cell_ref(ref) if ref else (current_row, last_col + 1)
                     last_col = col
-                    value, formula, kind, si = _cell_children(el)
+                    value, formula, kind, si = cell_children(el)
                     formula = formulas.resolve(kind, si, formula, row, col)
                     style = el.get("s")
                     data_type = el.get("t") or "n"
@@ -580,7 +580,7 @@ class WorksheetReader:
         self.cells = sink.table()
 
 
-def _cell_children(el) -> tuple[str | None, str | None, str | None, str | None]:
+def cell_children(el) -> tuple[str | None, str | None, str | None, str | None]:
     """(value, formula, formula kind, shared index) from a ``<c>`` element's children."""
     value = formula = kind = si = None
     for child in el:
