@@ -554,7 +554,7 @@ def _run_stages(data: bytes):
     parsed = parse_stage(HASH, data).tables
     norm = normalize_stage(HASH, parsed["parsed_cells"], parsed["parsed_sheets"], parsed["styles"],
                            parsed["workbook_properties"]).tables
-    seg = segment_stage(HASH, norm["cells"], norm["sheets"]).tables
+    seg = segment_stage(HASH, norm["cells"], norm["sheets"], parsed["sheet_objects"]).tables
     return seg, norm
 
 

@@ -43,12 +43,14 @@ from .core.render import (
     Chunk,
     apply_markup,
     chunk_sheet,
+    form_html,
+    form_record,
     record_text,
     table_html,
     table_markdown,
     table_records,
 )
-from .core.segment import Block, Column, segment_sheet
+from .core.segment import Block, Column, ListObject, segment_sheet
 from .core.worksheet import CELL_SCHEMA
 from .schemas import SCHEMAS
 
@@ -345,8 +347,14 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
     is visible."""
     block_rows, column_rows, issues = [], [], []
     drawings: dict[str, list[dict]] = {}
+    list_objects: dict[str, list[ListObject]] = {}
     for obj in (objects.to_pylist() if objects is not None else []):
         drawings.setdefault(obj["sheet_name"], []).append(obj)
+        if obj["kind"] == "table" and obj["ref"]:
+            details = json.loads(obj["details"] or "{}")
+            list_objects.setdefault(obj["sheet_name"], []).append(ListObject(
+                obj["name"] or "", obj["ref"], details.get("header_row_count", 1),
+                details.get("totals_row_count", 0), tuple(c or "" for c in details.get("columns", []))))
     grids = grids_from_tables(cells, sheets)
     headings = detect_heading_levels([g for g in grids if g.visibility == "visible"])
     for grid in grids:
@@ -364,7 +372,7 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
                                 "hidden_cells_skipped",
                                 f"{n_hidden} non-empty cells in hidden rows or columns are in no "
                                 "block"))
-        blocks = segment_sheet(grid, headings) + drawing_blocks(
+        blocks = segment_sheet(grid, headings, list_objects.get(grid.sheet_name, [])) + drawing_blocks(
             grid.sheet_index, grid.sheet_name, drawings.get(grid.sheet_name, []))
         for block in sorted(blocks, key=lambda b: (b.min_row, b.min_col, b.kind)):
             block_rows.append(dict(
@@ -382,7 +390,7 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
                     workbook_hash=workbook_hash, block_id=block.block_id,
                     sheet_name=block.sheet_name, position=position, col=column.col,
                     column_letter=column_letter(column.col), header=column.header,
-                    header_levels=column.header_levels,
+                    header_levels=column.header_levels, row=column.row,
                 ))
     return StageOutput({"blocks": _table("blocks", block_rows),
                         "block_columns": _table("block_columns", column_rows)}, issues,
@@ -396,7 +404,7 @@ def blocks_from_tables(blocks: pa.Table, block_columns: pa.Table) -> list[Block]
     columns: dict[str, list[Column]] = {}
     for row in sorted(block_columns.to_pylist(), key=lambda r: (r["block_id"], r["position"])):
         columns.setdefault(row["block_id"], []).append(
-            Column(row["col"], row["header"], row["header_levels"]))
+            Column(row["col"], row["header"], row["header_levels"], row["row"]))
     out = []
     for row in blocks.to_pylist():
         block = Block(row["sheet_index"], row["sheet_name"], row["kind"], row["min_row"],
@@ -416,7 +424,8 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
                  count_tokens: Callable[[str], int], max_tokens: int,
                  min_tokens: int = 0,
                  markup: dict[tuple[str, str], str] | None = None) -> StageOutput:
-    """Records, renderings and chunks: tables ``records`` (one per table data or total row),
+    """Records, renderings and chunks: tables ``records`` (one per table data or total row, one
+    per ``key_value`` block),
     ``renderings`` (per block: Markdown, HTML and ``Header: value`` text) and ``chunks``
     (Markdown within ``max_tokens`` tokens of ``count_tokens``, the embedder's own tokenizer;
     small neighbours under one heading merged below ``min_tokens``). ``markup`` (see
@@ -438,18 +447,20 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
             sheet_blocks = [apply_markup(block, grid, marked) for block in sheet_blocks]
         records = {}
         for block in sheet_blocks:
-            if block.kind != "table":
-                rendering_rows.append(dict(
-                    workbook_hash=workbook_hash, block_id=block.block_id,
-                    sheet_name=block.sheet_name, kind=block.kind, markdown=block.text,
-                    html=f"<p>{html_escape(block.text)}</p>", text=block.text))
-                continue
-            records[block.block_id] = rows = table_records(grid, block)
+            if block.kind == "table":
+                rows = records[block.block_id] = table_records(grid, block)
+                markdown, html = table_markdown(block, rows), table_html(block, rows, grid)
+                text = "\n".join(record_text(r, block.columns) for r in rows)
+            elif block.kind == "key_value":
+                rows = records[block.block_id] = [form_record(grid, block)]
+                markdown, html = block.text, form_html(block, rows[0])
+                text = record_text(rows[0], block.columns)
+            else:
+                rows = []
+                markdown, html, text = block.text, f"<p>{html_escape(block.text)}</p>", block.text
             rendering_rows.append(dict(
                 workbook_hash=workbook_hash, block_id=block.block_id, sheet_name=block.sheet_name,
-                kind=block.kind, markdown=table_markdown(block, rows),
-                html=table_html(block, rows, grid),
-                text="\n".join(record_text(r, block.columns) for r in rows)))
+                kind=block.kind, markdown=markdown, html=html, text=text))
             for rec in rows:
                 record_rows.append(dict(
                     workbook_hash=workbook_hash, block_id=rec.block_id, sheet_name=rec.sheet_name,

@@ -3,6 +3,8 @@
 * A **record** is one data row of a table: header -> typed value (int, float, bool, ISO date /
   datetime / time string, string; ``None`` for an empty cell), with the display text alongside,
   a role (``data`` or ``total``) and its source (sheet, 1-based row, A1 range of the row).
+* A ``key_value`` block (a form) gives one record, label -> typed value, cited at its first row
+  and whole range; its Markdown and chunk text are ``Label: value`` lines.
 * A **chunk** is Markdown: ATX headings from the block's heading path (``#`` sheet, ``##``
   title), then a GFM pipe table whose header row is repeated in every chunk of a split table, or
   the text of non-table blocks. Its size is counted with the embedder's own tokenizer and kept
@@ -122,15 +124,40 @@ def table_records(grid: StyledGrid, block: Block) -> list[Record]:
     return out
 
 
+def form_record(grid: StyledGrid, block: Block) -> Record:
+    """The one record of a ``key_value`` block: label -> typed value of its value cell
+    (``None`` for a label without a value), cited at the block's first row and whole range."""
+    index = {(r, c): i for i, (r, c) in enumerate(zip(grid.columns["row"], grid.columns["col"]))}
+    names = list(grid.columns)
+    record, display, merged = {}, {}, {}
+    for column in block.columns:
+        i = index.get((column.row, column.col))
+        cell = {name: grid.columns[name][i] for name in names} if i is not None else None
+        record[column.header] = typed_value(cell) if cell else None
+        display[column.header] = (cell["display_text"] or "") if cell else ""
+        if cell and cell["merged_from"]:
+            merged[column.header] = cell["merged_from"]
+    return Record(block.block_id, block.sheet_name, block.min_row, block.a1_range, "data",
+                  record, display, merged)
+
+
+def form_html(block: Block, record: Record) -> str:
+    """A ``key_value`` block as an HTML description list (``<dl>``), all text escaped."""
+    items = "".join(f"<dt>{escape(c.header_levels[0])}</dt><dd>{escape(record.display[c.header])}</dd>"
+                    for c in block.columns)
+    return f"<dl>{items}</dl>"
+
+
 def apply_markup(block: Block, grid: StyledGrid, marked: dict[str, str]) -> Block:
     """The block with ``marked`` cell texts (A1 ref -> text with ``<sup>``/``<sub>``) used in
-    its renderings: for a table through ``block.markup``, for text rebuilt line by line."""
+    its renderings: for a table through ``block.markup`` (a ``key_value`` block keeps it there
+    too; its ``label: value`` lines stay plain), for text rebuilt line by line."""
     inside = {ref: text for ref, text in marked.items()
               if block.min_row <= parse_cell_ref(ref)[0] <= block.max_row
               and block.min_col <= parse_cell_ref(ref)[1] <= block.max_col}
     if not inside:
         return block
-    if block.kind == "table":
+    if block.kind in ("table", "key_value"):
         return replace(block, markup=inside)
     lines: dict[int, list[str]] = {}
     cols = grid.columns

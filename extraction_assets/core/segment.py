@@ -28,8 +28,16 @@ First-level rules (deterministic, no model):
   their font size (H2..H6, the sheet name is H1). Every block's ``heading_path`` is the sheet
   name, then the nearest headings above it (outermost first, each level replacing deeper ones),
   then, for a table, its own title when not already in the path.
+* **Excel tables** (ListObjects, ``xl/tables/tableN.xml``) are authoritative: each is a table
+  block with exactly its range, header row, column names and totals row; the rules below run on
+  the cells outside them.
+* **Forms**: a region whose rows are label/value pairs (labels ending with a colon, or bold
+  labels over plain values, or unique labels whose values mix types) is a ``key_value`` block,
+  one pair per :class:`Column` (see :func:`_key_value_block`).
 * A table's header is its first row, extended downwards while a merged range anchored in the
-  header spans more rows or groups columns over a sub-header row (at most three rows). Each
+  header spans more rows or groups columns over a sub-header row, then by rows of text styled
+  like the header (bold or filled) above plain data, or down to the sheet's frozen pane when
+  that gives more rows (at most :data:`MAX_HEADER_ROWS` = 4 rows). Each
   column's header is the path of its non-empty, non-repeated header levels joined by
   ``" > "``; a column with no header is named by its letter; repeated labels get `` (2)``,
   `` (3)``... Columns covered by a horizontal merge in the leaf header row, and fully empty
@@ -74,13 +82,38 @@ _LONG_NOTE = 30
 _MAX_REGIONS = 2000
 
 
+#: A label of a form ends with a colon (``Name:``, ``氏名：``).
+_LABEL_COLON = (":", "：")
+#: Most header rows a table has (ECMA-376 does not bound them; real sheets stop at about four).
+MAX_HEADER_ROWS = 4
+
+
 @dataclass
 class Column:
-    """One column of a table block: 1-based sheet column, flattened header and its levels."""
+    """One column of a table block: 1-based sheet column, flattened header and its levels.
+
+    In a ``key_value`` block a column is one label/value pair: ``header`` is the label (without
+    its trailing colon), ``col`` and ``row`` the 1-based column and row of the value cell."""
 
     col: int
     header: str
     header_levels: list[str]
+    row: int | None = None
+
+
+@dataclass(frozen=True)
+class ListObject:
+    """An Excel table (ListObject, ECMA-376 Part 1 §18.5.1.2 ``table``) of one sheet.
+
+    ``ref`` is its A1 range, header and totals rows included; ``header_row_count`` is 0 or 1
+    (``headerRowCount``), ``totals_row_count`` 0 or 1 (``totalsRowCount``); ``columns`` are the
+    ``tableColumn`` names in order (Excel keeps them equal to the header cells' text)."""
+
+    name: str
+    ref: str
+    header_row_count: int = 1
+    totals_row_count: int = 0
+    columns: tuple[str, ...] = ()
 
 
 @dataclass
@@ -525,11 +558,15 @@ def _join_gaps(ctx: _Ctx, regions: list[_Region]) -> list[_Region]:
 
 
 # -- classification -----------------------------------------------------------------------------
-def segment_sheet(grid: StyledGrid, headings: HeadingMap | None = None) -> list[Block]:
+def segment_sheet(grid: StyledGrid, headings: HeadingMap | None = None,
+                  list_objects: list[ListObject] = ()) -> list[Block]:
     """Split one sheet's StyledGrid into blocks, ordered by top-left cell (row, then column).
 
     ``headings`` is the workbook's :class:`~.headings.HeadingMap` (body font size and heading
     level of each bold size); when ``None`` it is computed from this sheet alone.
+    ``list_objects`` are the sheet's Excel tables: each is a ``table`` block with exactly its
+    range, header row and totals row (authoritative; the rules run on the cells outside them).
+    A ListObject whose range is not valid A1 or overlaps an earlier one is ignored.
 
     Cells in hidden rows or columns belong to no block (they are flagged ``hidden`` in the
     StyledGrid); hidden sheets are segmented too and callers decide what to render.
@@ -540,24 +577,66 @@ def segment_sheet(grid: StyledGrid, headings: HeadingMap | None = None) -> list[
     for i, text in enumerate(cols["display_text"]):
         if text is not None and text.strip() and not hidden[i]:
             occupied[(cols["row"][i], cols["col"][i])] = i
-    if not occupied:
+    if not occupied and not list_objects:
         return []
     if headings is None:
         headings = detect_heading_levels([_AsVisible(grid)])
     ctx = _Ctx(grid, occupied, headings)
-    regions = [_Region(cells) for cells in _regions(occupied, grid.hidden_rows, grid.hidden_columns)]
+    blocks = _list_object_blocks(ctx, list_objects)
+    free = occupied
+    if blocks:
+        free = {k: i for k, i in occupied.items()
+                if not any(b.min_row <= k[0] <= b.max_row and b.min_col <= k[1] <= b.max_col
+                           for b in blocks)}
+    regions = [_Region(cells) for cells in _regions(free, grid.hidden_rows, grid.hidden_columns)]
     regions = _join_gaps(ctx, regions)
-    blocks: list[Block] = []
     for region in regions:
         blocks.extend(_classify(ctx, region.cells, region.reasons))
     blocks.sort(key=lambda b: (b.min_row, b.min_col))
     titles = _attach_titles(blocks)
     _heading_paths(blocks, titles)
     for block in blocks:
-        if block.kind == "table":
+        if block.kind == "table" and not block.columns:
             _header(ctx, block)
             _data_rows(ctx, block)
     return blocks
+
+
+def _list_object_blocks(ctx: _Ctx, list_objects: list[ListObject]) -> list[Block]:
+    """``table`` blocks of the sheet's ListObjects: range, header row, column names and totals
+    row as Excel declares them (a ListObject with no header row takes its ``tableColumn``
+    names)."""
+    out: list[Block] = []
+    for lo in list_objects:
+        try:
+            r1, c1, r2, c2 = parse_range(lo.ref)
+        except ValueError:
+            continue
+        if any(not (r2 < b.min_row or b.max_row < r1 or c2 < b.min_col or b.max_col < c1)
+               for b in out):
+            continue
+        n_cells = sum(1 for r, c in ctx.occupied if r1 <= r <= r2 and c1 <= c <= c2)
+        header_rows = min(max(lo.header_row_count, 0), r2 - r1 + 1)
+        block = Block(ctx.grid.sheet_index, ctx.grid.sheet_name, "table", r1, c1, r2, c2, n_cells,
+                      header_row_count=header_rows,
+                      reasons=[f"Excel table (ListObject) {lo.name} {lo.ref}: its range, header "
+                               "row and totals row are authoritative"])
+        seen: dict[str, int] = {}
+        for c in range(c1, c2 + 1):
+            name = lo.columns[c - c1] if c - c1 < len(lo.columns) else None
+            text = ctx.text((r1, c)) if header_rows and (r1, c) in ctx.occupied else ""
+            label = text or name or f"Column {column_letter(c)}"
+            seen[label] = seen.get(label, 0) + 1
+            if seen[label] > 1:
+                label = f"{label} ({seen[label]})"
+            block.columns.append(Column(c, label, [label]))
+        _data_rows(ctx, block)
+        if lo.totals_row_count > 0 and r2 - lo.totals_row_count >= r1 + header_rows:
+            totals = range(r2 - lo.totals_row_count + 1, r2 + 1)
+            block.total_rows = sorted(set(block.total_rows) | set(totals))
+            block.reasons.append(f"totals row of the Excel table: {', '.join(map(str, totals))}")
+        out.append(block)
+    return out
 
 
 class _AsVisible:
@@ -623,7 +702,8 @@ def _classify(ctx: _Ctx, cells, join_reasons: list[str]) -> list[Block]:
                 out.extend(below)
                 return out
     if len(order) < 2 or not any(r in wide for r in order):
-        return out + _text_blocks(ctx, rows, order)
+        form = _key_value_block(ctx, rows, order, join_reasons) if order else None
+        return out + ([form] if form else _text_blocks(ctx, rows, order))
     # trailing notes
     notes: list[int] = []
     while len(order) > 2:
@@ -634,7 +714,10 @@ def _classify(ctx: _Ctx, cells, join_reasons: list[str]) -> list[Block]:
         note_why = why
     rest = [k for r in order for k in rows[r]]
     r0, c0, r1, c1 = _bbox(rest)
-    if r1 > r0 and c1 > c0 and len(ctx.logical(rest)) >= 2:
+    form = _key_value_block(ctx, rows, order, join_reasons)
+    if form:
+        out.append(form)
+    elif r1 > r0 and c1 > c0 and len(ctx.logical(rest)) >= 2:
         out.append(_make_block(ctx, rest, "table", [
             "connected region of non-empty cells", f"{r1 - r0 + 1} rows x {c1 - c0 + 1} columns",
             *join_reasons]))
@@ -644,6 +727,82 @@ def _classify(ctx: _Ctx, cells, join_reasons: list[str]) -> list[Block]:
         out.append(_make_block(ctx, [k for r in notes for k in rows[r]], "text",
                                [f"note under the table: {note_why}"]))
     return out
+
+
+def _is_label(text: str) -> bool:
+    return text.endswith(_LABEL_COLON) and len(text) > 1
+
+
+def _key_value_block(ctx: _Ctx, rows, order, join_reasons: list[str]) -> Block | None:
+    """A ``key_value`` block when the rows read as a form's label/value pairs, else ``None``.
+
+    Each row holds, left to right, a text label and the value after it (or a label alone). The
+    rows are a form when, among the labels:
+
+    * at least half end with a colon (``Name:``, ``氏名：``) — several pairs per row allowed,
+      every label then ending with a colon; or, with one pair per row, the labels in one column
+      and the values in one column:
+    * every label is bold and no value is; or
+    * there are three or more pairs, the labels are unique, the first row is not a header row
+      and the values below it mix types (text with numbers or dates): a table's column keeps
+      one type.
+    """
+    pairs: list[tuple[tuple[int, int], tuple[int, int] | None]] = []
+    single = True
+    for r in order:
+        cells = sorted(ctx.logical(rows[r]), key=lambda k: k[1])
+        if not cells or not ctx.is_string(cells[0]):
+            return None
+        if len(cells) <= 2:
+            pairs.append((cells[0], cells[1] if len(cells) == 2 else None))
+            continue
+        single = False
+        i = 0
+        while i < len(cells):
+            label = cells[i]
+            if not (ctx.is_string(label) and _is_label(ctx.text(label))):
+                return None
+            value = cells[i + 1] if i + 1 < len(cells) and not (
+                ctx.is_string(cells[i + 1]) and _is_label(ctx.text(cells[i + 1]))) else None
+            pairs.append((label, value))
+            i += 2 if value else 1
+    labels = [ctx.text(k) for k, _ in pairs]
+    values = [v for _, v in pairs if v is not None]
+    if not values:
+        return None
+    colons = sum(_is_label(t) for t in labels)
+    why = None
+    if colons * 2 >= len(labels) and (single or colons == len(labels)):
+        why = f"{colons} of {len(labels)} labels end with a colon"
+    elif (single and len(pairs) >= 2 and len({k[1] for k, _ in pairs}) == 1
+          and len({v[1] for v in values}) == 1):
+        bold = ctx.bold
+        if (all(bold[ctx.occupied[k]] for k, _ in pairs)
+                and not any(bold[ctx.occupied[v]] for v in values)):
+            why = "bold labels in one column, each followed by a plain value"
+        elif (len(pairs) >= 3 and len(set(labels)) == len(labels)
+              and not _header_like(ctx, rows, order, 0)):
+            types = {ctx.vtype[ctx.occupied[v]] for v in values[1:]}
+            if "string" in types and types & set(_DATA_TYPES):
+                why = ("unique labels in one column; the values mix text with numbers or dates "
+                       "(a table column keeps one type)")
+    if why is None:
+        return None
+    cells = [k for r in order for k in rows[r]]
+    block = _make_block(ctx, cells, "key_value", [f"form of {len(pairs)} label/value pairs: {why}",
+                                                  *join_reasons])
+    seen: dict[str, int] = {}
+    lines = []
+    for label, value in pairs:
+        text = ctx.text(label)
+        name = text.rstrip(":：").strip() if _is_label(text) else text
+        seen[name] = seen.get(name, 0) + 1
+        key = name if seen[name] == 1 else f"{name} ({seen[name]})"
+        where = value or (label[0], label[1] + ctx.merge_width(label))
+        block.columns.append(Column(where[1], key, [name], row=where[0]))
+        lines.append(f"{name}: {ctx.text(value) if value else ''}".rstrip())
+    block.text = "\n".join(lines)
+    return block
 
 
 def _is_group_header(ctx: _Ctx, rows, order, k) -> bool:
@@ -819,29 +978,17 @@ def _heading_paths(blocks: list[Block], titles: dict[int, Block]) -> None:
 
 # -- header and data rows -----------------------------------------------------------------------
 def _header(ctx: _Ctx, block: Block) -> None:
+    """Header rows and columns of a table block (see the module docstring)."""
     occupied = ctx.occupied
-    texts, merged_from, merge_range = ctx.texts, ctx.merged_from, ctx.merge_range
-    depth = 1
-    r = block.min_row
-    while r < block.min_row + depth and r - block.min_row < 3:
-        for c in range(block.min_col, block.max_col + 1):
-            i = occupied.get((r, c))
-            if i is None or merge_range[i] is None or merged_from[i] is not None:
-                continue
-            r1, c1, r2, c2 = parse_range(merge_range[i])
-            span_rows = min(r2, block.max_row) - r1 + 1
-            if span_rows > 1:
-                if r - block.min_row + span_rows > depth:
-                    depth = r - block.min_row + span_rows
-                    block.reasons.append(f"header merge {merge_range[i]} spans {span_rows} rows")
-            elif c2 > c1 and r1 + 1 <= block.max_row and len(ctx.logical(
-                [(r1 + 1, cc) for cc in range(c1, c2 + 1) if (r1 + 1, cc) in occupied]
-            )) >= 2:
-                if r - block.min_row + 2 > depth:
-                    depth = r - block.min_row + 2
-                    block.reasons.append(f"header merge {merge_range[i]} groups the columns below it")
-        r += 1
-    depth = min(depth, 3, block.max_row - block.min_row)
+    texts, merged_from = ctx.texts, ctx.merged_from
+    depth = _merged_header_depth(ctx, block)
+    depth = _styled_header_depth(ctx, block, depth)
+    frozen = _frozen_header_depth(ctx, block)
+    if frozen > depth:
+        depth = frozen
+        block.reasons.append(f"frozen pane at {ctx.grid.frozen_pane}: rows {block.min_row}-"
+                             f"{block.min_row + depth - 1} stay on screen above the data")
+    depth = min(depth, MAX_HEADER_ROWS, block.max_row - block.min_row)
     block.header_row_count = max(depth, 1)
     block.reasons.append(f"header rows {block.min_row}-{block.min_row + block.header_row_count - 1}")
     header_rows = range(block.min_row, block.min_row + block.header_row_count)
@@ -870,6 +1017,89 @@ def _header(ctx: _Ctx, block: Block) -> None:
         block.columns.append(Column(c, label, levels or [label]))
 
 
+def _merged_header_depth(ctx: _Ctx, block: Block) -> int:
+    """Header rows implied by merges: a merged range anchored in the header that spans more
+    rows, or groups columns over two or more cells of the row below (a parent header)."""
+    occupied, merged_from, merge_range = ctx.occupied, ctx.merged_from, ctx.merge_range
+    depth = 1
+    r = block.min_row
+    while r < block.min_row + depth and r - block.min_row < MAX_HEADER_ROWS:
+        for c in range(block.min_col, block.max_col + 1):
+            i = occupied.get((r, c))
+            if i is None or merge_range[i] is None or merged_from[i] is not None:
+                continue
+            r1, c1, r2, c2 = parse_range(merge_range[i])
+            span_rows = min(r2, block.max_row) - r1 + 1
+            if span_rows > 1:
+                if r - block.min_row + span_rows > depth:
+                    depth = r - block.min_row + span_rows
+                    block.reasons.append(f"header merge {merge_range[i]} spans {span_rows} rows")
+            elif c2 > c1 and r1 + 1 <= block.max_row and len(ctx.logical(
+                [(r1 + 1, cc) for cc in range(c1, c2 + 1) if (r1 + 1, cc) in occupied]
+            )) >= 2:
+                if r - block.min_row + 2 > depth:
+                    depth = r - block.min_row + 2
+                    block.reasons.append(f"header merge {merge_range[i]} groups the columns below it")
+        r += 1
+    return depth
+
+
+def _row_cells(ctx: _Ctx, block: Block, r: int) -> list[tuple[int, int]]:
+    return ctx.logical([(r, c) for c in range(block.min_col, block.max_col + 1)
+                        if (r, c) in ctx.occupied])
+
+
+def _styled_header_depth(ctx: _Ctx, block: Block, depth: int) -> int:
+    """``depth`` extended by rows styled like the header rows (all bold, or one fill) that hold
+    only text, when the row after them is plain and holds numbers or dates (a header band
+    without merges)."""
+    def style(k) -> tuple:
+        return bool(ctx.bold[ctx.occupied[k]]), ctx.fill[ctx.occupied[k]]
+
+    styles = {style(k) for r in range(block.min_row, block.min_row + depth)
+              for k in _row_cells(ctx, block, r)}
+    if len(styles) != 1 or styles == {(False, None)}:
+        return depth
+    (header_style,) = styles
+    extra = 0
+    while depth + extra < MAX_HEADER_ROWS:
+        cells = _row_cells(ctx, block, block.min_row + depth + extra)
+        if (len(cells) < 2 or not all(ctx.is_string(k) for k in cells)
+                or any(style(k) != header_style for k in cells)):
+            break
+        extra += 1
+    after = _row_cells(ctx, block, block.min_row + depth + extra)
+    if (extra and block.min_row + depth + extra <= block.max_row and after
+            and not all(style(k) == header_style for k in after)
+            and any(ctx.vtype[ctx.occupied[k]] in _DATA_TYPES for k in after)):
+        block.reasons.append(f"rows {block.min_row + depth}-{block.min_row + depth + extra - 1} "
+                             "are styled like the header rows above plain data")
+        return depth + extra
+    return depth
+
+
+def _frozen_header_depth(ctx: _Ctx, block: Block) -> int:
+    """Header rows implied by the sheet's frozen pane (0: no hint): the frozen rows' last one
+    inside the table's first :data:`MAX_HEADER_ROWS` rows, every table cell down to it text of
+    one style (bold and fill alike; a neighbour table whose data rows the pane cuts is not
+    misread)."""
+    pane = ctx.grid.frozen_pane
+    if not pane:
+        return 0
+    try:
+        last_frozen = parse_cell_ref(pane)[0] - 1
+    except ValueError:
+        return 0
+    depth = last_frozen - block.min_row + 1
+    if not 1 <= depth <= MAX_HEADER_ROWS or last_frozen >= block.max_row:
+        return 0
+    cells = [k for r in range(block.min_row, last_frozen + 1) for k in _row_cells(ctx, block, r)]
+    styles = {(bool(ctx.bold[ctx.occupied[k]]), ctx.fill[ctx.occupied[k]]) for k in cells}
+    if not all(ctx.is_string(k) for k in cells) or len(styles) > 1:
+        return 0
+    return depth
+
+
 def _data_rows(ctx: _Ctx, block: Block) -> None:
     """Summary rows, repeated header rows and row-group labels of a table's data rows."""
     occupied = ctx.occupied
@@ -877,7 +1107,8 @@ def _data_rows(ctx: _Ctx, block: Block) -> None:
     if not cols:
         return
     leaf = block.min_row + block.header_row_count - 1
-    header = {c: ctx.text((leaf, c)) for c in cols if (leaf, c) in occupied}
+    header = {c: ctx.text((leaf, c)) for c in cols
+              if block.header_row_count and (leaf, c) in occupied}
     data: list[int] = []
     for r in range(leaf + 1, block.max_row + 1):
         cells = {c: ctx.text((r, c)) for c in cols if (r, c) in occupied}
