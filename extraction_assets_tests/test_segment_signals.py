@@ -64,10 +64,10 @@ def test_list_object_range_header_and_totals_row_are_authoritative(count_tokens)
     wb = Workbook()
     ws = wb.active
     ws.title = "Orders"
-    # the Excel table's last data row is followed directly by a note the gap rules would
-    # otherwise read as part of the table, and its totals row's label is not a summary word
+    # the Excel table's totals row is followed directly by a short line the gap rules would
+    # otherwise read as a row of the table, and its totals row's label is not a summary word
     put(ws, [["Order", "Customer", "Amount"], ["A-1", "Kato", 120], ["A-2", "Ito", 80],
-             ["A-3", "Sato", 45], ["Sum", None, 245], ["Figures checked by finance", "Q3", "ok"]])
+             ["A-3", "Sato", 45], ["Sum", None, 245], ["Checked 3 Oct"]])
     table = Table(displayName="Orders2024", ref="A1:C5", totalsRowCount=1)
     table.tableStyleInfo = TableStyleInfo(name="TableStyleMedium9")
     ws.add_table(table)
@@ -83,7 +83,30 @@ def test_list_object_range_header_and_totals_row_are_authoritative(count_tokens)
         ("total", {"Order": "Sum", "Customer": None, "Amount": 245})]
     # row 6 is outside the table: a block of its own
     others = [b for b in out["blocks"] if b["block_id"] != block["block_id"]]
-    assert [b["a1_range"] for b in others] == ["A6:C6"]
+    assert [(b["a1_range"], b["kind"]) for b in others] == [("A6", "text")]
+
+
+def test_without_the_list_object_the_line_under_is_a_row(count_tokens):
+    wb = Workbook()
+    ws = wb.active
+    put(ws, [["Order", "Customer", "Amount"], ["A-1", "Kato", 120], ["A-2", "Ito", 80],
+             ["A-3", "Sato", 45], ["Sum", None, 245], ["Checked 3 Oct"]])
+    out = run(wb, count_tokens)
+    assert [b["a1_range"] for b in blocks_of(out, "table")] == ["A1:C6"]
+
+
+def test_stale_list_object_inside_a_wider_table_is_not_used(count_tokens):
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Stale"
+    put(ws, [["Id", "Created", "Kind"]] + [[f"id-{i}", f"2024-01-{i:02d}", "Btp"] for i in range(1, 9)])
+    ws.add_table(Table(displayName="Table1", ref="B1:C5"))  # written by software that never grew it
+    out = run(wb, count_tokens)
+    (block,) = blocks_of(out, "table")
+    assert block["a1_range"] == "A1:C9"
+    assert headers(out, block) == ["Id", "Created", "Kind"]
+    assert any("Table1 B1:C5 covers only part" in r for r in block["reasons"])
+    assert [b["kind"] for b in out["blocks"]] == ["table"]
 
 
 def test_list_object_without_header_row_takes_its_column_names(count_tokens):
@@ -259,3 +282,87 @@ def test_two_column_tables_are_not_forms(count_tokens, rows, bold_first_row):
     assert not blocks_of(out, "key_value")
     (table,) = blocks_of(out, "table")
     assert headers(out, table) == rows[0]
+
+
+def test_stacked_single_parents_give_a_four_row_header(count_tokens):
+    wb = Workbook()
+    ws = wb.active
+    put(ws, [["Region", "Plan", None, None, None], [None, "Sales", None, None, None],
+             [None, "Domestic", None, "Export", None], [None, "Q1", "Q2", "Q1", "Q2"],
+             ["North", 1, 2, 3, 4], ["South", 5, 6, 7, 8]])
+    for ref in ("A1:A4", "B1:E1", "B2:E2", "B3:C3", "D3:E3"):
+        ws.merge_cells(ref)
+    for row in ws["A1:E4"]:
+        for cell in row:
+            cell.font = Font(bold=True)
+    out = run(wb, count_tokens)
+    (block,) = blocks_of(out, "table")
+    assert (block["a1_range"], block["header_row_count"]) == ("A1:E6", 4)
+    assert headers(out, block) == ["Region", "Plan > Sales > Domestic > Q1",
+                                   "Plan > Sales > Domestic > Q2", "Plan > Sales > Export > Q1",
+                                   "Plan > Sales > Export > Q2"]
+
+
+def test_row_group_label_merged_down_the_data_is_not_a_header(count_tokens):
+    wb = Workbook()
+    ws = wb.active
+    put(ws, [["Source", "Mean", "Count"], ["Excel", 43.1, 8], [None, 40.7, 8], [None, 49.5, 11],
+             [None, 42.0, 9]])
+    ws.merge_cells("A2:A5")
+    out = run(wb, count_tokens)
+    (block,) = blocks_of(out, "table")
+    assert block["header_row_count"] == 1
+    assert [rec["Source"] for _, rec in records(out, block)] == ["Excel"] * 4
+
+
+def test_form_keeps_a_blank_field_between_pairs(count_tokens):
+    wb = Workbook()
+    ws = wb.active
+    put(ws, [["Date:", dt.date(2024, 5, 1)], ["Remarks:", "ok"], ["Approved by:", None],
+             ["Department:", "Sales"], ["Due date:", dt.date(2024, 6, 1)]])
+    out = run(wb, count_tokens)
+    (form,) = blocks_of(out, "key_value")
+    assert form["a1_range"] == "A1:B5"
+    assert [rec for _, rec in records(out, form)] == [
+        {"Date": "2024-05-01", "Remarks": "ok", "Approved by": None, "Department": "Sales",
+         "Due date": "2024-06-01"}]
+
+
+def test_form_range_ignores_how_far_other_content_stretches_the_sheet(count_tokens):
+    def form(with_table: bool) -> dict:
+        wb = Workbook()
+        ws = wb.active
+        put(ws, [["Name:", "Mori"], ["Dept:", "Sales"], ["Amount:", 1250]])
+        ws.merge_cells("B2:C2")
+        if with_table:
+            put(ws, [["Item", "Cost"], ["Taxi", 1000], ["Meal", 250]], top=6, left=4)
+        (block,) = blocks_of(run(wb, count_tokens), "key_value")
+        return block
+
+    assert form(False)["a1_range"] == form(True)["a1_range"] == "A1:B3"
+
+
+def test_title_over_a_single_pair_is_not_a_form_field(count_tokens):
+    wb = Workbook()
+    ws = wb.active
+    ws["F3"] = "Measured production"
+    ws.merge_cells("F3:K3")
+    put(ws, [["Period:", "01-Mar-2023 - 08-Apr-2023"]], top=4, left=2)
+    ws.merge_cells("C4:F4")
+    out = run(wb, count_tokens)
+    assert [(b["a1_range"], b["kind"], b["text"]) for b in out["blocks"]] == [
+        ("F3", "title", "Measured production"),
+        ("B4:C4", "key_value", "Period: 01-Mar-2023 - 08-Apr-2023")]
+    assert out["blocks"][1]["heading_path"] == ["Sheet"]  # the title is not over its columns
+
+
+def test_title_line_above_a_form_is_its_title(count_tokens):
+    wb = Workbook()
+    ws = wb.active
+    put(ws, [["Visitor card"], [None], ["Name:", "Ono"], ["Company:", "Acme"], ["Badge:", 17]])
+    out = run(wb, count_tokens)
+    (form,) = blocks_of(out, "key_value")
+    assert (form["a1_range"], form["title"]) == ("A3:B5", "Visitor card")
+    assert form["heading_path"] == ["Sheet", "Visitor card"]
+    (chunk,) = out["chunks"]
+    assert chunk["text"] == "# Sheet\n\n## Visitor card\n\nName: Ono\nCompany: Acme\nBadge: 17"

@@ -272,7 +272,7 @@ def chunk_sheet(
     * the parts of anything cut are marked ``continuation`` (all but the first).
     """
     used = {h for b in blocks for h in b.heading_path[1:]}
-    used |= {b.title for b in blocks if b.kind == "table" and b.title}
+    used |= {b.title for b in blocks if b.kind in ("table", "key_value") and b.title}
     pieces: list[_Piece] = []
     for block in blocks:
         if block.kind == "table":

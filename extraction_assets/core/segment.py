@@ -582,7 +582,7 @@ def segment_sheet(grid: StyledGrid, headings: HeadingMap | None = None,
     if headings is None:
         headings = detect_heading_levels([_AsVisible(grid)])
     ctx = _Ctx(grid, occupied, headings)
-    blocks = _list_object_blocks(ctx, list_objects)
+    blocks, ignored = _list_object_blocks(ctx, list_objects)
     free = occupied
     if blocks:
         free = {k: i for k, i in occupied.items()
@@ -593,6 +593,11 @@ def segment_sheet(grid: StyledGrid, headings: HeadingMap | None = None,
     for region in regions:
         blocks.extend(_classify(ctx, region.cells, region.reasons))
     blocks.sort(key=lambda b: (b.min_row, b.min_col))
+    for (r1, c1, r2, c2), why in ignored:
+        for block in blocks:
+            if not (r2 < block.min_row or block.max_row < r1 or c2 < block.min_col
+                    or block.max_col < c1):
+                block.reasons.append(why)
     titles = _attach_titles(blocks)
     _heading_paths(blocks, titles)
     for block in blocks:
@@ -602,11 +607,16 @@ def segment_sheet(grid: StyledGrid, headings: HeadingMap | None = None,
     return blocks
 
 
-def _list_object_blocks(ctx: _Ctx, list_objects: list[ListObject]) -> list[Block]:
+def _list_object_blocks(ctx: _Ctx, list_objects: list[ListObject]
+                        ) -> tuple[list[Block], list[tuple[tuple[int, int, int, int], str]]]:
     """``table`` blocks of the sheet's ListObjects: range, header row, column names and totals
     row as Excel declares them (a ListObject with no header row takes its ``tableColumn``
-    names)."""
+    names). Returns the blocks and the ListObjects left to the rules, as (bounds, reason): one
+    whose range is stale, values sitting beside it on most of its rows or filling the row under
+    it (Excel grows a table over such cells; a file written by other software may not)."""
     out: list[Block] = []
+    ignored: list[tuple[tuple[int, int, int, int], str]] = []
+    occupied = ctx.occupied
     for lo in list_objects:
         try:
             r1, c1, r2, c2 = parse_range(lo.ref)
@@ -614,6 +624,14 @@ def _list_object_blocks(ctx: _Ctx, list_objects: list[ListObject]) -> list[Block
             continue
         if any(not (r2 < b.min_row or b.max_row < r1 or c2 < b.min_col or b.max_col < c1)
                for b in out):
+            continue
+        n_rows, width = r2 - r1 + 1, c2 - c1 + 1
+        beside = sum(1 for r in range(r1, r2 + 1)
+                     if (r, c1 - 1) in occupied or (r, c2 + 1) in occupied)
+        under = len(ctx.logical([(r2 + 1, c) for c in range(c1, c2 + 1) if (r2 + 1, c) in occupied]))
+        if beside * 2 > n_rows or (width >= 2 and under * 2 >= width and under >= 2):
+            ignored.append(((r1, c1, r2, c2), f"Excel table (ListObject) {lo.name} {lo.ref} "
+                            "covers only part of the cells around it: its range is not used"))
             continue
         n_cells = sum(1 for r, c in ctx.occupied if r1 <= r <= r2 and c1 <= c <= c2)
         header_rows = min(max(lo.header_row_count, 0), r2 - r1 + 1)
@@ -636,7 +654,7 @@ def _list_object_blocks(ctx: _Ctx, list_objects: list[ListObject]) -> list[Block
             block.total_rows = sorted(set(block.total_rows) | set(totals))
             block.reasons.append(f"totals row of the Excel table: {', '.join(map(str, totals))}")
         out.append(block)
-    return out
+    return out, ignored
 
 
 class _AsVisible:
@@ -652,11 +670,19 @@ def _classify(ctx: _Ctx, cells, join_reasons: list[str]) -> list[Block]:
     rows = _rows_of(cells)
     order = sorted(rows)
     out: list[Block] = []
-    wide = [r for r in order if len(ctx.logical(rows[r])) >= 2]
+    wide = {r for r in order if len(ctx.logical(rows[r])) >= 2}
     if not wide:
         return _text_blocks(ctx, rows, order)
-    # peel single-cell leading rows off a wider region as titles / headings
-    while len(order) >= 3 and len([r for r in order if r in wide]) >= 2:
+
+    def peelable() -> bool:
+        if len(order) >= 3 and len(wide.intersection(order)) >= 2:
+            return True
+        first = ctx.logical(rows[order[0]])
+        return (len(order) >= 2 and len(first) == 1 and not _is_label(ctx.text(first[0]))
+                and _key_value_block(ctx, rows, order[1:], []) is not None)
+
+    # peel single-cell leading rows off a wider region (or off a form) as titles / headings
+    while peelable():
         first = ctx.logical(rows[order[0]])
         units = [k for k in first if _is_unit(ctx.text(k))]
         if units and len(first) - len(units) == 1:
@@ -689,7 +715,7 @@ def _classify(ctx: _Ctx, cells, join_reasons: list[str]) -> list[Block]:
     for idx in range(2, len(order) - 2):
         logical = ctx.logical(rows[order[idx]])
         if (len(logical) == 1 and not is_total_row(ctx.text(logical[0]))
-                and not NOTE_RE.match(ctx.text(logical[0]))):
+                and not NOTE_RE.match(ctx.text(logical[0])) and not _is_label(ctx.text(logical[0]))):
             why = _header_like(ctx, rows, order, idx + 1)
             if why:
                 upper = [k for r in order[:idx] for k in rows[r]]
@@ -736,7 +762,8 @@ def _is_label(text: str) -> bool:
 def _key_value_block(ctx: _Ctx, rows, order, join_reasons: list[str]) -> Block | None:
     """A ``key_value`` block when the rows read as a form's label/value pairs, else ``None``.
 
-    Each row holds, left to right, a text label and the value after it (or a label alone). The
+    Each row holds, left to right, a text label and the value after it (or a label alone that
+    ends with a colon: a blank field). The
     rows are a form when, among the labels:
 
     * at least half end with a colon (``Name:``, ``氏名：``) — several pairs per row allowed,
@@ -768,8 +795,8 @@ def _key_value_block(ctx: _Ctx, rows, order, join_reasons: list[str]) -> Block |
             i += 2 if value else 1
     labels = [ctx.text(k) for k, _ in pairs]
     values = [v for _, v in pairs if v is not None]
-    if not values:
-        return None
+    if not values or any(v is None and not _is_label(ctx.text(k)) for k, v in pairs):
+        return None  # a lone line that is no blank field (a title, a note) is not a pair
     colons = sum(_is_label(t) for t in labels)
     why = None
     if colons * 2 >= len(labels) and (single or colons == len(labels)):
@@ -807,15 +834,15 @@ def _key_value_block(ctx: _Ctx, rows, order, join_reasons: list[str]) -> Block |
 
 def _is_group_header(ctx: _Ctx, rows, order, k) -> bool:
     """Whether the lone cell ``k`` of the first row is a parent header: merged across columns,
-    starting right of the region's first column, over several cells of the next row."""
+    starting right of the region's first column, over the next row (:func:`_groups_below`)."""
     if ctx.merge_width(k) < 2:
         return False
     min_col = min(c for r in order for _, c in rows[r])
     if k[1] <= min_col:
         return False
     _, c1, _, c2 = parse_range(ctx.merge_range[ctx.occupied[k]])
-    below = [q for q in ctx.logical(rows[order[1]]) if c1 <= q[1] <= c2]
-    return len(below) >= 2
+    return _groups_below(ctx, order[1], c1, c2,
+                         (min_col, max(c for r in order for _, c in rows[r])))
 
 
 def _size(ctx: _Ctx, k) -> str:
@@ -883,9 +910,12 @@ def _text_blocks(ctx: _Ctx, rows, order) -> list[Block]:
 
 
 def _make_block(ctx: _Ctx, cells, kind: str, reasons: list[str]) -> Block:
-    r0, c0, r1, c1 = _bbox(cells)
-    grid = ctx.grid
+    """A block over ``cells``; its range is the bounding box of the cells that carry values
+    (cells covered by a merged range are copies of its top-left cell and do not extend it, so
+    the range does not depend on how far other content stretches the sheet)."""
     logical = sorted(ctx.logical(cells))
+    r0, c0, r1, c1 = _bbox(logical or cells)
+    grid = ctx.grid
     block = Block(grid.sheet_index, grid.sheet_name, kind, r0, c0, r1, c1, len(cells),
                   reasons=list(reasons))
     if kind != "table":
@@ -898,7 +928,8 @@ def _make_block(ctx: _Ctx, cells, kind: str, reasons: list[str]) -> Block:
 
 # -- titles and headings ------------------------------------------------------------------------
 def _attach_titles(blocks: list[Block]) -> dict[int, Block]:
-    """Make a title line just above a table (<= 2 rows up, columns overlapping) its title, and a
+    """Make a title line just above a table or form (<= 2 rows up, columns overlapping) its
+    title, and a
     unit line there its unit; make a lone cell that reads as a note or a unit line, or sits just
     under a table without being a title, ``text``. Returns {id(title block): its table}."""
     for block in blocks:
@@ -910,7 +941,7 @@ def _attach_titles(blocks: list[Block]) -> dict[int, Block]:
         elif UNIT_RE.match(block.text) and len(block.text) <= 40:
             block.kind = "text"
             block.reasons.append("unit line: text, not a title")
-    tables = [b for b in blocks if b.kind == "table"]
+    tables = [b for b in blocks if b.kind in ("table", "key_value")]
     used: dict[int, Block] = {}
 
     def near_above(b: Block, table: Block) -> bool:
@@ -969,10 +1000,10 @@ def _heading_paths(blocks: list[Block], titles: dict[int, Block]) -> None:
                 stack.pop()
             stack.append(block)
         path = [block.sheet_name] + [h.text for h in stack]
-        if block.kind == "table" and block.title and block.title not in path[1:]:
+        if block.kind in ("table", "key_value") and block.title and block.title not in path[1:]:
             path.append(block.title)
         block.heading_path = path
-        if block.kind == "table" and len(path) > 1:
+        if block.kind in ("table", "key_value") and len(path) > 1:
             block.reasons.append("heading path " + " / ".join(path))
 
 
@@ -1017,9 +1048,27 @@ def _header(ctx: _Ctx, block: Block) -> None:
         block.columns.append(Column(c, label, levels or [label]))
 
 
+def _groups_below(ctx: _Ctx, below_row: int, c1: int, c2: int, span: tuple[int, int]) -> bool:
+    """Whether a merged range over columns ``c1..c2`` is a parent header of ``below_row``: two
+    or more cells under it, or one merged text cell of exactly its columns in a row with no
+    numbers or dates between columns ``span`` (parents stacked over one another)."""
+    occupied = ctx.occupied
+    below = ctx.logical([(below_row, c) for c in range(c1, c2 + 1) if (below_row, c) in occupied])
+    if len(below) >= 2:
+        return True
+    if len(below) != 1 or not ctx.is_string(below[0]):
+        return False
+    rng = ctx.merge_range[occupied[below[0]]]
+    return bool(rng) and parse_range(rng)[1::2] == (c1, c2) and not any(
+        ctx.vtype[occupied[(below_row, c)]] in _DATA_TYPES
+        for c in range(span[0], span[1] + 1) if (below_row, c) in occupied)
+
+
 def _merged_header_depth(ctx: _Ctx, block: Block) -> int:
     """Header rows implied by merges: a merged range anchored in the header that spans more
-    rows, or groups columns over two or more cells of the row below (a parent header)."""
+    rows (when the rows it spans hold no numbers or dates beside it: a row-group label merged
+    down the data is no header), or groups columns over the row below (a parent header, see
+    :func:`_groups_below`)."""
     occupied, merged_from, merge_range = ctx.occupied, ctx.merged_from, ctx.merge_range
     depth = 1
     r = block.min_row
@@ -1031,12 +1080,14 @@ def _merged_header_depth(ctx: _Ctx, block: Block) -> int:
             r1, c1, r2, c2 = parse_range(merge_range[i])
             span_rows = min(r2, block.max_row) - r1 + 1
             if span_rows > 1:
+                spanned = [k for rr in range(r1, r1 + span_rows) for k in _row_cells(ctx, block, rr)]
+                if any(ctx.vtype[occupied[k]] in _DATA_TYPES for k in spanned):
+                    continue
                 if r - block.min_row + span_rows > depth:
                     depth = r - block.min_row + span_rows
                     block.reasons.append(f"header merge {merge_range[i]} spans {span_rows} rows")
-            elif c2 > c1 and r1 + 1 <= block.max_row and len(ctx.logical(
-                [(r1 + 1, cc) for cc in range(c1, c2 + 1) if (r1 + 1, cc) in occupied]
-            )) >= 2:
+            elif c2 > c1 and r1 + 1 <= block.max_row and _groups_below(
+                    ctx, r1 + 1, c1, c2, (block.min_col, block.max_col)):
                 if r - block.min_row + 2 > depth:
                     depth = r - block.min_row + 2
                     block.reasons.append(f"header merge {merge_range[i]} groups the columns below it")
