@@ -535,17 +535,19 @@ def _place(ws, piece: _Piece, top: int, left: int, thin, Border, Font, PatternFi
 # -- prediction ---------------------------------------------------------------------------------
 def predict(xlsx_bytes: bytes, doc: str = "") -> list[dict]:
     """Run the real stages (parse → normalize → segment) on a workbook's bytes and return its
-    ``table`` blocks in the shape :func:`score` expects::
+    ``table`` and ``key_value`` (form) blocks in the shape :func:`score` expects::
 
-        {"doc": doc, "sheet": str, "range": "A1:E5", "header_rows": int,
-         "columns": [int, ...],        # 1-based sheet columns of the block's columns
-         "headers": [str, ...],        # flattened headers, aligned with "columns"
+        {"doc": doc, "sheet": str, "range": "A1:E5", "kind": "table" | "key_value",
+         "header_rows": int,           # tables: header row count (None for a form)
+         "columns": [int, ...],        # tables: 1-based sheet columns of the block's columns
+         "headers": [str, ...],        # tables: flattened headers, aligned with "columns"
+         "labels": [str, ...] | None,  # forms: the labels of the pairs in order (None: table)
          "title": str | None}
 
     Raises ``extraction_assets.stages.StageError`` if the workbook cannot be read.
     """
-    tables, _ = _run_stages(xlsx_bytes)
-    return _tables_from_blocks(tables, doc)
+    blocks, _ = _run_stages(xlsx_bytes)
+    return _scored_blocks(blocks, doc)
 
 
 def _run_stages(data: bytes):
@@ -558,18 +560,21 @@ def _run_stages(data: bytes):
     return seg, norm
 
 
-def _tables_from_blocks(seg, doc: str) -> list[dict]:
+def _scored_blocks(seg, doc: str) -> list[dict]:
     columns: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
     for row in seg["block_columns"].to_pylist():
         columns[row["block_id"]].append((row["position"], row["col"], row["header"]))
     out = []
     for row in seg["blocks"].to_pylist():
-        if row["kind"] != "table":
+        if row["kind"] not in ("table", "key_value"):
             continue
         cols = sorted(columns.get(row["block_id"], []))
+        form = row["kind"] == "key_value"
         out.append({"doc": doc, "sheet": row["sheet_name"], "range": row["a1_range"],
-                    "header_rows": row["header_row_count"], "columns": [c for _, c, _ in cols],
-                    "headers": [h for _, _, h in cols], "title": row["title"]})
+                    "kind": row["kind"], "header_rows": None if form else row["header_row_count"],
+                    "columns": None if form else [c for _, c, _ in cols],
+                    "headers": None if form else [h for _, _, h in cols],
+                    "labels": [h for _, _, h in cols] if form else None, "title": row["title"]})
     return out
 
 
@@ -628,14 +633,21 @@ def _by_sheet(items: list[dict]) -> dict[tuple[str, str], list[dict]]:
     return out
 
 
-def score(predicted: list[dict], truth: list[dict], iou_threshold: float = 0.8) -> dict:
-    """Score predicted tables against truth tables.
+def _kind(item: dict) -> str:
+    return item.get("kind") or "table"
 
-    Both arguments are lists of dicts with ``sheet`` and ``range`` (A1), optionally ``doc``
-    (tables are matched only within the same ``(doc, sheet)``; default ``""``), ``headers`` (list
-    of flattened header labels) with ``columns`` (their 1-based sheet columns; if absent, the
-    headers are taken to start at the range's first column), and ``header_rows``. Truth entries
-    whose ``headers`` is ``None`` take no part in the header scores.
+
+def score(predicted: list[dict], truth: list[dict], iou_threshold: float = 0.8,
+          kind: str = "table") -> dict:
+    """Score the predicted blocks of one ``kind`` against the truth blocks of that kind.
+
+    Both arguments are lists of dicts with ``sheet`` and ``range`` (A1), optionally ``kind``
+    (``"table"`` when absent; only entries of ``kind`` are scored, so a form found as a
+    ``key_value`` block is no spurious table), ``doc`` (blocks are matched only within the same
+    ``(doc, sheet)``; default ``""``), ``headers`` (list of flattened header labels) with
+    ``columns`` (their 1-based sheet columns; if absent, the headers are taken to start at the
+    range's first column), and ``header_rows``. Truth entries whose ``headers`` is ``None`` take
+    no part in the header scores (forms have none).
 
     Matching is one-to-one per sheet: **exact** = identical range; **IoU** = greedy by descending
     cell-count intersection-over-union among pairs with IoU >= ``iou_threshold``.
@@ -650,7 +662,11 @@ def score(predicted: list[dict], truth: list[dict], iou_threshold: float = 0.8) 
         header_correct   # ... whose predicted header at the same sheet column is equal
         header_accuracy  # header_correct / header_columns (1.0 if header_columns == 0)
         header_rows_tables, header_rows_correct, header_rows_accuracy   # header row count
+
+    ``n_truth`` and ``n_pred`` count the entries of ``kind`` only.
     """
+    truth = [t for t in truth if _kind(t) == kind]
+    predicted = [p for p in predicted if _kind(p) == kind]
     tsheets, psheets = _by_sheet(truth), _by_sheet(predicted)
     exact_tp = iou_tp = hcols = hok = hr_n = hr_ok = 0
     for key, ts in tsheets.items():
@@ -692,25 +708,44 @@ def _header_map(t: dict) -> dict[int, str]:
 
 
 # -- diagnosis ----------------------------------------------------------------------------------
-def diagnose(predicted: list[dict], truth: list[dict], iou_threshold: float = 0.8) -> list[dict]:
-    """Explain every truth table that is not matched exactly, every header miss of an
-    IoU-matched table, and every predicted table that overlaps no truth table.
+#: What a block kind is called in failure kinds.
+_NOUNS = {"table": "table", "key_value": "form"}
+
+
+def _noun(item: dict) -> str:
+    return _NOUNS.get(_kind(item), _kind(item))
+
+
+def diagnose(predicted: list[dict], truth: list[dict], iou_threshold: float = 0.8,
+             kind: str = "table") -> list[dict]:
+    """Explain every truth block of ``kind`` that is not matched exactly, every header miss of an
+    IoU-matched table, and every predicted block of ``kind`` that overlaps no truth block of
+    ``kind``. Entries without ``kind`` are tables; blocks of other kinds only name what a block
+    was read as.
 
     Returns a list of ``{"doc", "sheet", "expected": range | None, "predicted": [ranges that
-    overlap it], "kinds": [str], "features": [str], "detail": str}``. Kinds (a table can have
-    several): ``missed``, ``merged with neighbouring table``, ``empty interior row splits table``,
-    ``spacer column splits table``, ``title merged into table``, ``unit line merged into table``,
-    ``title/unit row merged into table`` (title and unit on one row), ``notes counted as rows``,
-    ``extends above (other)``, ``extends below (other)``, ``extends sideways (other)``,
-    ``header row cut off``, ``rows cut off at bottom``, ``columns cut off``, ``spurious table``,
+    overlap it; of another kind with `` (kind)`` appended], "kinds": [str], "features": [str],
+    "detail": str}``. Kinds (a block can have several; ``<noun>`` is ``table`` or ``form``):
+    ``missed``, ``read as <noun>`` (only blocks of another kind overlap it), ``merged with
+    neighbouring <noun>``, ``empty interior row splits table``, ``spacer column splits table``,
+    ``title merged into <noun>``, ``unit line merged into table``, ``title/unit row merged into
+    table`` (title and unit on one row), ``notes counted as rows``, ``merged value's covered cells
+    counted`` (a form whose range takes in the empty cells a merged value covers), ``extends above
+    (other)``, ``extends below (other)``, ``extends sideways (other)``, ``header row cut off``
+    (a form: ``top rows cut off``), ``rows cut off at bottom``, ``columns cut off``, ``spurious
+    <noun>``, ``<noun> read as <noun>`` (a predicted block over a truth block of another kind),
     ``wrong header row count``, ``wrong header label``. The furniture-based kinds need the
     generator's ``furniture`` entry (title/unit/note rows); without it the ``(other)`` kinds are
     used.
     """
     out = []
+    noun = _NOUNS.get(kind, kind)
     tsheets, psheets = _by_sheet(truth), _by_sheet(predicted)
     for key in sorted(set(tsheets) | set(psheets)):
-        ts, ps = tsheets.get(key, []), psheets.get(key, [])
+        all_t, all_p = tsheets.get(key, []), psheets.get(key, [])
+        ts = [t for t in all_t if _kind(t) == kind]
+        ps = [p for p in all_p if _kind(p) == kind]
+        others = [p for p in all_p if _kind(p) != kind]
         exact = {ti for ti, _ in _match(ps, ts, None)}
         iou_m = dict(_match(ps, ts, iou_threshold))
         for ti, t in enumerate(ts):
@@ -719,8 +754,12 @@ def diagnose(predicted: list[dict], truth: list[dict], iou_threshold: float = 0.
             furn = t.get("furniture") or {}
             kinds: list[str] = []
             over = [p for p in ps if _inter(tb, parse_range(p["range"]))]
+            read_as = [p for p in others if _inter(tb, parse_range(p["range"]))]
             if ti not in exact:
-                kinds = _range_kinds(t, tb, feats, furn, over, ts) if over else ["missed"]
+                if over:
+                    kinds = _range_kinds(t, tb, feats, furn, over, all_t, noun)
+                else:
+                    kinds = sorted({f"read as {_noun(p)}" for p in read_as}) or ["missed"]
             detail = ""
             if ti in iou_m and t.get("headers") is not None:
                 p = ps[iou_m[ti]]
@@ -735,24 +774,28 @@ def diagnose(predicted: list[dict], truth: list[dict], iou_threshold: float = 0.
                     detail += "; ".join(bad[:3]) + (" …" if len(bad) > 3 else "")
             if kinds:
                 out.append({"doc": key[0], "sheet": key[1], "expected": t["range"],
-                            "predicted": [p["range"] for p in over], "kinds": kinds,
-                            "features": feats, "detail": detail.strip("; ")})
+                            "predicted": [p["range"] for p in over]
+                            + [f"{p['range']} ({_kind(p)})" for p in read_as],
+                            "kinds": kinds, "features": feats, "detail": detail.strip("; ")})
         for p in ps:
             pb = parse_range(p["range"])
             if not any(_inter(pb, parse_range(t["range"])) for t in ts):
+                under = sorted({_noun(t) for t in all_t if _inter(pb, parse_range(t["range"]))})
                 out.append({"doc": key[0], "sheet": key[1], "expected": None,
-                            "predicted": [p["range"]], "kinds": ["spurious table"], "features": [],
-                            "detail": ""})
+                            "predicted": [p["range"]],
+                            "kinds": ([f"{n} read as {noun}" for n in under]
+                                      or [f"spurious {noun}"]),
+                            "features": [], "detail": ""})
     return out
 
 
-def _range_kinds(t, tb, feats, furn, over, ts) -> list[str]:
+def _range_kinds(t, tb, feats, furn, over, neighbours, noun) -> list[str]:
     kinds: list[str] = []
     best = max(over, key=lambda p: _inter(tb, parse_range(p["range"])))
     pb = parse_range(best["range"])
-    if any(_inter(parse_range(u["range"]), parse_range(p["range"]))
-           for p in over for u in ts if u is not t):
-        kinds.append("merged with neighbouring table")
+    merged = sorted({_noun(u) for u in neighbours if u is not t for p in over
+                     if _inter(parse_range(u["range"]), parse_range(p["range"]))})
+    kinds += [f"merged with neighbouring {n}" for n in merged]
     rows_cut = pb[0] > tb[0] or pb[2] < tb[2]
     cols_cut = pb[1] > tb[1] or pb[3] < tb[3]
     if rows_cut and "empty_interior_row" in feats:
@@ -768,23 +811,25 @@ def _range_kinds(t, tb, feats, furn, over, ts) -> list[str]:
             kinds.append("title/unit row merged into table")
         else:
             if title_row in above:
-                kinds.append("title merged into table")
+                kinds.append(f"title merged into {noun}")
             if unit_row in above:
                 kinds.append("unit line merged into table")
-        if not above & {title_row, unit_row} and "merged with neighbouring table" not in kinds:
+        if not above & {title_row, unit_row} and not merged:
             kinds.append("extends above (other)")
     if pb[2] > tb[2]:
         if set(range(tb[2] + 1, pb[2] + 1)) & set(furn.get("note_rows") or []):
             kinds.append("notes counted as rows")
-        elif "merged with neighbouring table" not in kinds:
+        elif not merged:
             kinds.append("extends below (other)")
     if rows_cut and pb[0] > tb[0]:
-        kinds.append("header row cut off")
+        kinds.append("header row cut off" if noun == "table" else "top rows cut off")
     if rows_cut and pb[2] < tb[2]:
         kinds.append("rows cut off at bottom")
     if cols_cut:
         kinds.append("columns cut off")
-    if (pb[1] < tb[1] or pb[3] > tb[3]) and "merged with neighbouring table" not in kinds:
+    if pb[3] == tb[3] + 1 and pb[1] >= tb[1] and "value_merged" in feats and not merged:
+        kinds.append("merged value's covered cells counted")
+    elif (pb[1] < tb[1] or pb[3] > tb[3]) and not merged:
         kinds.append("extends sideways (other)")
     return kinds or ["other"]
 
@@ -986,15 +1031,19 @@ def corpus_truth(corpus: Path | None = None) -> dict[str, dict[str, list[dict]]]
 # -- runs ---------------------------------------------------------------------------------------
 def evaluate_generator(n: int = 200, start: int = 0) -> dict:
     """Generate layouts ``start … start+n-1``, predict, and return ``{"scores": score(...),
-    "failures": diagnose(...), "truth": [...], "predicted": [...], "seconds": float}``."""
+    "failures": diagnose(...), "forms": {"scores": ..., "failures": ...}, "truth": [...],
+    "predicted": [...], "seconds": float}``: ``scores``/``failures`` for the tables, ``forms``
+    the same for the ``key_value`` blocks."""
     t0 = time.perf_counter()
     truth, pred = [], []
     for seed in range(start, start + n):
         data, tr = generate_layout(seed)
         truth.extend(tr)
         pred.extend(predict(data, doc=f"seed:{seed}"))
-    return {"scores": score(pred, truth), "failures": diagnose(pred, truth), "truth": truth,
-            "predicted": pred, "seconds": time.perf_counter() - t0}
+    forms = {"scores": score(pred, truth, kind="key_value"),
+             "failures": diagnose(pred, truth, kind="key_value")}
+    return {"scores": score(pred, truth), "failures": diagnose(pred, truth), "forms": forms,
+            "truth": truth, "predicted": pred, "seconds": time.perf_counter() - t0}
 
 
 def evaluate_corpus(corpus: Path | None = None) -> dict[str, dict]:
@@ -1018,16 +1067,19 @@ def evaluate_corpus(corpus: Path | None = None) -> dict[str, dict]:
 
 
 def _fmt_scores(name: str, s: dict) -> str:
+    header = (f"{s['header_accuracy']:.3f} ({s['header_correct']}/{s['header_columns']})"
+              if s["header_columns"] else "-")
+    rows = f"{s['header_rows_accuracy']:.3f}" if s["header_rows_tables"] else "-"
     return (f"{name:<24} {s['n_truth']:>5} {s['n_pred']:>5}  "
             f"{s['exact_precision']:.3f} {s['exact_recall']:.3f} {s['exact_f1']:.3f}   "
             f"{s['iou_precision']:.3f} {s['iou_recall']:.3f} {s['iou_f1']:.3f}   "
-            f"{s['header_accuracy']:.3f} ({s['header_correct']}/{s['header_columns']})  "
-            f"{s['header_rows_accuracy']:.3f}")
+            f"{header:<18}  {rows}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI entry point: print scores for the generator and the corpus, failure kinds and the
-    worst examples; ``--json OUT`` also writes everything as JSON."""
+    """CLI entry point: print scores for the generator's tables, its forms (``key_value``
+    ranges) and the corpus, failure kinds and the worst examples; ``--json OUT`` also writes
+    everything as JSON (the forms under ``generator.forms``). Returns the exit code (0)."""
     ap = argparse.ArgumentParser(description="Score table segmentation against labelled workbooks.")
     ap.add_argument("--seeds", type=int, default=200, help="generated layouts (default 200)")
     ap.add_argument("--start", type=int, default=0, help="first seed (default 0)")
@@ -1043,25 +1095,31 @@ def main(argv: list[str] | None = None) -> int:
     corpus = corpus_dir(args.corpus)
     if corpus.is_dir():
         results.update(evaluate_corpus(corpus))
+    label_sets = []  # (label, {"scores", "failures", ...})
+    for name, res in results.items():
+        if name == "generator":
+            label_sets += [(f"generator ({args.seeds})", res),
+                           (f"generator forms ({args.seeds})", res["forms"])]
+        else:
+            label_sets.append((name, res))
     print(f"{'label set':<24} {'truth':>5} {'pred':>5}  exact P/R/F1          "
           f"IoU>=0.8 P/R/F1        header acc          hdr-rows")
-    for name, res in results.items():
-        label = f"generator ({args.seeds})" if name == "generator" else name
+    for label, res in label_sets:
         print(_fmt_scores(label, res["scores"]))
-    for name, res in results.items():
+    for label, res in label_sets:
         kinds = Counter(k for f in res["failures"] for k in f["kinds"])
         if kinds:
-            print(f"\nfailure kinds — {name}:")
+            print(f"\nfailure kinds — {label}:")
             for k, n in kinds.most_common():
                 print(f"  {n:>5}  {k}")
         for e in res.get("errors", []):
             print(f"  error: {e}")
-    for name, res in results.items():
+    for label, res in label_sets:
         fails = res["failures"]
         if not fails or args.worst <= 0:
             continue
         per_doc = Counter(f["doc"] for f in fails)
-        print(f"\nworst examples — {name}:")
+        print(f"\nworst examples — {label}:")
         shown = 0
         for doc, _ in per_doc.most_common():
             for f in (f for f in fails if f["doc"] == doc):

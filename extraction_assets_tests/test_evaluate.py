@@ -152,6 +152,43 @@ def test_score_is_one_to_one_and_handles_empty_lists():
     assert score(twice, truth)["header_accuracy"] == 1.0  # no header truth: vacuous
 
 
+def test_score_takes_one_kind_at_a_time():
+    truth = [{"sheet": "S", "range": "A1:C5"},  # no kind: a table
+             {"sheet": "S", "range": "A8:B11", "kind": "key_value"},
+             {"sheet": "S", "range": "E8:F10", "kind": "key_value"}]
+    predicted = [{"sheet": "S", "range": "A1:C5", "kind": "table"},
+                 {"sheet": "S", "range": "A8:B11", "kind": "key_value"},  # no spurious table
+                 {"sheet": "S", "range": "E8:F10", "kind": "table"}]  # a form read as a table
+    tables = score(predicted, truth)
+    assert (tables["n_truth"], tables["n_pred"], tables["exact_tp"]) == (1, 2, 1)
+    assert tables["exact_precision"] == 0.5 and tables["exact_recall"] == 1.0
+    forms = score(predicted, truth, kind="key_value")
+    assert (forms["n_truth"], forms["n_pred"], forms["exact_tp"]) == (2, 1, 1)
+    assert forms["exact_precision"] == 1.0 and forms["exact_recall"] == 0.5
+    assert forms["header_columns"] == 0 and forms["header_accuracy"] == 1.0  # no header truth
+    table_kinds = [(f["predicted"], f["kinds"]) for f in diagnose(predicted, truth)]
+    assert table_kinds == [(["E8:F10"], ["form read as table"])]
+    form_kinds = [(f["expected"], f["predicted"], f["kinds"])
+                  for f in diagnose(predicted, truth, kind="key_value")]
+    assert form_kinds == [("E8:F10", ["E8:F10 (table)"], ["read as table"])]
+
+
+def test_diagnose_names_form_failures():
+    truth = [{"doc": "", "sheet": "S", "range": "A3:B6", "kind": "key_value", "title": "Invoice",
+              "features": ["form:colon", "value_merged", "title"],
+              "furniture": {"title_row": 1, "unit_row": None, "note_rows": []}},
+             {"doc": "", "sheet": "S", "range": "A10:C14", "kind": "key_value",
+              "features": ["form:colon", "label_alone"], "furniture": {}}]
+    pred = [{"doc": "", "sheet": "S", "range": "A1:C6", "kind": "key_value"},
+            {"doc": "", "sheet": "S", "range": "A10:C11", "kind": "key_value"},
+            {"doc": "", "sheet": "S", "range": "A13:C14", "kind": "key_value"}]
+    failures = diagnose(pred, truth, kind="key_value")
+    kinds = {(f["expected"], k) for f in failures for k in f["kinds"]}
+    assert kinds == {("A3:B6", "title merged into form"),
+                     ("A3:B6", "merged value's covered cells counted"),
+                     ("A10:C14", "rows cut off at bottom")}
+
+
 def test_diagnose_names_the_failure():
     truth = [{"doc": "", "sheet": "S", "range": "A3:C8", "header_rows": 1, "columns": [1, 2, 3],
               "headers": ["a", "b", "c"], "features": ["title", "notes_gap=0"],
@@ -196,9 +233,10 @@ def test_cli_prints_scores_and_writes_json(tmp_path, capsys):
     assert main(["--seeds", "3", "--start", "5", "--corpus", str(tmp_path / "none"),
                  "--json", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "generator (3)" in text and "exact P/R/F1" in text
+    assert "generator (3)" in text and "generator forms (3)" in text and "exact P/R/F1" in text
     result = json.loads(out.read_text(encoding="utf-8"))
     assert set(result["generator"]["scores"]) >= {"exact_f1", "iou_f1", "header_accuracy"}
+    assert set(result["generator"]["forms"]["scores"]) >= {"exact_f1", "iou_f1"}
 
 
 def test_fixed_seed_floor():
