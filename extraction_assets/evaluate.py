@@ -1,4 +1,4 @@
-"""Score table segmentation against labelled workbooks.
+"""Score table (and form) segmentation against labelled workbooks.
 
 Usage::
 
@@ -8,10 +8,13 @@ Two label sets are scored with the real pipeline (:func:`predict` runs ``parse_s
 ``normalize_stage`` and ``segment_stage`` of :mod:`extraction_assets.stages`):
 
 (a) **Generated layouts** — :func:`generate_layout` builds a random but realistic workbook from a
-    seed (1–3 tables per sheet, titles, unit lines, notes, 1–3 header rows with merged parents,
+    seed (1–3 tables per sheet, titles, unit lines, notes, 1–4 header rows with merged parents,
     row groups, totals, side-by-side and stacked tables, sparse tables with an empty interior row
-    or spacer column, borders or none, English and Japanese text, numbers, dates, currency) and
-    returns the truth with it.
+    or spacer column, borders or none, Excel tables (ListObjects) with a note line right under
+    some, frozen panes under a header, forms of label/value pairs, English and Japanese text,
+    numbers, dates, currency) and returns the truth with it. Tables and forms are scored
+    separately (:func:`score` and :func:`diagnose` take one ``kind`` at a time): the tables row
+    gives range and header scores, the forms row (``key_value`` blocks) range scores only.
 (b) **Corpus ground truth** under ``$EXTRACTION_ASSETS_CORPUS/groundtruth`` (default
     ``<repo>/../shared/corpus``), where it says something about tables:
 
@@ -45,6 +48,8 @@ range"):
   level. Fully empty spacer columns have no header and are not columns of the table.
 * Header labels are compared by **sheet column** (for an exactly matched range this is the
   position in the table).
+* A form's range is the bounding box of its label and value cells; the empty cells a merged value
+  covers are not in it (a value merged over B7:D7 in a form of columns A:B leaves it A:B).
 """
 
 from __future__ import annotations
@@ -104,6 +109,10 @@ _CHILDREN = {"en": [["Q1", "Q2", "Q3", "Q4"], ["H1", "H2"], ["Units", "Revenue"]
              "ja": [["第1四半期", "第2四半期", "第3四半期"], ["上期", "下期"], ["数量", "金額"],
                     ["4月", "5月", "6月"]]}
 _TOPS = {"en": [["Sales", "Returns"], ["Orders", "Shipments"]], "ja": [["売上", "返品"], ["受注", "出荷"]]}
+# the first level of a four-row header (above top > market > child)
+_PLANS = {"en": [["FY2023", "FY2024"], ["Plan", "Actual"]],
+          "ja": [["2023年度", "2024年度"], ["計画", "実績"]]}
+_MARKETS = {"en": ["Domestic", "Export"], "ja": ["国内", "海外"]}
 _EXTRA_SINGLE = {"en": [("Total", "sum"), ("Unit", "unit"), ("Remarks", "text")],
                  "ja": [("合計", "sum"), ("単位", "unit"), ("備考", "text")]}
 _TITLES = {"en": ["Quarterly sales by {x}", "{x} summary", "Revenue by {x}", "Headcount by {x}",
@@ -117,6 +126,9 @@ _NOTES = {"en": ["Note: figures are unaudited.", "* Source: internal sales syste
                  "Source: company filings, 2024."],
           "ja": ["※ 金額は税抜きです。", "※ 端数処理のため合計と一致しない場合があります。",
                  "出典：社内販売管理システム", "※ 前年同期比は参考値です。", "注）速報値"]}
+# lines written directly under an Excel table that no note marker announces
+_PLAIN_NOTES = {"en": ["Figures checked by finance.", "Updated weekly by the sales team."],
+                "ja": ["経理部確認済み", "毎週月曜日に更新"]}
 _HEADINGS = {"en": ["Monthly report", "Sales overview FY2024", "Operations dashboard"],
              "ja": ["月次報告書", "2024年度 売上概況", "業務報告"]}
 _SHEETS = {"en": ["Summary", "Sales", "Report", "Data", "Q3 results"],
@@ -125,6 +137,21 @@ _NAMES = {"en": ["Smith", "Jones", "Brown", "Taylor", "Wilson", "Davies"],
           "ja": ["山田", "佐藤", "鈴木", "高橋", "田中", "伊藤"]}
 _TEXTS = {"en": ["on hold", "urgent", "see memo", "ok", "pending review", "renewed"],
           "ja": ["保留", "至急", "別紙参照", "問題なし", "確認中", "更新済"]}
+# forms: (label, value kind); the label is written with a colon or in bold
+_FORM_FIELDS = {
+    "en": [("Name", "name"), ("Date", "date"), ("Department", "dept"), ("Amount", "usd"),
+           ("Customer", "customer"), ("Subject", "subject"), ("Due date", "date"),
+           ("Order no.", "code"), ("Phone", "phone"), ("Quantity", "int"), ("Remarks", "text")],
+    "ja": [("氏名", "name"), ("日付", "date"), ("部署", "dept"), ("金額", "jpy"), ("取引先", "customer"),
+           ("件名", "subject"), ("納期", "date"), ("注文番号", "code"), ("電話番号", "phone"),
+           ("数量", "int"), ("備考", "text")],
+}
+_SIGN_LABEL = {"en": "Approved by", "ja": "承認者"}  # left blank for a signature
+_FORM_TITLES = {"en": ["Expense claim", "Purchase order", "Travel request", "Invoice",
+                       "Order details"],
+                "ja": ["経費精算書", "発注書", "出張申請書", "請求書", "注文内容"]}
+_SUBJECTS = {"en": ["Office move", "Server upgrade", "Trade fair booth", "Annual maintenance"],
+             "ja": ["事務所移転", "サーバー更新", "展示会出展", "年間保守"]}
 _FORMATS = {"int": ["#,##0", "0", "General"], "usd": ['"$"#,##0.00', '"$"#,##0'],
             "jpy": ['"¥"#,##0', '#,##0"円"', "#,##0"], "pct": ["0.0%", "0%"],
             "date": ["yyyy-mm-dd", "yyyy/m/d", 'yyyy"年"m"月"d"日"', "d-mmm-yy"]}
@@ -145,14 +172,24 @@ def _value(rng: random.Random, kind: str, lang: str):
         return rng.choice(_NAMES[lang])
     if kind == "unit":
         return rng.choice(["pcs", "kg", "box"] if lang == "en" else ["個", "kg", "箱"])
+    if kind in ("dept", "customer"):  # the values of the Department / Customer row labels
+        return rng.choice(_ROW_LABELS[lang][2 if kind == "dept" else 3][1])
+    if kind == "subject":
+        return rng.choice(_SUBJECTS[lang])
+    if kind == "code":
+        return f"PO-{rng.randint(2023, 2024)}-{rng.randint(1, 9999):04d}"
+    if kind == "phone":
+        return f"0{rng.randint(3, 9)}-{rng.randint(1000, 9999)}-{rng.randint(1000, 9999)}"
     return rng.choice(_TEXTS[lang])
 
 
 # -- one table ----------------------------------------------------------------------------------
 class _Piece:
-    """A table (with its title, unit line and notes) in relative coordinates (0-based)."""
+    """A table (with its title, unit line and notes) or a form (``kind == "key_value"``, with its
+    title) in relative coordinates (0-based)."""
 
-    def __init__(self):
+    def __init__(self, kind: str = "table"):
+        self.kind = kind
         self.cells: dict[tuple[int, int], tuple[object, dict]] = {}
         self.merges: list[tuple[int, int, int, int]] = []
         self.height = 0
@@ -168,6 +205,18 @@ class _Piece:
         self.title_row: int | None = None
         self.unit_row: int | None = None
         self.note_rows: list[int] = []
+        self.list_object = False  # written as an Excel table (ListObject)
+        self.labels: list[str] = []  # a form's labels as the segmenter names them (no colon)
+
+    def box(self) -> tuple[int, int, int, int]:
+        """The truth range (r0, c0, r1, c1): a table's rows from the header to the totals row
+        over its full width; a form's non-empty cells (a merge's covered cells are empty)."""
+        if self.kind == "table":
+            return self.table_top, 0, self.table_bottom, self.width - 1
+        filled = [k for k, (v, _) in self.cells.items()
+                  if v is not None and self.table_top <= k[0] <= self.table_bottom]
+        rows, cols = [r for r, _ in filled], [c for _, c in filled]
+        return min(rows), min(cols), max(rows), max(cols)
 
     def put(self, r: int, c: int, value, **style):
         self.cells[(r, c)] = (value, style)
@@ -176,7 +225,7 @@ class _Piece:
 def _build_table(rng: random.Random, lang: str, n_in_sheet: int) -> _Piece:
     p = _Piece()
     label_name, label_values = rng.choice(_ROW_LABELS[lang])
-    h = rng.choices([1, 2, 3], weights=[5, 4, 1.5])[0]
+    h = rng.choices([1, 2, 3, 4], weights=[5, 4, 1.5, 0.8])[0]
     feats = p.features
     feats.append(f"header_rows={h}")
     use_group = rng.random() < 0.3
@@ -204,7 +253,7 @@ def _build_table(rng: random.Random, lang: str, n_in_sheet: int) -> _Piece:
             for par in parents:
                 for ch in children:
                     columns.append({"levels": [par, ch], "kind": kind})
-        else:
+        elif h == 3:
             tops = rng.choice(_TOPS[lang])[:rng.randint(1, 2)]
             parents = rng.choice(_PARENTS[lang])[:2]
             children = rng.choice(_CHILDREN[lang])[:2]
@@ -212,6 +261,15 @@ def _build_table(rng: random.Random, lang: str, n_in_sheet: int) -> _Piece:
                 for par in parents:
                     for ch in children:
                         columns.append({"levels": [top, par, ch], "kind": kind})
+        else:  # a year or plan level above top > market > child
+            plans = rng.choice(_PLANS[lang])[:rng.randint(1, 2)]
+            tops = rng.choice(_TOPS[lang])[:rng.randint(1, 2)]
+            children = rng.choice(_CHILDREN[lang])[:2]
+            for plan in plans:
+                for top in tops:
+                    for market in _MARKETS[lang]:
+                        for ch in children:
+                            columns.append({"levels": [plan, top, market, ch], "kind": kind})
         if rng.random() < 0.35:
             name, ekind = rng.choice(_EXTRA_SINGLE[lang])
             columns.append({"levels": [name], "kind": ekind})
@@ -395,16 +453,91 @@ def _build_table(rng: random.Random, lang: str, n_in_sheet: int) -> _Piece:
         p.total_row = r
         r += 1
     p.table_bottom = r - 1
-    # notes below
-    if rng.random() < 0.4:
-        gap = rng.choice([0, 1])
+    # an Excel table (ListObject): one header row of unique text labels, no merge inside
+    merged_inside = any(m[0] <= p.table_bottom and m[2] >= top for m in p.merges)
+    unique_labels = len(set(p.headers.values())) == width
+    if h == 1 and spacer_at is None and not merged_inside and unique_labels and rng.random() < 0.4:
+        p.list_object = True
+        feats.append("list_object")
+        if with_total:
+            feats.append("list_object_totals")
+    # notes below; under an Excel table often directly, and not always with a note marker
+    if rng.random() < (0.5 if p.list_object else 0.4):
+        gap = 0 if p.list_object and rng.random() < 0.7 else rng.choice([0, 1])
+        plain = p.list_object and gap == 0 and rng.random() < 0.5
         r += gap
-        for k in range(rng.choice([1, 1, 2])):
-            p.put(r, 0, rng.choice(_NOTES[lang]), size=9)
+        for text in rng.sample((_PLAIN_NOTES if plain else _NOTES)[lang], rng.choice([1, 1, 2])):
+            p.put(r, 0, text, size=9)
             p.note_rows.append(r)
             r += 1
         feats.append(f"notes_gap={gap}")
+        if plain:
+            feats.append("plain_note")
     p.height = r
+    p.width = width
+    return p
+
+
+# -- one form -----------------------------------------------------------------------------------
+def _build_form(rng: random.Random, lang: str) -> _Piece:
+    """A form of 3–7 label/value pairs: labels ending with a colon one pair per row
+    (``form:colon``) or two pairs per row (``form:two_per_row``), or bold labels without colons
+    (``form:bold``); values of text, dates, currency or counts, sometimes merged over two columns
+    (``value_merged``) or left blank for a signature (``label_alone``); a title line above or not.
+    """
+    p = _Piece("key_value")
+    feats = p.features
+    variant = rng.choice(["colon", "colon", "two_per_row", "bold"])
+    feats.append(f"form:{variant}")
+    n = rng.randint(3, 7)
+    sign = variant != "bold" and rng.random() < 0.25
+    pairs: list[tuple[str, str | None]] = rng.sample(_FORM_FIELDS[lang], n - sign)
+    if sign:
+        pairs.insert(rng.randint(1, len(pairs)), (_SIGN_LABEL[lang], None))
+        feats.append("label_alone")
+    colon = ":" if lang == "en" or rng.random() < 0.2 else "："
+    # value widths: 1 column, or a box merged over 2 (all values, or one value / one slot)
+    merge = rng.choice(["none", "none", "all", "one"])
+    slots = 2 if variant == "two_per_row" else len(pairs)
+    widths = [2 if merge == "all" else 1] * slots
+    if merge == "one":
+        widths[rng.randrange(slots)] = 2
+    label_style = {"bold": variant == "bold"}
+    if rng.random() < 0.3:
+        label_style["fill"] = rng.choice(["F2F2F2", "DDEBF7"])
+    top = 0
+    if rng.random() < 0.5:
+        p.title = rng.choice(_FORM_TITLES[lang])
+        p.put(0, 0, p.title, bold=True, size=rng.choice([13, 14, 16]))
+        p.title_row = 0
+        gap = rng.choice([0, 1])
+        top = 1 + gap
+        feats += ["title", f"title_gap={gap}"]
+    p.table_top = top
+    width = 0
+    for i, (label, kind) in enumerate(pairs):
+        if variant == "two_per_row":
+            r, slot = top + i // 2, i % 2
+            c = 0 if slot == 0 else 1 + widths[0]
+        else:
+            r, slot, c = top + i, i, 0
+        p.put(r, c, label if variant == "bold" else f"{label}{colon}", **label_style)
+        p.labels.append(label)
+        w = widths[slot]
+        width = max(width, c + 1 + w)
+        if kind is None:
+            continue
+        fmt = rng.choice(_FORMATS[kind]) if kind in _FORMATS else None
+        p.put(r, c + 1, _value(rng, kind, lang), fmt=fmt)
+        if w == 2:
+            p.merges.append((r, c + 1, r, c + 2))
+    if p.merges:
+        feats.append("value_merged")
+    p.table_bottom = max(r for r, _ in p.cells)
+    p.border = rng.choice(["none", "none", "all"])
+    if p.border != "none":
+        feats.append(f"border={p.border}")
+    p.height = p.table_bottom + 1
     p.width = width
     return p
 
@@ -416,30 +549,45 @@ def generate_layout(seed: int) -> tuple[bytes, list[dict]]:
     Deterministic: the same seed gives the same cells, merges, styles and truth
     (``random.Random(seed)``; workbook created/modified times are fixed).
 
-    Each workbook has 1–2 sheets, each with 1–3 tables laid out in bands: tables side by side are
-    separated by 2–4 fully empty columns, stacked bands by 2–4 fully empty rows (counted between
-    the furthest cells of each table's footprint, i.e. title/unit line/notes included).
+    Each workbook has 1–2 sheets, each with 1–3 tables and, on about a third of the sheets, a
+    form (usually above the tables), laid out in bands: pieces side by side are separated by 2–4
+    fully empty columns, stacked bands by 2–4 fully empty rows (counted between the furthest
+    cells of each piece's footprint, i.e. title/unit line/notes and merges included).
 
-    ``truth`` is a list of dicts, one per table, ordered by sheet then top-left cell::
+    Tables have 1–4 header rows (merged parents; four rows rarely: a year or plan level above
+    top > market > child). Some one-header-row tables without merges are written as Excel tables
+    (ListObjects, ``list_object``; ``totalsRowCount=1`` with a totals row), often with a note line
+    directly under them, marked or not (``plain_note``). On some sheets the pane is frozen right
+    under the first table's header rows (``frozen_pane``). Forms are 3–7 label/value pairs (see
+    :func:`_build_form`).
+
+    ``truth`` is a list of dicts, one per table or form, ordered by sheet then top-left cell::
 
         {"doc": "seed:<seed>", "sheet": str, "range": "B4:G12",
-         "header_rows": int,                  # 1..3
+         "kind": "table" | "key_value",
+         "header_rows": int,                  # 1..4 (None for a form)
          "columns": [int, ...],               # 1-based sheet columns that have a header
          "headers": ["Region", "2023 > Q1", ...],   # flattened, aligned with "columns", unique
-         "title": str | None,                 # title line above the table (not in the range)
+         "labels": [str, ...] | None,         # a form's labels without their colon, in reading
+                                              # order (None for a table)
+         "title": str | None,                 # title line above (not in the range)
          "features": [str, ...],              # layout tags used to explain failures
          "furniture": {"title_row": int | None, "unit_row": int | None,
                        "note_rows": [int, ...]}}   # 1-based sheet rows outside the range
 
-    The range convention is the module's: header rows + data rows + totals row (plus any empty
-    interior row or spacer column inside), never the title, unit line or notes. A sheet may also
-    start with a bold sheet heading (not a table title). Header labels: a row-label column whose
-    label is vertically merged, or written only in the top or only in the leaf header row, is
-    one level (``Region``); a parent merged over its children gives ``Parent > Child``; the
-    spacer column has no header and is not in ``columns``.
+    A form's ``columns`` and ``headers`` are ``None``. The range convention is the module's:
+    header rows + data rows + totals row (plus any empty interior row or spacer column inside),
+    never the title, unit line or notes; a form's range is the bounding box of its labels and
+    values (the cells a merged value covers are empty and not in it). A ListObject's ``ref`` is
+    its table's range. A sheet may also start with a bold sheet heading (not a table title).
+    Header labels: a row-label column whose label is vertically merged, or written only in the
+    top or only in the leaf header row, is one level (``Region``); a parent merged over its
+    children gives ``Parent > Child``; the spacer column has no header and is not in ``columns``.
     """
     from openpyxl import Workbook
     from openpyxl.styles import Border, Font, PatternFill, Side
+    from openpyxl.worksheet.filters import AutoFilter
+    from openpyxl.worksheet.table import Table, TableStyleInfo
 
     rng = random.Random(seed)
     wb = Workbook()
@@ -448,6 +596,7 @@ def generate_layout(seed: int) -> tuple[bytes, list[dict]]:
     n_sheets = rng.choices([1, 2], weights=[3, 1])[0]
     used_names: set[str] = set()
     thin = Side(style="thin")
+    n_list_objects = 0
     for s in range(n_sheets):
         lang = rng.choice(["en", "ja"])
         name = rng.choice(_SHEETS[lang])
@@ -462,6 +611,12 @@ def generate_layout(seed: int) -> tuple[bytes, list[dict]]:
             row0 = 3 + rng.randint(0, 1)
         pieces = [_build_table(rng, rng.choice([lang, lang, "en" if lang == "ja" else "ja"]), k + 1)
                   for k in range(n_tables)]
+        if rng.random() < 0.3:  # a form, usually above the tables (an order's header fields)
+            at = 0 if rng.random() < 0.6 else rng.randint(1, len(pieces))
+            form_lang = rng.choice([lang, lang, "en" if lang == "ja" else "ja"])
+            pieces.insert(at, _build_form(rng, form_lang))
+        freeze = rng.random() < 0.25
+        freeze_label_column = rng.random() < 0.5
         # bands: 1 or 2 pieces side by side
         bands: list[list[_Piece]] = []
         queue = list(pieces)
@@ -476,17 +631,34 @@ def generate_layout(seed: int) -> tuple[bytes, list[dict]]:
             bottom = top
             for piece in band:
                 _place(ws, piece, top, left, thin, Border, Font, PatternFill)
-                r1 = top + piece.table_top
-                r2 = top + piece.table_bottom
-                c1, c2 = left, left + piece.width - 1
-                cols = sorted(piece.headers)
+                b0, b1, b2, b3 = piece.box()
+                r1, c1, r2, c2 = top + b0, left + b1, top + b2, left + b3
                 feats = list(piece.features)
                 if len(band) > 1:
                     feats.append("side_by_side")
+                if piece.list_object:
+                    n_list_objects += 1
+                    table = Table(displayName=f"Table{n_list_objects}",
+                                  ref=range_ref(r1, c1, r2, c2),
+                                  totalsRowCount=1 if piece.total_row is not None else None)
+                    table.autoFilter = AutoFilter(ref=range_ref(
+                        r1, c1, r2 - (piece.total_row is not None), c2))
+                    table.tableStyleInfo = TableStyleInfo(name="TableStyleMedium2",
+                                                          showRowStripes=True)
+                    ws.add_table(table)
+                if freeze and piece.kind == "table":
+                    freeze = False  # the first table of the sheet
+                    ws.freeze_panes = ws.cell(r1 + piece.header_rows,
+                                              left + 1 if freeze_label_column else 1).coordinate
+                    feats.append("frozen_pane")
+                cols = sorted(piece.headers)
+                form = piece.kind == "key_value"
                 sheet_truth.append({
                     "doc": f"seed:{seed}", "sheet": name, "range": range_ref(r1, c1, r2, c2),
-                    "header_rows": piece.header_rows,
-                    "columns": [left + j for j in cols], "headers": [piece.headers[j] for j in cols],
+                    "kind": piece.kind, "header_rows": None if form else piece.header_rows,
+                    "columns": None if form else [left + j for j in cols],
+                    "headers": None if form else [piece.headers[j] for j in cols],
+                    "labels": list(piece.labels) if form else None,
                     "title": piece.title, "features": feats,
                     "furniture": {
                         "title_row": None if piece.title_row is None else top + piece.title_row,
@@ -535,17 +707,19 @@ def _place(ws, piece: _Piece, top: int, left: int, thin, Border, Font, PatternFi
 # -- prediction ---------------------------------------------------------------------------------
 def predict(xlsx_bytes: bytes, doc: str = "") -> list[dict]:
     """Run the real stages (parse → normalize → segment) on a workbook's bytes and return its
-    ``table`` blocks in the shape :func:`score` expects::
+    ``table`` and ``key_value`` (form) blocks in the shape :func:`score` expects::
 
-        {"doc": doc, "sheet": str, "range": "A1:E5", "header_rows": int,
-         "columns": [int, ...],        # 1-based sheet columns of the block's columns
-         "headers": [str, ...],        # flattened headers, aligned with "columns"
+        {"doc": doc, "sheet": str, "range": "A1:E5", "kind": "table" | "key_value",
+         "header_rows": int,           # tables: header row count (None for a form)
+         "columns": [int, ...],        # tables: 1-based sheet columns of the block's columns
+         "headers": [str, ...],        # tables: flattened headers, aligned with "columns"
+         "labels": [str, ...] | None,  # forms: the labels of the pairs in order (None: table)
          "title": str | None}
 
     Raises ``extraction_assets.stages.StageError`` if the workbook cannot be read.
     """
-    tables, _ = _run_stages(xlsx_bytes)
-    return _tables_from_blocks(tables, doc)
+    blocks, _ = _run_stages(xlsx_bytes)
+    return _scored_blocks(blocks, doc)
 
 
 def _run_stages(data: bytes):
@@ -558,18 +732,21 @@ def _run_stages(data: bytes):
     return seg, norm
 
 
-def _tables_from_blocks(seg, doc: str) -> list[dict]:
+def _scored_blocks(seg, doc: str) -> list[dict]:
     columns: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
     for row in seg["block_columns"].to_pylist():
         columns[row["block_id"]].append((row["position"], row["col"], row["header"]))
     out = []
     for row in seg["blocks"].to_pylist():
-        if row["kind"] != "table":
+        if row["kind"] not in ("table", "key_value"):
             continue
         cols = sorted(columns.get(row["block_id"], []))
+        form = row["kind"] == "key_value"
         out.append({"doc": doc, "sheet": row["sheet_name"], "range": row["a1_range"],
-                    "header_rows": row["header_row_count"], "columns": [c for _, c, _ in cols],
-                    "headers": [h for _, _, h in cols], "title": row["title"]})
+                    "kind": row["kind"], "header_rows": None if form else row["header_row_count"],
+                    "columns": None if form else [c for _, c, _ in cols],
+                    "headers": None if form else [h for _, _, h in cols],
+                    "labels": [h for _, _, h in cols] if form else None, "title": row["title"]})
     return out
 
 
@@ -628,14 +805,21 @@ def _by_sheet(items: list[dict]) -> dict[tuple[str, str], list[dict]]:
     return out
 
 
-def score(predicted: list[dict], truth: list[dict], iou_threshold: float = 0.8) -> dict:
-    """Score predicted tables against truth tables.
+def _kind(item: dict) -> str:
+    return item.get("kind") or "table"
 
-    Both arguments are lists of dicts with ``sheet`` and ``range`` (A1), optionally ``doc``
-    (tables are matched only within the same ``(doc, sheet)``; default ``""``), ``headers`` (list
-    of flattened header labels) with ``columns`` (their 1-based sheet columns; if absent, the
-    headers are taken to start at the range's first column), and ``header_rows``. Truth entries
-    whose ``headers`` is ``None`` take no part in the header scores.
+
+def score(predicted: list[dict], truth: list[dict], iou_threshold: float = 0.8,
+          kind: str = "table") -> dict:
+    """Score the predicted blocks of one ``kind`` against the truth blocks of that kind.
+
+    Both arguments are lists of dicts with ``sheet`` and ``range`` (A1), optionally ``kind``
+    (``"table"`` when absent; only entries of ``kind`` are scored, so a form found as a
+    ``key_value`` block is no spurious table), ``doc`` (blocks are matched only within the same
+    ``(doc, sheet)``; default ``""``), ``headers`` (list of flattened header labels) with
+    ``columns`` (their 1-based sheet columns; if absent, the headers are taken to start at the
+    range's first column), and ``header_rows``. Truth entries whose ``headers`` is ``None`` take
+    no part in the header scores (forms have none).
 
     Matching is one-to-one per sheet: **exact** = identical range; **IoU** = greedy by descending
     cell-count intersection-over-union among pairs with IoU >= ``iou_threshold``.
@@ -650,7 +834,11 @@ def score(predicted: list[dict], truth: list[dict], iou_threshold: float = 0.8) 
         header_correct   # ... whose predicted header at the same sheet column is equal
         header_accuracy  # header_correct / header_columns (1.0 if header_columns == 0)
         header_rows_tables, header_rows_correct, header_rows_accuracy   # header row count
+
+    ``n_truth`` and ``n_pred`` count the entries of ``kind`` only.
     """
+    truth = [t for t in truth if _kind(t) == kind]
+    predicted = [p for p in predicted if _kind(p) == kind]
     tsheets, psheets = _by_sheet(truth), _by_sheet(predicted)
     exact_tp = iou_tp = hcols = hok = hr_n = hr_ok = 0
     for key, ts in tsheets.items():
@@ -692,25 +880,44 @@ def _header_map(t: dict) -> dict[int, str]:
 
 
 # -- diagnosis ----------------------------------------------------------------------------------
-def diagnose(predicted: list[dict], truth: list[dict], iou_threshold: float = 0.8) -> list[dict]:
-    """Explain every truth table that is not matched exactly, every header miss of an
-    IoU-matched table, and every predicted table that overlaps no truth table.
+#: What a block kind is called in failure kinds.
+_NOUNS = {"table": "table", "key_value": "form"}
+
+
+def _noun(item: dict) -> str:
+    return _NOUNS.get(_kind(item), _kind(item))
+
+
+def diagnose(predicted: list[dict], truth: list[dict], iou_threshold: float = 0.8,
+             kind: str = "table") -> list[dict]:
+    """Explain every truth block of ``kind`` that is not matched exactly, every header miss of an
+    IoU-matched table, and every predicted block of ``kind`` that overlaps no truth block of
+    ``kind``. Entries without ``kind`` are tables; blocks of other kinds only name what a block
+    was read as.
 
     Returns a list of ``{"doc", "sheet", "expected": range | None, "predicted": [ranges that
-    overlap it], "kinds": [str], "features": [str], "detail": str}``. Kinds (a table can have
-    several): ``missed``, ``merged with neighbouring table``, ``empty interior row splits table``,
-    ``spacer column splits table``, ``title merged into table``, ``unit line merged into table``,
-    ``title/unit row merged into table`` (title and unit on one row), ``notes counted as rows``,
-    ``extends above (other)``, ``extends below (other)``, ``extends sideways (other)``,
-    ``header row cut off``, ``rows cut off at bottom``, ``columns cut off``, ``spurious table``,
+    overlap it; of another kind with `` (kind)`` appended], "kinds": [str], "features": [str],
+    "detail": str}``. Kinds (a block can have several; ``<noun>`` is ``table`` or ``form``):
+    ``missed``, ``read as <noun>`` (only blocks of another kind overlap it), ``merged with
+    neighbouring <noun>``, ``empty interior row splits table``, ``spacer column splits table``,
+    ``title merged into <noun>``, ``unit line merged into table``, ``title/unit row merged into
+    table`` (title and unit on one row), ``notes counted as rows``, ``merged value's covered cells
+    counted`` (a form whose range takes in the empty cells a merged value covers), ``extends above
+    (other)``, ``extends below (other)``, ``extends sideways (other)``, ``header row cut off``
+    (a form: ``top rows cut off``), ``rows cut off at bottom``, ``columns cut off``, ``spurious
+    <noun>``, ``<noun> read as <noun>`` (a predicted block over a truth block of another kind),
     ``wrong header row count``, ``wrong header label``. The furniture-based kinds need the
     generator's ``furniture`` entry (title/unit/note rows); without it the ``(other)`` kinds are
     used.
     """
     out = []
+    noun = _NOUNS.get(kind, kind)
     tsheets, psheets = _by_sheet(truth), _by_sheet(predicted)
     for key in sorted(set(tsheets) | set(psheets)):
-        ts, ps = tsheets.get(key, []), psheets.get(key, [])
+        all_t, all_p = tsheets.get(key, []), psheets.get(key, [])
+        ts = [t for t in all_t if _kind(t) == kind]
+        ps = [p for p in all_p if _kind(p) == kind]
+        others = [p for p in all_p if _kind(p) != kind]
         exact = {ti for ti, _ in _match(ps, ts, None)}
         iou_m = dict(_match(ps, ts, iou_threshold))
         for ti, t in enumerate(ts):
@@ -719,8 +926,12 @@ def diagnose(predicted: list[dict], truth: list[dict], iou_threshold: float = 0.
             furn = t.get("furniture") or {}
             kinds: list[str] = []
             over = [p for p in ps if _inter(tb, parse_range(p["range"]))]
+            read_as = [p for p in others if _inter(tb, parse_range(p["range"]))]
             if ti not in exact:
-                kinds = _range_kinds(t, tb, feats, furn, over, ts) if over else ["missed"]
+                if over:
+                    kinds = _range_kinds(t, tb, feats, furn, over, all_t, noun)
+                else:
+                    kinds = sorted({f"read as {_noun(p)}" for p in read_as}) or ["missed"]
             detail = ""
             if ti in iou_m and t.get("headers") is not None:
                 p = ps[iou_m[ti]]
@@ -735,24 +946,28 @@ def diagnose(predicted: list[dict], truth: list[dict], iou_threshold: float = 0.
                     detail += "; ".join(bad[:3]) + (" …" if len(bad) > 3 else "")
             if kinds:
                 out.append({"doc": key[0], "sheet": key[1], "expected": t["range"],
-                            "predicted": [p["range"] for p in over], "kinds": kinds,
-                            "features": feats, "detail": detail.strip("; ")})
+                            "predicted": [p["range"] for p in over]
+                            + [f"{p['range']} ({_kind(p)})" for p in read_as],
+                            "kinds": kinds, "features": feats, "detail": detail.strip("; ")})
         for p in ps:
             pb = parse_range(p["range"])
             if not any(_inter(pb, parse_range(t["range"])) for t in ts):
+                under = sorted({_noun(t) for t in all_t if _inter(pb, parse_range(t["range"]))})
                 out.append({"doc": key[0], "sheet": key[1], "expected": None,
-                            "predicted": [p["range"]], "kinds": ["spurious table"], "features": [],
-                            "detail": ""})
+                            "predicted": [p["range"]],
+                            "kinds": ([f"{n} read as {noun}" for n in under]
+                                      or [f"spurious {noun}"]),
+                            "features": [], "detail": ""})
     return out
 
 
-def _range_kinds(t, tb, feats, furn, over, ts) -> list[str]:
+def _range_kinds(t, tb, feats, furn, over, neighbours, noun) -> list[str]:
     kinds: list[str] = []
     best = max(over, key=lambda p: _inter(tb, parse_range(p["range"])))
     pb = parse_range(best["range"])
-    if any(_inter(parse_range(u["range"]), parse_range(p["range"]))
-           for p in over for u in ts if u is not t):
-        kinds.append("merged with neighbouring table")
+    merged = sorted({_noun(u) for u in neighbours if u is not t for p in over
+                     if _inter(parse_range(u["range"]), parse_range(p["range"]))})
+    kinds += [f"merged with neighbouring {n}" for n in merged]
     rows_cut = pb[0] > tb[0] or pb[2] < tb[2]
     cols_cut = pb[1] > tb[1] or pb[3] < tb[3]
     if rows_cut and "empty_interior_row" in feats:
@@ -768,23 +983,25 @@ def _range_kinds(t, tb, feats, furn, over, ts) -> list[str]:
             kinds.append("title/unit row merged into table")
         else:
             if title_row in above:
-                kinds.append("title merged into table")
+                kinds.append(f"title merged into {noun}")
             if unit_row in above:
                 kinds.append("unit line merged into table")
-        if not above & {title_row, unit_row} and "merged with neighbouring table" not in kinds:
+        if not above & {title_row, unit_row} and not merged:
             kinds.append("extends above (other)")
     if pb[2] > tb[2]:
         if set(range(tb[2] + 1, pb[2] + 1)) & set(furn.get("note_rows") or []):
             kinds.append("notes counted as rows")
-        elif "merged with neighbouring table" not in kinds:
+        elif not merged:
             kinds.append("extends below (other)")
     if rows_cut and pb[0] > tb[0]:
-        kinds.append("header row cut off")
+        kinds.append("header row cut off" if noun == "table" else "top rows cut off")
     if rows_cut and pb[2] < tb[2]:
         kinds.append("rows cut off at bottom")
     if cols_cut:
         kinds.append("columns cut off")
-    if (pb[1] < tb[1] or pb[3] > tb[3]) and "merged with neighbouring table" not in kinds:
+    if pb[3] == tb[3] + 1 and pb[1] >= tb[1] and "value_merged" in feats and not merged:
+        kinds.append("merged value's covered cells counted")
+    elif (pb[1] < tb[1] or pb[3] > tb[3]) and not merged:
         kinds.append("extends sideways (other)")
     return kinds or ["other"]
 
@@ -986,15 +1203,19 @@ def corpus_truth(corpus: Path | None = None) -> dict[str, dict[str, list[dict]]]
 # -- runs ---------------------------------------------------------------------------------------
 def evaluate_generator(n: int = 200, start: int = 0) -> dict:
     """Generate layouts ``start … start+n-1``, predict, and return ``{"scores": score(...),
-    "failures": diagnose(...), "truth": [...], "predicted": [...], "seconds": float}``."""
+    "failures": diagnose(...), "forms": {"scores": ..., "failures": ...}, "truth": [...],
+    "predicted": [...], "seconds": float}``: ``scores``/``failures`` for the tables, ``forms``
+    the same for the ``key_value`` blocks."""
     t0 = time.perf_counter()
     truth, pred = [], []
     for seed in range(start, start + n):
         data, tr = generate_layout(seed)
         truth.extend(tr)
         pred.extend(predict(data, doc=f"seed:{seed}"))
-    return {"scores": score(pred, truth), "failures": diagnose(pred, truth), "truth": truth,
-            "predicted": pred, "seconds": time.perf_counter() - t0}
+    forms = {"scores": score(pred, truth, kind="key_value"),
+             "failures": diagnose(pred, truth, kind="key_value")}
+    return {"scores": score(pred, truth), "failures": diagnose(pred, truth), "forms": forms,
+            "truth": truth, "predicted": pred, "seconds": time.perf_counter() - t0}
 
 
 def evaluate_corpus(corpus: Path | None = None) -> dict[str, dict]:
@@ -1018,16 +1239,19 @@ def evaluate_corpus(corpus: Path | None = None) -> dict[str, dict]:
 
 
 def _fmt_scores(name: str, s: dict) -> str:
+    header = (f"{s['header_accuracy']:.3f} ({s['header_correct']}/{s['header_columns']})"
+              if s["header_columns"] else "-")
+    rows = f"{s['header_rows_accuracy']:.3f}" if s["header_rows_tables"] else "-"
     return (f"{name:<24} {s['n_truth']:>5} {s['n_pred']:>5}  "
             f"{s['exact_precision']:.3f} {s['exact_recall']:.3f} {s['exact_f1']:.3f}   "
             f"{s['iou_precision']:.3f} {s['iou_recall']:.3f} {s['iou_f1']:.3f}   "
-            f"{s['header_accuracy']:.3f} ({s['header_correct']}/{s['header_columns']})  "
-            f"{s['header_rows_accuracy']:.3f}")
+            f"{header:<18}  {rows}")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI entry point: print scores for the generator and the corpus, failure kinds and the
-    worst examples; ``--json OUT`` also writes everything as JSON."""
+    """CLI entry point: print scores for the generator's tables, its forms (``key_value``
+    ranges) and the corpus, failure kinds and the worst examples; ``--json OUT`` also writes
+    everything as JSON (the forms under ``generator.forms``). Returns the exit code (0)."""
     ap = argparse.ArgumentParser(description="Score table segmentation against labelled workbooks.")
     ap.add_argument("--seeds", type=int, default=200, help="generated layouts (default 200)")
     ap.add_argument("--start", type=int, default=0, help="first seed (default 0)")
@@ -1043,25 +1267,31 @@ def main(argv: list[str] | None = None) -> int:
     corpus = corpus_dir(args.corpus)
     if corpus.is_dir():
         results.update(evaluate_corpus(corpus))
+    label_sets = []  # (label, {"scores", "failures", ...})
+    for name, res in results.items():
+        if name == "generator":
+            label_sets += [(f"generator ({args.seeds})", res),
+                           (f"generator forms ({args.seeds})", res["forms"])]
+        else:
+            label_sets.append((name, res))
     print(f"{'label set':<24} {'truth':>5} {'pred':>5}  exact P/R/F1          "
           f"IoU>=0.8 P/R/F1        header acc          hdr-rows")
-    for name, res in results.items():
-        label = f"generator ({args.seeds})" if name == "generator" else name
+    for label, res in label_sets:
         print(_fmt_scores(label, res["scores"]))
-    for name, res in results.items():
+    for label, res in label_sets:
         kinds = Counter(k for f in res["failures"] for k in f["kinds"])
         if kinds:
-            print(f"\nfailure kinds — {name}:")
+            print(f"\nfailure kinds — {label}:")
             for k, n in kinds.most_common():
                 print(f"  {n:>5}  {k}")
         for e in res.get("errors", []):
             print(f"  error: {e}")
-    for name, res in results.items():
+    for label, res in label_sets:
         fails = res["failures"]
         if not fails or args.worst <= 0:
             continue
         per_doc = Counter(f["doc"] for f in fails)
-        print(f"\nworst examples — {name}:")
+        print(f"\nworst examples — {label}:")
         shown = 0
         for doc, _ in per_doc.most_common():
             for f in (f for f in fails if f["doc"] == doc):
