@@ -317,10 +317,6 @@ def test_fixed_seed_floor(floor_run):
     _assert_floors(floor_run["scores"], FLOORS)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "segment.py: a form's range takes in the empty cells a merged value covers whenever the "
-    "sheet holds a non-empty cell in a column right of the merge (any row): A1:B3 alone, A1:C3 "
-    "beside a table; all 6 form misses on these seeds"))
 def test_fixed_seed_floor_forms(floor_run):
     """The segmenter finds the generator's forms (``key_value`` ranges) above the floor."""
     assert floor_run["forms"]["scores"]["n_truth"] >= 15

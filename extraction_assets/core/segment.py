@@ -929,9 +929,9 @@ def _make_block(ctx: _Ctx, cells, kind: str, reasons: list[str]) -> Block:
 # -- titles and headings ------------------------------------------------------------------------
 def _attach_titles(blocks: list[Block]) -> dict[int, Block]:
     """Make a title line just above a table or form (<= 2 rows up, columns overlapping) its
-    title, and a
-    unit line there its unit; make a lone cell that reads as a note or a unit line, or sits just
-    under a table without being a title, ``text``. Returns {id(title block): its table}."""
+    title, and a unit line there its unit; make a lone cell that reads as a note or a unit line,
+    or sits just under a table without being a title, ``text``. Returns {id(title block): its
+    table}."""
     for block in blocks:
         if block.kind != "title" or block.level is not None:
             continue
