@@ -15,7 +15,7 @@ import json
 
 import pytest
 from openpyxl import Workbook
-from openpyxl.styles import Font, PatternFill
+from openpyxl.styles import Border, Font, PatternFill, Side
 from openpyxl.worksheet.table import Table, TableStyleInfo
 
 from extraction_assets.checks import cell_coverage, rows_in_one_chunk
@@ -366,3 +366,19 @@ def test_title_line_above_a_form_is_its_title(count_tokens):
     assert form["heading_path"] == ["Sheet", "Visitor card"]
     (chunk,) = out["chunks"]
     assert chunk["text"] == "# Sheet\n\n## Visitor card\n\nName: Ono\nCompany: Acme\nBadge: 17"
+
+
+@pytest.mark.parametrize("bordered, ranges", [(True, ["A1:C6"]), (False, ["A1:C3", "A5:C6"])])
+def test_borders_carry_a_text_table_across_one_empty_row(count_tokens, bordered, ranges):
+    wb = Workbook()
+    ws = wb.active
+    thin = Side(style="thin")
+    rows = [["Name", "City", "Note"], ["Ann", "Oslo", "new"], ["Bo", "Rome", "old"],
+            [None, None, None], ["Cy", "Kyiv", "new"], ["Di", "Lima", "old"]]
+    put(ws, rows)
+    if bordered:
+        for row in ws["A1:C6"]:
+            for cell in row:
+                cell.border = Border(left=thin, right=thin, top=thin, bottom=thin)
+    out = run(wb, count_tokens)
+    assert [b["a1_range"] for b in blocks_of(out, "table")] == ranges

@@ -8,7 +8,8 @@ First-level rules (deterministic, no model):
 * **Gap tolerance**: two regions separated by exactly one empty row (as the sheet is shown) are
   joined when the lower one lies within the upper one's columns and does not start with a new
   header row (a row of text cells above numeric/date values, or a bold or filled row above
-  plain rows); a repeat of the upper header is joined too. Two regions separated by exactly one
+  plain rows) and numbers or dates, or cell borders, continue across the gap; a repeat of the
+  upper header is joined too. Two regions separated by exactly one
   empty column are joined when they start on the same row and end on the same row (or the
   narrow one, a single column, ends earlier), share no header label and do not both have a
   header row of their own. Two or more empty rows or columns always separate blocks.
@@ -200,6 +201,7 @@ class _Ctx:
         self.bold = cols["bold"]
         self.size = cols["font_size"]
         self.fill = cols["fill_rgb"]
+        self.border = cols["has_border"]
         self.merged_from = cols["merged_from"]
         self.merge_range = cols["merge_range"]
         self.hidden_rows = list(grid.hidden_rows)
@@ -378,11 +380,20 @@ def _join_vertical(ctx: _Ctx, upper: _Info, lower: _Info) -> str | None:
                        if ctx.vtype[ctx.occupied[(r, c)]] in _DATA_TYPES}
         typed_below = {c for r in lower.order for (_, c) in ctx.logical(lower.rows[r])
                        if ctx.vtype[ctx.occupied[(r, c)]] in _DATA_TYPES}
-        if not typed_above & typed_below:
+        if typed_above & typed_below:
+            head = "numeric/date values continue in the same columns"
+        elif _bordered(ctx, upper.rows[upper.order[-1]]) and _bordered(ctx, first):
+            head = "cell borders continue on both sides of the empty row"
+        else:
             return None  # plain text on both sides: no sign that they are one table
-        head = "numeric/date values continue in the same columns"
     return (f"rows {upper.box[0]}-{lower.box[2]}: a single empty row above row {lower.box[0]} "
             f"inside the table (no new header row below it; {head})")
+
+
+def _bordered(ctx: _Ctx, cells) -> bool:
+    """Whether every cell of ``cells`` that carries a value has a border."""
+    logical = ctx.logical(cells)
+    return bool(logical) and all(ctx.border[ctx.occupied[k]] for k in logical)
 
 
 def _all_strings(ctx: _Ctx, cells) -> bool:
