@@ -142,6 +142,15 @@ def xlsx_bytes(sheets: list[Sheet], *, shared_strings: str | None = None,
     return buf.getvalue()
 
 
+def put_rows(ws, rows: list[list], start_row: int = 1, start_col: int = 1) -> None:
+    """Write ``rows`` (lists of values; ``None`` leaves a cell empty) into the openpyxl
+    worksheet ``ws`` from the 1-based ``start_row`` / ``start_col``."""
+    for r, row in enumerate(rows, start=start_row):
+        for c, value in enumerate(row, start=start_col):
+            if value is not None:
+                ws.cell(r, c, value)
+
+
 def save_openpyxl(wb, path: Path) -> bytes:
     """Save an openpyxl workbook to ``path`` and return the file's bytes."""
     wb.save(path)

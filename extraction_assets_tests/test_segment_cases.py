@@ -19,6 +19,11 @@ from extraction_assets.core.headings import HeadingMap, detect_heading_levels
 from extraction_assets.core.render import table_records
 from extraction_assets.core.segment import segment_sheet
 
+try:
+    from extraction_assets_tests.builders import put_rows as put
+except ImportError:  # tests collected with the test folder itself on sys.path
+    from builders import put_rows as put
+
 H = "0" * 64
 
 
@@ -44,13 +49,6 @@ def sheet_of(title: str, rows: list[list], start_row: int = 1, start_col: int = 
     ws.title = title
     put(ws, rows, start_row, start_col)
     return wb, ws
-
-
-def put(ws, rows: list[list], start_row: int = 1, start_col: int = 1) -> None:
-    for r, row in enumerate(rows, start=start_row):
-        for c, value in enumerate(row, start=start_col):
-            if value is not None:
-                ws.cell(r, c, value)
 
 
 def tables(blocks):

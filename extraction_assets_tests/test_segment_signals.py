@@ -22,6 +22,11 @@ from extraction_assets.checks import cell_coverage, rows_in_one_chunk
 from extraction_assets.embedding import LocalEmbedder
 from extraction_assets.stages import run_pipeline
 
+try:
+    from extraction_assets_tests.builders import put_rows as put
+except ImportError:  # tests collected with the test folder itself on sys.path
+    from builders import put_rows as put
+
 
 @pytest.fixture(scope="module")
 def count_tokens():
@@ -50,13 +55,6 @@ def headers(out: dict, block: dict) -> list[str]:
 def records(out: dict, block: dict) -> list[tuple[str, dict]]:
     return [(r["role"], json.loads(r["record"])) for r in out["records"]
             if r["block_id"] == block["block_id"]]
-
-
-def put(ws, rows: list[list], top: int = 1, left: int = 1) -> None:
-    for r, row in enumerate(rows, start=top):
-        for c, value in enumerate(row, start=left):
-            if value is not None:
-                ws.cell(r, c, value)
 
 
 # -- ListObjects ------------------------------------------------------------------------------
@@ -113,7 +111,7 @@ def test_list_object_without_header_row_takes_its_column_names(count_tokens):
     wb = Workbook()
     ws = wb.active
     ws.title = "Raw"
-    put(ws, [["x", 1], ["y", 2], ["z", 3]], top=3)
+    put(ws, [["x", 1], ["y", 2], ["z", 3]], start_row=3)
     table = Table(displayName="Points", ref="A3:B5", headerRowCount=0)
     table._initialise_columns()
     table.tableColumns[0].name, table.tableColumns[1].name = "Label", "Score"
@@ -132,7 +130,7 @@ def test_side_by_side_list_objects_one_column_apart_stay_separate(count_tokens):
     ws.title = "Two"
     # one empty column apart, same rows, no titles: the gap rule alone would join them
     put(ws, [["Item", "Qty"], ["bolt", 4], ["nut", 9]])
-    put(ws, [["Part", "Cost"], ["gear", 12], ["cam", 30]], left=4)
+    put(ws, [["Part", "Cost"], ["gear", 12], ["cam", 30]], start_col=4)
     ws.add_table(Table(displayName="Left", ref="A1:B3"))
     ws.add_table(Table(displayName="Right", ref="D1:E3"))
     out = run(wb, count_tokens)
@@ -215,9 +213,9 @@ def test_form_with_colon_labels_is_one_key_value_record(count_tokens):
     ws["A1"] = "Expense claim"
     ws["A1"].font = Font(bold=True, size=16)
     put(ws, [["Name:", "Mori Aya"], ["Date:", dt.date(2024, 5, 1)], ["Amount:", 1250.5],
-             ["Approved:", None], ["Department:", "Sales"]], top=3)
+             ["Approved:", None], ["Department:", "Sales"]], start_row=3)
     ws.merge_cells("B7:D7")
-    put(ws, [["Item", "Cost"], ["Taxi", 1000], ["Meal", 250.5]], top=10)
+    put(ws, [["Item", "Cost"], ["Taxi", 1000], ["Meal", 250.5]], start_row=10)
     out = run(wb, count_tokens)
     (form,) = blocks_of(out, "key_value")
     assert form["a1_range"] == "A3:D7"
@@ -335,7 +333,7 @@ def test_form_range_ignores_how_far_other_content_stretches_the_sheet(count_toke
         put(ws, [["Name:", "Mori"], ["Dept:", "Sales"], ["Amount:", 1250]])
         ws.merge_cells("B2:C2")
         if with_table:
-            put(ws, [["Item", "Cost"], ["Taxi", 1000], ["Meal", 250]], top=6, left=4)
+            put(ws, [["Item", "Cost"], ["Taxi", 1000], ["Meal", 250]], start_row=6, start_col=4)
         (block,) = blocks_of(run(wb, count_tokens), "key_value")
         return block
 
@@ -347,7 +345,7 @@ def test_title_over_a_single_pair_is_not_a_form_field(count_tokens):
     ws = wb.active
     ws["F3"] = "Measured production"
     ws.merge_cells("F3:K3")
-    put(ws, [["Period:", "01-Mar-2023 - 08-Apr-2023"]], top=4, left=2)
+    put(ws, [["Period:", "01-Mar-2023 - 08-Apr-2023"]], start_row=4, start_col=2)
     ws.merge_cells("C4:F4")
     out = run(wb, count_tokens)
     assert [(b["a1_range"], b["kind"], b["text"]) for b in out["blocks"]] == [
