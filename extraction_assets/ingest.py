@@ -18,7 +18,7 @@ from .assets import ALL_ASSETS
 from .definitions import make_definitions
 from .embedding import EmbedderResource
 from .lineage import export_lineage
-from .partitions import workbook_partitions
+from .partitions import add_partition_keys, workbook_partitions
 from .storage import DataStore
 
 QUIET_LOGGERS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
@@ -86,15 +86,6 @@ def _failure_message(result) -> str:
     return "run failed"
 
 
-def _add_partition(instance: DagsterInstance, workbook_hash: str) -> None:
-    """Add a partition key; another process adding the same key at the same time is fine."""
-    try:
-        instance.add_dynamic_partitions(workbook_partitions.name, [workbook_hash])
-    except Exception:  # noqa: BLE001 - storage-specific integrity errors
-        if not instance.has_dynamic_partition(workbook_partitions.name, workbook_hash):
-            raise
-
-
 def stale_assets(instance: DagsterInstance, workbook_hash: str, assets=ALL_ASSETS) -> list:
     """The assets (in graph order) to re-materialize for a partition: from the first one whose
     latest materialization is missing, carries another code version than the current one, or is
@@ -126,11 +117,13 @@ def ingest_paths(
 ) -> list[IngestResult]:
     """Materialize the asset graph for every file in ``paths``, one partition per content hash.
 
-    Files with the same bytes are processed once. A partition whose selected assets are all
-    materialized with the current code versions is left alone unless ``force``. ``passwords``
-    are tried on password-protected files (default: ``$EXTRACTION_ASSETS_PASSWORDS``). ``until`` names
-    the last asset to materialize (default: all six). ``on_result`` is called after each file
-    (for progress output). A missing or unreadable file is a ``failed`` result, not an error.
+    Every file is hashed first; the hashes that are not partitions yet are added in batches
+    (:func:`~extraction_assets.partitions.add_partition_keys`). Files with the same bytes are
+    processed once. A partition whose selected assets are all materialized with the current
+    code versions is left alone unless ``force``. ``passwords`` are tried on password-protected
+    files (default: ``$EXTRACTION_ASSETS_PASSWORDS``). ``until`` names the last asset to
+    materialize (default: all six). ``on_result`` is called after each file (for progress
+    output). A missing or unreadable file is a ``failed`` result, not an error.
 
     Raises:
         ValueError: ``until`` is not one of the six asset names.
@@ -154,14 +147,18 @@ def ingest_paths(
         if on_result:
             on_result(result)
 
+    registered: list[tuple[Path, str | None, str | None]] = []  # path, hash, read error
+    for path in map(Path, paths):
+        try:
+            registered.append((path, store.register_source(path)[0], None))
+        except OSError as exc:
+            registered.append((path, None, f"cannot read file: {exc.strerror or exc}"))
+
     with open_instance(store) as instance:
-        for path in paths:
-            path = Path(path)
-            try:
-                workbook_hash, _ = store.register_source(path)
-            except OSError as exc:
-                done(IngestResult(str(path), "", "failed",
-                                  error=f"cannot read file: {exc.strerror or exc}"))
+        new = set(add_partition_keys(instance, [h for _, h, _ in registered if h]))
+        for path, workbook_hash, error in registered:
+            if workbook_hash is None:
+                done(IngestResult(str(path), "", "failed", error=error))
                 continue
             if workbook_hash in seen:
                 done(IngestResult(str(path), workbook_hash, "duplicate",
@@ -169,9 +166,8 @@ def ingest_paths(
                                   counts=summarize(store, workbook_hash)))
                 continue
             seen[workbook_hash] = str(path)
-            if not instance.has_dynamic_partition(workbook_partitions.name, workbook_hash):
-                _add_partition(instance, workbook_hash)
-            elif not force and not stale_assets(instance, workbook_hash, selected):
+            if (workbook_hash not in new and not force
+                    and not stale_assets(instance, workbook_hash, selected)):
                 done(IngestResult(str(path), workbook_hash, "unchanged",
                                   counts=summarize(store, workbook_hash)))
                 continue

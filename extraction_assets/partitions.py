@@ -1,6 +1,117 @@
-"""The one partitions definition of the asset graph: a dynamic partition per file content hash."""
+"""The one partitions definition of the asset graph — a dynamic partition per file content hash —
+and how discovered keys become partitions and runs: new keys are found against one fetch of the
+existing keys (a set, never a query or a scan per key) and added in batches of at most
+:data:`ADD_BATCH_SIZE`, so 40,000 files discovered at once never hit a storage limit such as
+SQLite's number of SQL variables (B36)."""
 
-from dagster import DynamicPartitionsDefinition
+from __future__ import annotations
+
+from collections.abc import Iterable, Set
+from dataclasses import dataclass
+
+from dagster import DagsterInstance, DynamicPartitionsDefinition
 
 #: Partition keys are the sha256 hex digests of the workbook files' bytes.
 workbook_partitions = DynamicPartitionsDefinition(name="workbooks")
+
+#: Most partition keys added by one ``add_dynamic_partitions`` call or add request.
+ADD_BATCH_SIZE = 500
+
+#: Most runs the inbox sensor requests in one tick; the other keys get theirs on later ticks.
+MAX_RUNS_PER_TICK = 200
+
+#: The run tag Dagster gives every run of one partition.
+PARTITION_TAG = "dagster/partition"
+
+
+def existing_partition_keys(instance: DagsterInstance) -> set[str]:
+    """Every key of the ``workbooks`` partitions, fetched in one query."""
+    return set(instance.get_dynamic_partitions(workbook_partitions.name))
+
+
+def keys_with_runs(instance: DagsterInstance) -> set[str]:
+    """The partition keys that at least one run (queued, running or finished; from the
+    sensor, the CLI or a backfill) was created for, fetched in one query of the run tags."""
+    for key, values in instance.get_run_tags(tag_keys=[PARTITION_TAG]):
+        if key == PARTITION_TAG:
+            return set(values)
+    return set()
+
+
+def _batched(keys: list[str], size: int) -> list[list[str]]:
+    return [keys[start:start + size] for start in range(0, len(keys), size)]
+
+
+def new_key_batches(discovered: Iterable[str], existing: Set[str],
+                    batch_size: int = ADD_BATCH_SIZE) -> list[list[str]]:
+    """The ``discovered`` keys not in ``existing``, once each in first-seen order, cut into
+    batches of at most ``batch_size`` keys (one add call or add request each).
+
+    Raises:
+        ValueError: ``batch_size`` < 1.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    new = [key for key in dict.fromkeys(discovered) if key not in existing]
+    return _batched(new, batch_size)
+
+
+@dataclass(frozen=True)
+class DiscoveryPlan:
+    """What one sensor tick does with the keys it discovered.
+
+    Attributes:
+        add_batches: keys that are not partitions yet, first-seen order, each batch at most
+            ``batch_size`` keys.
+        run_keys: keys to request a run for in this tick (at most ``max_runs``): discovered
+            keys, new or not, that no run exists for yet, first-seen order.
+        waiting: discovered keys with no run that are left for later ticks.
+    """
+
+    add_batches: list[list[str]]
+    run_keys: list[str]
+    waiting: int
+
+
+def plan_discovery(discovered: Iterable[str], existing: Set[str], with_runs: Set[str],
+                   max_runs: int = MAX_RUNS_PER_TICK,
+                   batch_size: int = ADD_BATCH_SIZE) -> DiscoveryPlan:
+    """Plan one discovery: the keys to add (see :func:`new_key_batches`) and the runs to
+    request. Nothing is lost to the run cap: a key is requested again on every later plan until
+    a run exists for it (``with_runs``, see :func:`keys_with_runs`), so a key added in one tick
+    whose run was left for later, or whose request never became a run, still gets one. Every
+    check is a set lookup: O(len(discovered)) in all.
+
+    Raises:
+        ValueError: ``max_runs`` < 0 or ``batch_size`` < 1.
+    """
+    if max_runs < 0:
+        raise ValueError(f"max_runs must be >= 0, got {max_runs}")
+    keys = list(dict.fromkeys(discovered))
+    without_run = [key for key in keys if key not in with_runs]
+    return DiscoveryPlan(new_key_batches(keys, existing, batch_size), without_run[:max_runs],
+                         max(0, len(without_run) - max_runs))
+
+
+def add_partition_keys(instance: DagsterInstance, keys: Iterable[str],
+                       batch_size: int = ADD_BATCH_SIZE) -> list[str]:
+    """Add the ``keys`` that are not partitions yet, in batches of at most ``batch_size``;
+    returns them (the keys that were not partitions when the call began), first-seen order.
+    Another process adding some of the same keys at the same time is fine: a batch that fails
+    is retried once with the keys still missing.
+
+    Raises:
+        ValueError: ``batch_size`` < 1.
+        Exception: the storage's error when a batch cannot be added even on the retry.
+    """
+    added: list[str] = []
+    for batch in new_key_batches(keys, existing_partition_keys(instance), batch_size):
+        try:
+            instance.add_dynamic_partitions(workbook_partitions.name, batch)
+        except Exception:  # noqa: BLE001 - storage-specific integrity errors of a race
+            present = instance.get_existing_dynamic_partitions(workbook_partitions.name, batch)
+            missing = [key for key in batch if key not in present]
+            if missing:
+                instance.add_dynamic_partitions(workbook_partitions.name, missing)
+        added.extend(batch)
+    return added

@@ -1,4 +1,5 @@
-"""The inbox sensor: a new partition and a run for every new file content in ``<data-dir>/inbox``."""
+"""The inbox sensor: a new partition and a run for every new file content in ``<data-dir>/inbox``,
+and the sensors that refresh the ``lineage`` table after each run."""
 
 from dagster import (
     AssetSelection,
@@ -15,7 +16,13 @@ from dagster import (
 
 from .assets import ALL_ASSETS
 from .lineage import export_lineage
-from .partitions import workbook_partitions
+from .partitions import (
+    MAX_RUNS_PER_TICK,
+    existing_partition_keys,
+    keys_with_runs,
+    plan_discovery,
+    workbook_partitions,
+)
 from .resources import DataStoreResource
 
 #: Materializes all six assets for one partition.
@@ -29,23 +36,29 @@ SPREADSHEET_SUFFIXES = {".xlsx", ".xlsm", ".xltx", ".xltm", ".xls", ".xlsb", ".o
 
 
 @sensor(job=ingest_job, minimum_interval_seconds=15, default_status=DefaultSensorStatus.RUNNING,
-        description="Adds a `workbooks` partition and requests a run for each new file content "
-                    "found in <data-dir>/inbox (same bytes under any name are processed once).")
+        description="Adds a `workbooks` partition for each new file content found in "
+                    "<data-dir>/inbox (same bytes under any name are processed once) and "
+                    "requests a run for each file with no run yet, at most "
+                    f"{MAX_RUNS_PER_TICK} per tick.")
 def inbox_sensor(context: SensorEvaluationContext, storage: DataStoreResource) -> SensorResult:
+    """One tick: hash every spreadsheet file of the inbox, add the new hashes as partitions
+    (add requests of at most ``ADD_BATCH_SIZE`` keys) and request a run (``run_key`` = hash)
+    for up to ``MAX_RUNS_PER_TICK`` hashes that have no run yet; the rest are requested on
+    later ticks (see :func:`~extraction_assets.partitions.plan_discovery`)."""
     store = storage.store()
     store.inbox.mkdir(parents=True, exist_ok=True)
-    new_keys: list[str] = []
-    for path in sorted(p for p in store.inbox.rglob("*") if p.is_file()):
-        if path.name.startswith(".") or path.suffix.lower() not in SPREADSHEET_SUFFIXES:
-            continue
-        digest, _ = store.register_source(path)
-        if digest in new_keys or context.instance.has_dynamic_partition(
-                workbook_partitions.name, digest):
-            continue
-        new_keys.append(digest)
+    discovered = [store.register_source(path)[0]
+                  for path in sorted(p for p in store.inbox.rglob("*") if p.is_file())
+                  if not path.name.startswith(".")
+                  and path.suffix.lower() in SPREADSHEET_SUFFIXES]
+    plan = plan_discovery(discovered, existing_partition_keys(context.instance),
+                          keys_with_runs(context.instance))
+    if plan.waiting:
+        context.log.info(f"{plan.waiting} partitions wait for their run request on a later tick")
     return SensorResult(
-        run_requests=[RunRequest(partition_key=k, run_key=k) for k in new_keys],
-        dynamic_partitions_requests=[workbook_partitions.build_add_request(new_keys)] if new_keys else [],
+        run_requests=[RunRequest(partition_key=k, run_key=k) for k in plan.run_keys],
+        dynamic_partitions_requests=[workbook_partitions.build_add_request(batch)
+                                     for batch in plan.add_batches],
     )
 
 

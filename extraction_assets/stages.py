@@ -510,26 +510,40 @@ def _chunk_row(workbook_hash: str, index: int, chunk: Chunk) -> dict:
                 n_tokens=chunk.n_tokens, rows=chunk.rows, continuation=chunk.continuation)
 
 
+#: The assets :func:`run_pipeline` can stop after, in graph order.
+PIPELINE_ASSETS = ("parsed_sheets", "normalized_grids", "segmented_blocks", "rendered_chunks")
+
+
 def run_pipeline(data: bytes, *, filename: str = "workbook.xlsx",
                  count_tokens: Callable[[str], int] | None = None, max_tokens: int = 512,
                  min_tokens: int = 0, limits: Limits | None = None,
-                 passwords: Sequence[str] = ()) -> dict[str, pa.Table]:
+                 passwords: Sequence[str] = (),
+                 until: str = "rendered_chunks") -> dict[str, pa.Table]:
     """Every stage but the embeddings, in one call and without Dagster: parse, normalize,
-    segment and, when ``count_tokens`` is given, render. Returns every table by name (see
+    segment and, when ``count_tokens`` is given, render. ``until`` names the last of them to
+    run (one of :data:`PIPELINE_ASSETS`; default all). Returns every table by name (see
     :mod:`extraction_assets.schemas`), the issues of all stages as ``extraction_issues``.
 
     Raises:
         StageError: the file cannot be read (typed cause in ``error``).
+        ValueError: ``until`` is not one of :data:`PIPELINE_ASSETS`.
     """
+    if until not in PIPELINE_ASSETS:
+        raise ValueError(f"unknown stage {until!r}; choose one of {', '.join(PIPELINE_ASSETS)}")
+    last = PIPELINE_ASSETS.index(until)
     workbook_hash = hashlib.sha256(data).hexdigest()
     parsed = parse_stage(workbook_hash, data, limits, passwords)
     t = parsed.tables
-    normalized = normalize_stage(workbook_hash, t["parsed_cells"], t["parsed_sheets"],
-                                 t["styles"], t["workbook_properties"])
-    cells, sheets = normalized.tables["cells"], normalized.tables["sheets"]
-    segmented = segment_stage(workbook_hash, cells, sheets, t["sheet_objects"])
-    outputs = [parsed, normalized, segmented]
-    if count_tokens is not None:
+    outputs = [parsed]
+    if last >= 1:
+        normalized = normalize_stage(workbook_hash, t["parsed_cells"], t["parsed_sheets"],
+                                     t["styles"], t["workbook_properties"])
+        cells, sheets = normalized.tables["cells"], normalized.tables["sheets"]
+        outputs.append(normalized)
+    if last >= 2:
+        segmented = segment_stage(workbook_hash, cells, sheets, t["sheet_objects"])
+        outputs.append(segmented)
+    if last >= 3 and count_tokens is not None:
         outputs.append(render_stage(
             workbook_hash, filename, cells, sheets, segmented.tables["blocks"],
             segmented.tables["block_columns"], count_tokens, max_tokens, min_tokens,

@@ -9,13 +9,11 @@ import sys
 
 import duckdb
 import pytest
-from dagster import AssetKey, build_sensor_context
+from dagster import AssetKey
 
 from extraction_assets.assets import ALL_ASSETS
-from extraction_assets.definitions import make_definitions
 from extraction_assets.embedding import LocalEmbedder
 from extraction_assets.ingest import ingest_paths, open_instance
-from extraction_assets.sensors import inbox_sensor
 from extraction_assets.storage import DataStore
 from extraction_assets.vectors import VectorStore
 from extraction_assets.warehouse import CONTRACT_VIEWS
@@ -199,27 +197,6 @@ def test_cli_ingest_reports_each_file_and_exits_nonzero_on_failure(tmp_path):
         [sys.executable, "-m", "extraction_assets.cli", "search", "anything",
          "--data-dir", str(tmp_path / "data")], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "ingest some files first" in proc.stderr
-
-
-def test_inbox_sensor_adds_each_new_content_once(tmp_path):
-    from extraction_assets.samples import write_samples
-
-    store = DataStore(tmp_path / "data")
-    store.inbox.mkdir(parents=True)
-    first, second, _ = write_samples(store.inbox)
-    (store.inbox / "copy of ledger.xlsx").write_bytes(first.read_bytes())
-    (store.inbox / "readme.txt").write_text("not a spreadsheet suffix")
-    defs = make_definitions(str(store.root))
-    with open_instance(store) as instance:
-        context = build_sensor_context(instance=instance, resources=defs.resources)
-        result = inbox_sensor(context)
-        keys = sorted(r.partition_key for r in result.run_requests)
-        assert len(keys) == 3
-        assert sorted(result.dynamic_partitions_requests[0].partition_keys) == keys
-        instance.add_dynamic_partitions("workbooks", keys)
-        again = inbox_sensor(build_sensor_context(instance=instance, resources=defs.resources))
-        assert again.run_requests == [] and again.dynamic_partitions_requests == []
-    assert store.source_of(keys[0])["filename"] in {p.name for p in store.inbox.iterdir()}
 
 
 def test_b04_two_row_header_is_one_table(cases_dir, tmp_path):

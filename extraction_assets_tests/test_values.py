@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
 from openpyxl import Workbook
 
 from extraction_assets.core.numfmt import is_valid_format
@@ -136,3 +137,18 @@ def test_chart_becomes_a_block_and_a_chunk_with_its_values():
                             LocalEmbedder().count_tokens, 512).tables
     texts = [c["text"] for c in rendered["chunks"].to_pylist()]
     assert any("Sales by month" in t and "Jan = 10; Feb = 12; Mar = 9" in t for t in texts)
+
+
+def test_run_pipeline_stops_after_the_stage_named_by_until():
+    data = xlsx_bytes([Sheet("S", worksheet(
+        '<row r="1">' + _inline("A1", "item") + _inline("B1", "qty") + "</row>"
+        '<row r="2">' + _inline("A2", "bolt") + '<c r="B2"><v>4</v></c></row>'))])
+    count = LocalEmbedder().count_tokens
+    normalized = run_pipeline(data, count_tokens=count, until="normalized_grids")
+    assert normalized["sheets"].num_rows == 1 and normalized["cells"].num_rows == 4
+    assert "blocks" not in normalized and "chunks" not in normalized
+    segmented = run_pipeline(data, count_tokens=count, until="segmented_blocks")
+    assert segmented["blocks"].num_rows >= 1 and "chunks" not in segmented
+    assert run_pipeline(data, count_tokens=count)["records"].num_rows == 1
+    with pytest.raises(ValueError, match="unknown stage"):
+        run_pipeline(data, until="chunk_embeddings")

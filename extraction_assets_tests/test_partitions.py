@@ -1,0 +1,137 @@
+"""Partition discovery at scale (B36): 40,000 keys at once on a real Dagster instance with SQLite
+storage, and the real inbox sensor evaluated against a real instance."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+
+import pytest
+from dagster import AssetSelection, DagsterInstance, build_sensor_context, materialize
+
+from extraction_assets.assets import ALL_ASSETS
+from extraction_assets.definitions import make_definitions
+from extraction_assets.ingest import open_instance
+from extraction_assets.partitions import (
+    ADD_BATCH_SIZE,
+    MAX_RUNS_PER_TICK,
+    add_partition_keys,
+    existing_partition_keys,
+    keys_with_runs,
+    new_key_batches,
+    plan_discovery,
+    workbook_partitions,
+)
+from extraction_assets.samples import write_samples
+from extraction_assets.sensors import inbox_sensor
+from extraction_assets.storage import DataStore
+
+#: B36 asks a second discovery of the same keys to finish in under 30 s.
+SECOND_TICK_SECONDS = 30
+
+
+def _recipe_keys(n: int) -> list[str]:
+    return [hashlib.sha256(("workbook-%05d" % i).encode()).hexdigest() for i in range(n)]
+
+
+@pytest.fixture(scope="module")
+def b36_keys(cases_dir) -> list[str]:
+    """The 40,000 keys of ``B36_dynamic_partitions_spec.json``."""
+    spec = json.loads((cases_dir / "B36_dynamic_partitions_spec.json").read_text())
+    assert spec["partitions_def"] == workbook_partitions.name
+    return _recipe_keys(spec["n_keys"])
+
+
+def test_b36_one_tick_discovers_forty_thousand_keys(b36_keys, tmp_path):
+    assert len(b36_keys) == 40_000
+    with DagsterInstance.local_temp(str(tmp_path)) as instance:  # SQLite storage in tmp_path
+        plan = plan_discovery(b36_keys, existing_partition_keys(instance),
+                              keys_with_runs(instance))
+        assert max(len(batch) for batch in plan.add_batches) <= ADD_BATCH_SIZE
+        assert [k for batch in plan.add_batches for k in batch] == b36_keys
+        assert plan.run_keys == b36_keys[:MAX_RUNS_PER_TICK]
+        assert plan.waiting == 40_000 - MAX_RUNS_PER_TICK
+        for batch in plan.add_batches:  # what the sensor daemon does with each add request
+            instance.add_dynamic_partitions(workbook_partitions.name, batch)
+        stored = instance.get_dynamic_partitions(workbook_partitions.name)
+        assert len(stored) == len(set(stored)) == 40_000 and set(stored) == set(b36_keys)
+
+        start = time.perf_counter()
+        again = plan_discovery(b36_keys, existing_partition_keys(instance),
+                               keys_with_runs(instance))
+        seconds = time.perf_counter() - start
+        assert again.add_batches == []
+        assert seconds < SECOND_TICK_SECONDS, f"second tick took {seconds:.1f} s"
+        # no run exists yet: the same keys are requested again, none is lost
+        assert again.run_keys == plan.run_keys
+
+
+def test_b36_ingest_path_adds_forty_thousand_keys_in_batches(b36_keys, tmp_path):
+    with DagsterInstance.local_temp(str(tmp_path)) as instance:
+        assert add_partition_keys(instance, b36_keys + b36_keys[:10]) == b36_keys
+        stored = instance.get_dynamic_partitions(workbook_partitions.name)
+        assert len(stored) == len(set(stored)) == 40_000
+        start = time.perf_counter()
+        assert add_partition_keys(instance, b36_keys) == []
+        assert time.perf_counter() - start < SECOND_TICK_SECONDS
+
+
+def test_capped_run_requests_reach_every_key_exactly_once():
+    keys = _recipe_keys(40_000)
+    with_runs: set[str] = set()
+    requested: list[str] = []
+    while True:
+        plan = plan_discovery(keys, set(keys), with_runs)
+        if not plan.run_keys:
+            break
+        assert len(plan.run_keys) <= MAX_RUNS_PER_TICK
+        assert plan.waiting == len(keys) - len(requested) - len(plan.run_keys)
+        if len(requested) == 1000:  # this tick's requests never became runs (daemon died)
+            assert plan_discovery(keys, set(keys), with_runs).run_keys == plan.run_keys
+        requested.extend(plan.run_keys)
+        with_runs.update(plan.run_keys)  # the runs the requests became
+    assert len(requested) == len(set(requested)) == len(keys)
+    assert plan.waiting == 0
+
+
+def test_new_key_batches_keep_first_seen_order_without_duplicates():
+    assert new_key_batches(["c", "a", "c", "b", "d"], {"b"}, batch_size=2) == [["c", "a"], ["d"]]
+    assert new_key_batches([], set()) == []
+    with pytest.raises(ValueError, match="batch_size"):
+        new_key_batches(["a"], set(), batch_size=0)
+    with pytest.raises(ValueError, match="max_runs"):
+        plan_discovery(["a"], set(), set(), max_runs=-1)
+
+
+def test_inbox_sensor_adds_each_new_content_once_and_requests_runs_until_they_exist(tmp_path):
+    store = DataStore(tmp_path / "data")
+    store.inbox.mkdir(parents=True)
+    first, _, _ = write_samples(store.inbox)
+    (store.inbox / "copy of ledger.xlsx").write_bytes(first.read_bytes())
+    (store.inbox / "readme.txt").write_text("not a spreadsheet suffix")
+    defs = make_definitions(str(store.root))
+
+    def tick(instance):
+        return inbox_sensor(build_sensor_context(instance=instance, resources=defs.resources))
+
+    with open_instance(store) as instance:
+        result = tick(instance)
+        keys = sorted(r.partition_key for r in result.run_requests)
+        assert len(keys) == 3
+        assert [r.run_key for r in result.run_requests] == [r.partition_key
+                                                            for r in result.run_requests]
+        assert [sorted(r.partition_keys) for r in result.dynamic_partitions_requests] == [keys]
+        for request in result.dynamic_partitions_requests:
+            instance.add_dynamic_partitions(request.partitions_def_name, request.partition_keys)
+
+        again = tick(instance)
+        assert again.dynamic_partitions_requests == []
+        # partitions added but no run yet (e.g. the daemon stopped before launching them)
+        assert sorted(r.partition_key for r in again.run_requests) == keys
+
+        run = materialize(ALL_ASSETS, selection=AssetSelection.assets(ALL_ASSETS[0]),
+                          partition_key=keys[0], instance=instance, resources=defs.resources)
+        assert run.success and keys_with_runs(instance) == {keys[0]}
+        assert sorted(r.partition_key for r in tick(instance).run_requests) == keys[1:]
+    assert store.source_of(keys[0])["filename"] in {p.name for p in store.inbox.iterdir()}
