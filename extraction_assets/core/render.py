@@ -59,6 +59,11 @@ class Chunk:
         return hashlib.sha256(key.encode()).hexdigest()
 
 
+#: The StyledGrid columns a record reads (see :func:`typed_value`).
+_RECORD_COLUMNS = ("value_type", "number_value", "iso_value", "raw_value", "display_text",
+                   "merged_from")
+
+
 def typed_value(cell: dict):
     """The typed value of a StyledGrid cell for a record (JSON-compatible)."""
     vtype = cell["value_type"]
@@ -82,9 +87,9 @@ def table_records(grid: StyledGrid, block: Block) -> list[Record]:
     ``total``; in a row-group column (``block.row_group_col``) a group's label is filled down to
     the rows under it, recorded in ``merged_from`` as coming from the label's cell.
     """
-    index = {(r, c): i for i, (r, c) in enumerate(zip(grid.columns["row"], grid.columns["col"]))}
-    names = list(grid.columns)
+    index = grid.cell_index
     values = grid.columns
+    names = _RECORD_COLUMNS
     skipped = set(grid.hidden_rows) | set(block.skip_rows)
     totals = set(block.total_rows)
     group = next((c for c in block.columns if c.col == block.row_group_col), None)
@@ -200,7 +205,7 @@ def table_html(block: Block, records: list[Record], grid: StyledGrid) -> str:
     """The table as HTML: ``<thead>`` with one ``<tr>`` per header row, merged header cells as
     ``colspan``/``rowspan`` (counted in the table's columns), then ``<tbody>`` rows; all text
     escaped."""
-    index = {(r, c): i for i, (r, c) in enumerate(zip(grid.columns["row"], grid.columns["col"]))}
+    index = grid.cell_index
     texts, merged_from, merge_range = (grid.columns["display_text"], grid.columns["merged_from"],
                                        grid.columns["merge_range"])
     cols = [c.col for c in block.columns]
@@ -243,7 +248,8 @@ def record_text(record: Record, columns: list) -> str:
 
 @dataclass
 class _Piece:
-    """Content of one chunk before packing: a heading path and a Markdown body."""
+    """Content of one chunk before packing: a heading path and a Markdown body, with its token
+    count when the producer already counted its text (``None``: count it when packing)."""
 
     heading_path: list[str]
     body: str
@@ -251,6 +257,7 @@ class _Piece:
     a1_ranges: list[str]
     rows: list[int]
     continuation: bool = False
+    n_tokens: int | None = None
 
 
 def chunk_sheet(
@@ -270,6 +277,9 @@ def chunk_sheet(
     * neighbouring pieces of different blocks under the same heading path are merged while the
       result fits the budget and one of them is smaller than ``min_tokens``;
     * the parts of anything cut are marked ``continuation`` (all but the first).
+
+    Each line, row and cell is counted once for packing, each chunk's text once exactly, so the
+    work grows linearly with the text (cells of 10,000 characters included).
     """
     used = {h for b in blocks for h in b.heading_path[1:]}
     used |= {b.title for b in blocks if b.kind in ("table", "key_value") and b.title}
@@ -290,7 +300,7 @@ def _pack(pieces: list[_Piece], count_tokens, max_tokens: int, min_tokens: int) 
     merged: list[_Piece] = []
     sizes: list[int] = []
     for piece in pieces:
-        size = count_tokens(_text(piece))
+        size = piece.n_tokens if piece.n_tokens is not None else count_tokens(_text(piece))
         last = merged[-1] if merged else None
         if (last is not None and last.heading_path == piece.heading_path
                 and not set(last.block_ids) & set(piece.block_ids)
@@ -308,6 +318,32 @@ def _pack(pieces: list[_Piece], count_tokens, max_tokens: int, min_tokens: int) 
                   p.rows, p.continuation) for p, n in zip(merged, sizes)]
 
 
+def _runs(costs: list[int], base: int, max_tokens: int,
+          exact: Callable[[int, int], int]) -> list[tuple[int, int, int]]:
+    """Cut items ``0..len(costs)`` into consecutive runs within ``max_tokens``.
+
+    A run takes items while ``base`` plus their estimated ``costs`` fits (at least one item),
+    then gives items back while ``exact(start, end)``, the true token count of the run's text,
+    is over the budget and more than one item is left. Returns ``(start, end, tokens)`` per
+    run, ``end`` exclusive; a one-item run may still be over the budget.
+    """
+    out = []
+    start = 0
+    while start < len(costs):
+        end, total = start, base
+        while end < len(costs) and (end == start or total + costs[end] <= max_tokens):
+            total += costs[end]
+            end += 1
+        while True:
+            n_tokens = exact(start, end)
+            if n_tokens <= max_tokens or end - start == 1:
+                break
+            end -= 1
+        out.append((start, end, n_tokens))
+        start = end
+    return out
+
+
 def _table_pieces(block: Block, records: list[Record], count_tokens, max_tokens) -> list[_Piece]:
     head = headings_markdown(block.heading_path)
     columns = block.columns
@@ -320,27 +356,20 @@ def _table_pieces(block: Block, records: list[Record], count_tokens, max_tokens)
     overhead = count_tokens("")
     base = count_tokens(f"{head}\n\n{header}\n{rule}")
     costs = [count_tokens(line) - overhead + 1 for line in lines]
+
+    def body(start: int, end: int) -> str:
+        return f"{header}\n{rule}\n" + "\n".join(lines[start:end])
+
     pieces: list[_Piece] = []
-    start = 0
-    while start < len(lines):
-        end, total = start, base
-        while end < len(lines) and (end == start or total + costs[end] <= max_tokens):
-            total += costs[end]
-            end += 1
-        while True:
-            body = f"{header}\n{rule}\n" + "\n".join(lines[start:end])
-            n_tokens = count_tokens(f"{head}\n\n{body}")
-            if n_tokens <= max_tokens or end - start == 1:
-                break
-            end -= 1
+    for start, end, n_tokens in _runs(costs, base, max_tokens,
+                                      lambda a, b: count_tokens(f"{head}\n\n{body(a, b)}")):
         part = records[start:end]
         if n_tokens > max_tokens and len(columns) > 1:
             pieces += _wide_row_pieces(block, part[0], count_tokens, max_tokens)
         else:
             a1 = range_ref(part[0].row, block.min_col, part[-1].row, block.max_col)
-            pieces.append(_Piece(block.heading_path, body, [block.block_id], [a1],
-                                 [r.row for r in part]))
-        start = end
+            pieces.append(_Piece(block.heading_path, body(start, end), [block.block_id], [a1],
+                                 [r.row for r in part], n_tokens=n_tokens))
     return pieces
 
 
@@ -356,20 +385,20 @@ def _wide_row_pieces(block: Block, record: Record, count_tokens, max_tokens) -> 
                           _row_line([block.markup.get(cell_ref(record.row, c.col),
                                                       record.display[c.header]) for c in cols])])
 
-    groups: list[list] = [[]]
-    for column in rest:
-        trial = [key, *groups[-1], column]
-        if groups[-1] and count_tokens(f"{head}\n\n{body(trial)}") > max_tokens:
-            groups.append([])
-        groups[-1].append(column)
+    overhead = count_tokens("")
+    # a column adds its header cell, its rule cell and its value cell to the three lines
+    costs = [count_tokens(f"{md_cell(c.header)} | --- | {md_cell(record.display[c.header])}")
+             - overhead + 3 for c in rest]
+    runs = _runs(costs, count_tokens(f"{head}\n\n{body([key])}"), max_tokens,
+                 lambda a, b: count_tokens(f"{head}\n\n{body([key, *rest[a:b]])}"))
     pieces = []
-    for k, group in enumerate(groups):
-        cols = [key, *group]
+    for k, (start, end, n_tokens) in enumerate(runs):
+        cols = [key, *rest[start:end]]
         a1 = ", ".join(range_ref(record.row, c.col, record.row, c.col) for c in cols) \
             if len(cols) <= 2 else range_ref(record.row, min(c.col for c in cols), record.row,
                                               max(c.col for c in cols))
         pieces.append(_Piece(block.heading_path, body(cols), [block.block_id], [a1], [record.row],
-                             continuation=k > 0))
+                             continuation=k > 0, n_tokens=n_tokens))
     return pieces
 
 
@@ -379,8 +408,10 @@ _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 def _text_pieces(block: Block, count_tokens, max_tokens) -> list[_Piece]:
     head = headings_markdown(block.heading_path)
     rows = list(range(block.min_row, block.max_row + 1))
-    if count_tokens(f"{head}\n\n{block.text}") <= max_tokens:
-        return [_Piece(block.heading_path, block.text, [block.block_id], [block.a1_range], rows)]
+    n_tokens = count_tokens(f"{head}\n\n{block.text}")
+    if n_tokens <= max_tokens:
+        return [_Piece(block.heading_path, block.text, [block.block_id], [block.a1_range], rows,
+                       n_tokens=n_tokens)]
     units = [u for line in block.text.split("\n") for u in _SENTENCE.split(line) if u.strip()]
     bodies: list[str] = []
     for unit in units:

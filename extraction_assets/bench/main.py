@@ -1,0 +1,347 @@
+"""The benchmark command: ``python -m extraction_assets.bench [OPTIONS] [FILE...]``.
+
+For every workbook (the generated ones chosen with ``--generate``, plus the files given) it
+measures, in this process and alternating, ``--repeat`` times:
+
+* our stages one by one (hash, parse, normalize, segment, render, embed; see
+  :mod:`.measure`), the sum of hash..render being "hash -> chunks" (no embeddings);
+* the reference readers on the same bytes: python-calamine reading all values (our proxy for
+  the physical limit), openpyxl read-only, and Docling's Excel backend conversion plus
+  Markdown export when Docling is installed (``pip install -e ".[bench-docling]"``).
+
+Then the Dagster run end to end (in-process executor, six assets, local embedder) of one
+workbook on temporary data dirs, against the same stages run in-process: the difference is
+Dagster's overhead per partition (storage, views, checks, event log), and a forced re-run
+shows the embeddings reused by chunk id. Last, ``--parallel-files`` files ingested by one
+process and by ``--parallel-workers`` processes at once on one data dir.
+
+It prints medians (peaks: the largest of the runs) as tables, the ratios ours / calamine and
+Docling / ours, the targets of issue #8 met or missed, and writes everything as JSON with
+``--json``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..embedding import LocalEmbedder
+from .measure import (
+    STAGES,
+    Timing,
+    convert_docling,
+    docling_available,
+    read_calamine,
+    read_openpyxl,
+    run_stages,
+    timed,
+)
+from .runs import dagster_run, ingest_processes
+from .workbooks import GENERATED, generate_workbook
+
+console = Console(width=None if sys.stdout.isatty() else 160)
+#: Stages that make "hash -> chunks" (everything before the embeddings).
+TO_CHUNKS = STAGES[:-1]
+
+Generated = Enum("Generated", {name: name for name in GENERATED}, type=str)
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def _summary(timings: list[Timing], cells: int, records: int) -> dict:
+    """Median seconds, throughputs and the largest peak of repeated timings of one thing."""
+    seconds = _median([t.seconds for t in timings])
+    peaks = [t.peak_rss_mb for t in timings if t.peak_rss_mb is not None]
+    return {"seconds": round(seconds, 4), "rows": timings[0].rows,
+            "cells_per_s": round(cells / seconds) if seconds else None,
+            "records_per_s": round(records / seconds) if seconds and records else None,
+            "peak_rss_mb": round(max(peaks)) if peaks else None}
+
+
+def bench_file(path: Path, repeat: int, embedder: LocalEmbedder, embed_chunks: int,
+               docling: bool, expected: dict | None = None) -> dict:
+    """Measure one workbook ``repeat`` times, alternating readers and our stages.
+
+    Returns a JSON-compatible dict: ``cells`` (calamine's non-empty count), ``records``,
+    ``chunks``, ``references`` and ``stages`` (each: median ``seconds``, ``cells_per_s``,
+    ``records_per_s``, ``peak_rss_mb``), ``hash_to_chunks`` (sum of the stage medians, largest
+    stage peak), ``embed`` throughput and the ratios. ``expected`` (generated files) holds
+    the ``cells`` and ``data_rows`` the generator wrote.
+    """
+    data = path.read_bytes()
+    readers = {"calamine": lambda: read_calamine(data), "openpyxl": lambda: read_openpyxl(data)}
+    if docling:
+        readers["docling"] = lambda: convert_docling(data, path.name)
+    ref_runs: dict[str, list[Timing]] = {name: [] for name in readers}
+    stage_runs: dict[str, list[Timing]] = {name: [] for name in STAGES}
+    counts: dict = {}
+    for _ in range(repeat):
+        for name, fn in readers.items():
+            ref_runs[name].append(timed(fn, lambda n: n)[1])
+        timings, counts = run_stages(data, path.name, embedder, embed_chunks)
+        for name, timing in timings.items():
+            stage_runs[name].append(timing)
+    cells, records = ref_runs["calamine"][0].rows, counts["records"]
+    out: dict = {"file": path.name, "path": str(path), "size_bytes": len(data), "cells": cells,
+                 "records": records, "chunks": counts["chunks"], "tokens": counts["tokens"],
+                 "expected": expected,
+                 "references": {name: _summary(runs, cells, records)
+                                for name, runs in ref_runs.items()},
+                 "stages": {name: _summary(runs, cells, records)
+                            for name, runs in stage_runs.items() if runs}}
+    stages = out["stages"]
+    seconds = sum(stages[name]["seconds"] for name in TO_CHUNKS)
+    peaks = [stages[name]["peak_rss_mb"] for name in TO_CHUNKS
+             if stages[name]["peak_rss_mb"] is not None]
+    out["hash_to_chunks"] = {"seconds": round(seconds, 4),
+                             "cells_per_s": round(cells / seconds) if seconds else None,
+                             "records_per_s": round(records / seconds) if seconds else None,
+                             "peak_rss_mb": max(peaks) if peaks else None}
+    if "embed" in stages:
+        embed = stages["embed"]
+        out["embed"] = {"chunks": counts["embedded"], "seconds": embed["seconds"],
+                        "chunks_per_s": round(counts["embedded"] / embed["seconds"], 2)}
+    refs = out["references"]
+    out["ratio_ours_to_calamine"] = round(seconds / refs["calamine"]["seconds"], 2)
+    if "docling" in refs:
+        out["ratio_docling_to_ours"] = round(refs["docling"]["seconds"] / seconds, 2)
+    return out
+
+
+def bench_dagster(path: Path, repeat: int, embedder: LocalEmbedder) -> dict:
+    """The six assets through Dagster (in-process executor) on a fresh temp data dir, against
+    the same stages in-process with every chunk embedded, alternating, ``repeat`` times; then
+    one forced re-run on the last data dir (chunk ids unchanged -> vectors reused).
+
+    ``overhead_s`` = median run wall - median in-process stage work.
+    """
+    data = path.read_bytes()
+    walls, work, steps = [], [], []
+    again: dict = {}
+    for k in range(repeat):
+        timings, _ = run_stages(data, path.name, embedder, None)
+        work.append(sum(t.seconds for t in timings.values()))
+        with tempfile.TemporaryDirectory(prefix="bench-dagster-") as tmp:
+            run = dagster_run(path, Path(tmp))
+            walls.append(run["wall_s"])
+            steps.append(sum(run["steps_s"].values()))
+            if k == repeat - 1:
+                again = dagster_run(path, Path(tmp), force=True)
+    wall, stage_work = _median(walls), _median(work)
+    return {"file": path.name, "runs": repeat, "wall_s": round(wall, 3),
+            "steps_s": round(_median(steps), 3), "stage_work_s": round(stage_work, 3),
+            "overhead_s": round(wall - stage_work, 3),
+            "per_step_s": {k: round(v, 3) for k, v in run["steps_s"].items()},
+            "chunks": run["chunks"], "first_run_embedded": run["embedded"],
+            "rerun": {"wall_s": round(again["wall_s"], 3), "embedded": again["embedded"],
+                      "reused": again["reused"]}}
+
+
+def bench_parallel(folder: Path, files: int, rows: int, workers: int, repeat: int,
+                   until: Optional[str]) -> dict:
+    """``files`` distinct generated workbooks (``rows``.. rows x 10) ingested by one process
+    and by ``workers`` processes at once, alternating, each on a fresh data dir."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for k in range(files):
+        path = folder / f"parallel_{rows + k}.xlsx"
+        if not path.exists():
+            generate_workbook(path, rows + k)
+        paths.append(path)
+    serial, parallel = [], []
+    for _ in range(repeat):
+        for n, walls in ((1, serial), (workers, parallel)):
+            with tempfile.TemporaryDirectory(prefix="bench-parallel-") as tmp:
+                walls.append(ingest_processes(paths, Path(tmp), n, until))
+    s, p = _median(serial), _median(parallel)
+    return {"files": files, "cells_per_file": 10 * rows + 15, "workers": workers,
+            "until": until or "chunk_embeddings", "serial_s": round(s, 3),
+            "parallel_s": round(p, 3), "serial_files_per_s": round(files / s, 3),
+            "parallel_files_per_s": round(files / p, 3), "ratio": round(s / p, 2)}
+
+
+def targets(results: dict) -> list[dict]:
+    """Issue #8's targets that this run measured: name, measured value, limit, met."""
+    out = []
+    files = {f["file"]: f for f in results["files"]}
+
+    def add(name: str, value, limit: str, met: bool) -> None:
+        out.append({"target": name, "measured": value, "limit": limit, "met": met})
+
+    one_m = files.get(f"{GENERATED['1m'].name}.xlsx")
+    if one_m:
+        add("1M cells: hash -> chunks / calamine read", one_m["ratio_ours_to_calamine"], "<= 5",
+            one_m["ratio_ours_to_calamine"] <= 5)
+        peak = one_m["hash_to_chunks"]["peak_rss_mb"]
+        if peak is not None:
+            add("1M cells: peak RSS MB, hash -> chunks", peak, "<= 800", peak <= 800)
+    two_k = files.get(f"{GENERATED['200k'].name}.xlsx")
+    if two_k and "ratio_docling_to_ours" in two_k:
+        add("200k cells: Docling / ours", two_k["ratio_docling_to_ours"], ">= 10",
+            two_k["ratio_docling_to_ours"] >= 10)
+    merged = files.get(f"{GENERATED['merged'].name}.xlsx")
+    if merged:
+        seconds = round(merged["stages"]["parse"]["seconds"]
+                        + merged["stages"]["normalize"]["seconds"], 3)
+        add("50,000 merged ranges: parse + normalize s", seconds, "<= 3", seconds <= 3)
+    if results.get("dagster"):
+        overhead = results["dagster"]["overhead_s"]
+        add("Dagster overhead per partition s", overhead, "<= 3", overhead <= 3)
+        rerun = results["dagster"]["rerun"]
+        add("re-run: unchanged chunks re-embedded", rerun["embedded"], "== 0",
+            rerun["embedded"] == 0)
+    if results.get("parallel"):
+        ratio = results["parallel"]["ratio"]
+        add(f"parallel: {results['parallel']['workers']} processes / serial", ratio, ">= 1.6",
+            ratio >= 1.6)
+    return out
+
+
+def _fmt(value, digits: int = 2) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return f"{value:,}"
+
+
+def print_results(results: dict) -> None:
+    """Rich tables of a run's results."""
+    main = Table(title="Workbooks (median seconds; peak RSS MB)")
+    for col in ("file", "cells", "records", "chunks", "calamine s", "openpyxl s", "docling s",
+                "ours s (hash->chunks)", "ours/calamine", "docling/ours", "peak MB"):
+        main.add_column(col, justify="left" if col == "file" else "right")
+    for f in results["files"]:
+        refs = f["references"]
+        main.add_row(f["file"], _fmt(f["cells"]), _fmt(f["records"]), _fmt(f["chunks"]),
+                     _fmt(refs["calamine"]["seconds"], 3), _fmt(refs["openpyxl"]["seconds"], 3),
+                     _fmt(refs.get("docling", {}).get("seconds"), 3),
+                     _fmt(f["hash_to_chunks"]["seconds"], 3),
+                     _fmt(f["ratio_ours_to_calamine"]), _fmt(f.get("ratio_docling_to_ours")),
+                     _fmt(f["hash_to_chunks"]["peak_rss_mb"]))
+    console.print(main)
+    stages = Table(title="Stages (median seconds, cells/s and records/s of the workbook, "
+                         "process peak RSS MB while the stage ran)")
+    for col in ("file", "stage", "s", "cells/s", "records/s", "rows out", "peak MB"):
+        stages.add_column(col, justify="left" if col in ("file", "stage") else "right")
+    for f in results["files"]:
+        for name, s in f["stages"].items():
+            stages.add_row(f["file"], name, _fmt(s["seconds"], 3), _fmt(s["cells_per_s"]),
+                           _fmt(s["records_per_s"]), _fmt(s["rows"]), _fmt(s["peak_rss_mb"]))
+        if "embed" in f:
+            stages.add_row(f["file"], "embed chunks/s", _fmt(f["embed"]["chunks_per_s"]), "", "",
+                           _fmt(f["embed"]["chunks"]), "")
+    console.print(stages)
+    if results.get("dagster"):
+        d = results["dagster"]
+        console.print(
+            f"[bold]Dagster[/] {d['file']}: run {d['wall_s']:.2f} s (steps {d['steps_s']:.2f} s), "
+            f"stage work in-process {d['stage_work_s']:.2f} s, overhead {d['overhead_s']:.2f} s "
+            f"per partition; forced re-run {d['rerun']['wall_s']:.2f} s embedded "
+            f"{d['rerun']['embedded']} of {d['chunks']} chunks, reused {d['rerun']['reused']}",
+            highlight=False)
+    if results.get("parallel"):
+        p = results["parallel"]
+        console.print(
+            f"[bold]Parallel[/] {p['files']} files x {p['cells_per_file']:,} cells until "
+            f"{p['until']}: serial {p['serial_s']:.2f} s, {p['workers']} processes "
+            f"{p['parallel_s']:.2f} s, throughput x{p['ratio']:.2f}", highlight=False)
+    table = Table(title="Targets (issue #8)")
+    for col in ("target", "measured", "limit", "met"):
+        table.add_column(col)
+    for t in results["targets"]:
+        table.add_row(t["target"], _fmt(t["measured"]), t["limit"],
+                      "[green]yes[/]" if t["met"] else "[red]no[/]")
+    console.print(table)
+
+
+def main(
+    files: list[Path] = typer.Argument(None, help="Workbooks to measure besides the generated ones."),
+    generate: list[Generated] = typer.Option(
+        list(Generated), "--generate", "-g",
+        help="Generated workbooks to measure (repeatable; default all): 10k, 100k, 200k, 1m "
+             "cells of orders, wide (200 columns), merged (50,000 merged ranges), sheets "
+             "(200 sheets)."),
+    no_generate: bool = typer.Option(False, "--no-generate", help="Only the FILE arguments."),
+    repeat: int = typer.Option(3, "--repeat", min=1, help="Runs of everything (medians)."),
+    embed_chunks: int = typer.Option(64, "--embed-chunks", min=0,
+                                     help="Chunks embedded per workbook (0: no embed stage)."),
+    docling: bool = typer.Option(True, "--docling/--no-docling",
+                                 help="Measure Docling when it is installed."),
+    docling_max_cells: int = typer.Option(
+        250_000, "--docling-max-cells", help="Skip Docling on larger workbooks (its memory)."),
+    dagster: Optional[Generated] = typer.Option(
+        Generated("10k"), "--dagster", help="Generated workbook of the Dagster end-to-end run."),
+    no_dagster: bool = typer.Option(False, "--no-dagster", help="Skip the Dagster run."),
+    parallel_files: int = typer.Option(8, "--parallel-files", min=0,
+                                       help="Files of the parallel run (0: skip it)."),
+    parallel_rows: int = typer.Option(5_000, "--parallel-rows", min=1,
+                                      help="Rows x 10 columns of each parallel file."),
+    parallel_workers: int = typer.Option(2, "--parallel-workers", min=2),
+    parallel_until: str = typer.Option("rendered_chunks", "--parallel-until",
+                                       help="Last asset of the parallel ingests ('' for all six)."),
+    workdir: Path = typer.Option(Path("data/bench"), "--workdir",
+                                 help="Where generated workbooks are written (and kept)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the results here."),
+) -> None:
+    """Per-stage speed and memory of the pipeline against python-calamine, openpyxl and
+    Docling on the same files, the Dagster overhead per partition and the parallel speed-up."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    embedder = LocalEmbedder()
+    embedder.count_tokens("")
+    embedder.embed(["model load"])  # loaded once, outside the timings
+    with_docling = docling and docling_available()
+    work: list[tuple[Path, dict | None]] = []
+    for choice in ([] if no_generate else dict.fromkeys(generate)):
+        spec = GENERATED[choice.value]
+        path = workdir / f"{spec.name}.xlsx"
+        if not path.exists():
+            console.print(f"generating {path} ({spec.description})", style="dim")
+            spec.make(path)
+        work.append((path, {"cells": spec.cells, "data_rows": spec.data_rows}))
+    work += [(path, None) for path in files or []]
+    results: dict = {
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                    "python": platform.python_version()},
+        "repeat": repeat, "docling": "measured" if with_docling else "not installed or off",
+        "files": [],
+    }
+    for path, expected in work:
+        console.print(f"measuring {path.name} ...", style="dim")
+        use_docling = with_docling and (expected or {}).get("cells", 0) <= docling_max_cells
+        results["files"].append(bench_file(path, repeat, embedder, embed_chunks, use_docling,
+                                           expected))
+    if dagster is not None and not no_dagster:
+        spec = GENERATED[dagster.value]
+        path = workdir / f"{spec.name}.xlsx"
+        if not path.exists():
+            spec.make(path)
+        console.print(f"Dagster runs of {path.name} ...", style="dim")
+        results["dagster"] = bench_dagster(path, repeat, embedder)
+    if parallel_files:
+        console.print(f"parallel ingests of {parallel_files} files ...", style="dim")
+        results["parallel"] = bench_parallel(workdir / "parallel", parallel_files, parallel_rows,
+                                             parallel_workers, repeat, parallel_until or None)
+    results["targets"] = targets(results)
+    print_results(results)
+    if json_out:
+        json_out.write_text(json.dumps(results, indent=2))
+
+
+app = typer.Typer(add_completion=False)
+app.command()(main)

@@ -1,0 +1,67 @@
+"""Timed runs through Dagster: one partition end to end, and several files in parallel."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from dagster import AssetKey, AssetRecordsFilter
+
+from ..embedding import EmbedderResource
+from ..ingest import ingest_paths, open_instance
+from ..storage import DataStore
+
+
+def dagster_run(path: Path, data_dir: Path, force: bool = False) -> dict:
+    """Materialize the six assets for one file with the in-process executor
+    (:func:`~extraction_assets.ingest.ingest_paths`, local embedder) on ``data_dir``.
+
+    Returns ``wall_s`` (the whole call: instance, partition, run, lineage export), ``steps_s``
+    (seconds of each asset's step as Dagster recorded them), ``embedded`` and ``reused``
+    (chunks sent to the model vs vectors reused by chunk id, from ``chunk_embeddings``'s
+    materialization) and ``chunks``.
+
+    Raises:
+        RuntimeError: the run did not succeed (the message names the failed asset).
+    """
+    start = time.perf_counter()
+    [result] = ingest_paths([path], data_dir, EmbedderResource(), force=force)
+    wall = time.perf_counter() - start
+    if result.status != "success":
+        raise RuntimeError(f"Dagster run of {path.name} {result.status}: {result.error}")
+    with open_instance(DataStore(data_dir)) as instance:
+        steps = {s.step_key: s.end_time - s.start_time
+                 for s in instance.get_run_step_stats(result.run_id)}
+        record = instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=AssetKey("chunk_embeddings"),
+                               asset_partitions=[result.workbook_hash]), limit=1).records[0]
+        metadata = record.asset_materialization.metadata
+    return {"wall_s": wall, "steps_s": steps, "embedded": metadata["embedded"].value,
+            "reused": metadata["reused"].value, "chunks": result.counts["chunks"]}
+
+
+def ingest_processes(paths: list[Path], data_dir: Path, workers: int,
+                     until: str | None = None) -> float:
+    """Wall seconds for ``workers`` ``extraction-assets ingest`` processes started at once on
+    one data dir, worker ``w`` taking files ``w, w + workers, ...`` (``workers=1``: serial).
+    This is the project's concurrency path: runs of several processes share the instance,
+    the Parquet store, DuckDB and LanceDB through their file locks.
+
+    Raises:
+        RuntimeError: a worker exited non-zero (its stderr tail is in the message).
+    """
+    command = [sys.executable, "-m", "extraction_assets.cli", "ingest", "--data-dir",
+               str(data_dir), *(["--until", until] if until else [])]
+    start = time.perf_counter()
+    procs = [subprocess.Popen(command + [str(p) for p in paths[w::workers]],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+             for w in range(workers)]
+    errors = [(proc.returncode, err) for proc in procs
+              for _, err in [proc.communicate()] if proc.returncode]
+    wall = time.perf_counter() - start
+    if errors:
+        code, err = errors[0]
+        raise RuntimeError(f"ingest worker exited {code}: {err[-2000:]}")
+    return wall

@@ -1,0 +1,48 @@
+"""The benchmark command in its smallest form, so the harness cannot rot: the 10k-cell
+workbook, one run, a few chunks embedded, JSON out. Nothing here is timed; it checks that every
+stage ran and that the counts are exact."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from extraction_assets.bench.main import app
+from extraction_assets.bench.measure import STAGES
+from extraction_assets.bench.workbooks import GENERATED
+
+
+def test_smallest_bench_run_writes_every_stage_with_exact_counts(tmp_path):
+    out = tmp_path / "bench.json"
+    result = CliRunner().invoke(app, [
+        "--generate", "10k", "--repeat", "1", "--embed-chunks", "4", "--no-docling",
+        "--no-dagster", "--parallel-files", "0", "--workdir", str(tmp_path / "work"),
+        "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "orders_10015.xlsx" in result.output
+    results = json.loads(out.read_text())
+    assert results["machine"]["cpus"] and results["repeat"] == 1
+    [run] = results["files"]
+    spec = GENERATED["10k"]
+    assert run["file"] == f"{spec.name}.xlsx"
+    assert run["cells"] == run["expected"]["cells"] == spec.cells == 10_015
+    assert run["records"] == spec.data_rows == 1_000
+    assert set(run["stages"]) == set(STAGES)
+    stages = run["stages"]
+    assert stages["parse"]["rows"] == 10_015 + 6  # and the styled empty header cells
+    assert stages["render"]["rows"] == run["chunks"] > 0
+    assert run["embed"]["chunks"] == stages["embed"]["rows"] == 4
+    for name, stage in stages.items():
+        assert stage["seconds"] > 0, name
+        if name != "hash":  # too quick for its rounded seconds
+            assert stage["cells_per_s"] == pytest.approx(run["cells"] / stage["seconds"], 0.01)
+        assert stage["peak_rss_mb"] is None or stage["peak_rss_mb"] > 50
+    for reader in ("calamine", "openpyxl"):
+        assert run["references"][reader]["rows"] == run["cells"]
+    assert run["hash_to_chunks"]["seconds"] == round(
+        sum(stages[s]["seconds"] for s in STAGES[:-1]), 4)
+    assert run["ratio_ours_to_calamine"] > 0
+    assert "dagster" not in results and "parallel" not in results
+    assert results["targets"] == []
