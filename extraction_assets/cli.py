@@ -130,7 +130,8 @@ def refresh(
     provider: str = Provider, model: Optional[str] = Model, base_url: Optional[str] = BaseUrl,
 ) -> None:
     """Re-materialize only what is stale in every partition (a bumped code version, or an
-    ingest stopped early with --until). Exit code 1 when any partition failed."""
+    ingest stopped early with --until). Files that could not be read at all are listed as
+    unreadable and not retried. Exit code 1 when a partition failed in this refresh."""
     from .ingest import refresh_stale
 
     failed = 0
@@ -151,9 +152,13 @@ def search(
     data_dir: Optional[Path] = DataDir,
     k: int = typer.Option(5, "-k", min=1, help="Number of chunks to return."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    all_versions: bool = typer.Option(
+        False, "--all-versions",
+        help="Also search earlier versions of a file (same path, other content)."),
     provider: str = Provider, model: Optional[str] = Model, base_url: Optional[str] = BaseUrl,
 ) -> None:
-    """Top chunks for a query, with file, sheet, A1 ranges and heading path."""
+    """Top chunks for a query, with file, sheet, A1 ranges and heading path. Only the latest
+    version of each file path is searched unless --all-versions is given."""
     from .vectors import VectorStore
 
     store = DataStore(_data_dir(data_dir))
@@ -162,7 +167,8 @@ def search(
                           "(or pass --data-dir)")
         raise typer.Exit(code=1)
     embedder = _embedder(provider, model, base_url).get_embedder()
-    hits = VectorStore(store.lancedb_uri).search(embedder.embed([query])[0], k)
+    exclude = set() if all_versions else store.superseded_hashes()
+    hits = VectorStore(store.lancedb_uri).search(embedder.embed([query])[0], k, exclude)
     results = [{
         "score": round(1 - float(h["_distance"]), 4), "filename": h["filename"],
         "sheet": h["sheet_name"], "a1_ranges": list(h["a1_ranges"]),

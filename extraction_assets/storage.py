@@ -137,6 +137,23 @@ class DataStore:
             raise KeyError(f"no file registered for partition {workbook_hash}")
         return json.loads(record.read_text())
 
+    def superseded_hashes(self) -> set[str]:
+        """Content hashes that are no longer the latest version of any path they were
+        registered under (a path's versions ordered by registration time, then hash, as in the
+        ``workbook_versions`` view)."""
+        folder = self.parquet_dir / "sources"
+        files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+        if not files:
+            return set()
+        rows = pa.concat_tables(pq.read_table(f, schema=SCHEMAS["sources"]) for f in files).to_pylist()
+        latest: dict[str, tuple] = {}
+        for row in rows:
+            key = (row["registered_at"], row["workbook_hash"])
+            if row["source_path"] not in latest or key > latest[row["source_path"]]:
+                latest[row["source_path"]] = key
+        current = {h for _, h in latest.values()}
+        return {row["workbook_hash"] for row in rows} - current
+
     def blob_path(self, workbook_hash: str) -> Path:
         """Path of the stored bytes of a hash (whether or not they are stored yet)."""
         self._check_hash(workbook_hash)

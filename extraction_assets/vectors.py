@@ -212,10 +212,22 @@ class VectorStore:
                 found.setdefault(chunk_id, np.asarray(vector, dtype=np.float32))
         return found
 
-    def search(self, vector: np.ndarray, k: int = 5) -> list[dict]:
-        """The ``k`` nearest chunks to ``vector`` (cosine distance), best first, without vectors."""
+    def search(self, vector: np.ndarray, k: int = 5, exclude: set[str] = frozenset()) -> list[dict]:
+        """The ``k`` nearest chunks to ``vector`` (cosine distance), best first, without vectors;
+        chunks of the partitions in ``exclude`` (sha256 hex keys) are filtered out first.
+
+        Raises:
+            ValueError: a key of ``exclude`` is not a sha256 hex partition key.
+        """
         table = self._table()
         if table is None:
             return []
-        hits = table.search(vector.astype(np.float32)).metric("cosine").limit(k).to_list()
+        query = table.search(vector.astype(np.float32)).metric("cosine")
+        if exclude:
+            bad = [h for h in exclude if not HASH_RE.match(h)]
+            if bad:
+                raise ValueError(f"not a sha256 hex partition key: {bad[0]!r}")
+            keys = ", ".join(f"'{h}'" for h in sorted(exclude))
+            query = query.where(f"workbook_hash NOT IN ({keys})", prefilter=True)
+        hits = query.limit(k).to_list()
         return [{key: value for key, value in hit.items() if key != "vector"} for hit in hits]

@@ -99,7 +99,8 @@ def test_failures(audited):
     root, _, _ = audited
     assert _run(root, "failures") == [
         ("notes.xlsx", "workbook", "not_a_spreadsheet",
-         "the file is not a spreadsheet (no zip or OLE2 signature)")]
+         "the file is text, not a spreadsheet (no zip or OLE2 signature; text is read as CSV "
+         "only with at least 3 rows of the same number of fields)")]
 
 
 def test_hidden_content(audited):
@@ -120,3 +121,25 @@ def test_lineage_agrees_with_dagster(audited):
                                     "segmented_blocks", "rendered_chunks", "chunk_embeddings"]
     assert {r[2] for r in rows} == {first_ledger.run_id}
     assert all(r[3] for r in rows) and rows[0][4] == 1
+
+
+def test_search_skips_earlier_versions_of_a_file_unless_asked(audited):
+    import json
+    import subprocess
+    import sys
+
+    root, first, second = audited
+    old = next(r.workbook_hash for r in first if r.path.endswith("ledger.xlsx"))
+    new = second[0].workbook_hash
+    assert DataStore(root).superseded_hashes() == {old}
+
+    def hashes(*extra: str) -> set[str]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "extraction_assets.cli", "search", "ledger debit credit total",
+             "--data-dir", str(root), "-k", "40", "--json", *extra],
+            capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        return {hit["workbook_hash"] for hit in json.loads(proc.stdout)}
+
+    assert new in hashes() and old not in hashes()
+    assert {new, old} <= hashes("--all-versions")

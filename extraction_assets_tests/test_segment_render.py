@@ -422,6 +422,8 @@ def test_renderings_wide_rows_and_long_text_respect_the_budget(tmp_path, count_t
     wide = [c for c in chunks if c["rows"] == [2]]
     assert len(wide) > 1 and [c["continuation"] for c in wide] == [False] + [True] * (len(wide) - 1)
     assert all("| Key |" in c["text"] and "row-1" in c["text"] for c in wide)
+    # every element of a1_ranges is one A1 range (a part of two columns names both cells)
+    assert all(re.fullmatch(r"[A-Z]+[0-9]+(:[A-Z]+[0-9]+)?", a) for c in chunks for a in c["a1_ranges"])
     text_parts = [c for c in chunks if "Sentence number" in c["text"]]
     assert len(text_parts) > 1 and text_parts[1]["continuation"]
     rendering = {r["kind"]: r for r in out["renderings"].to_pylist()}

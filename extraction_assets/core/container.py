@@ -533,4 +533,8 @@ def require_ooxml(data: bytes, sniffed: Sniffed | None = None) -> Sniffed:
     if sniffed.container == "ole2":
         raise NotASpreadsheetError("the OLE2 compound file holds no readable Workbook stream "
                                    "(another Office document, or a damaged file)")
+    if decode_text(_trim_partial(data[:4096]) if len(data) > 4096 else data) is not None:
+        raise NotASpreadsheetError(
+            "the file is text, not a spreadsheet (no zip or OLE2 signature; text is read as "
+            f"CSV only with at least {_CSV_MIN_ROWS} rows of the same number of fields)")
     raise NotASpreadsheetError("the file is not a spreadsheet (no zip or OLE2 signature)")

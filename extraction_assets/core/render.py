@@ -394,10 +394,10 @@ def _wide_row_pieces(block: Block, record: Record, count_tokens, max_tokens) -> 
     pieces = []
     for k, (start, end, n_tokens) in enumerate(runs):
         cols = [key, *rest[start:end]]
-        a1 = ", ".join(range_ref(record.row, c.col, record.row, c.col) for c in cols) \
-            if len(cols) <= 2 else range_ref(record.row, min(c.col for c in cols), record.row,
-                                              max(c.col for c in cols))
-        pieces.append(_Piece(block.heading_path, body(cols), [block.block_id], [a1], [record.row],
+        a1 = [range_ref(record.row, c.col, record.row, c.col) for c in cols] \
+            if len(cols) <= 2 else [range_ref(record.row, min(c.col for c in cols), record.row,
+                                               max(c.col for c in cols))]
+        pieces.append(_Piece(block.heading_path, body(cols), [block.block_id], a1, [record.row],
                              continuation=k > 0, n_tokens=n_tokens))
     return pieces
 
