@@ -274,6 +274,12 @@ def print_results(results: dict) -> None:
                      _fmt(f["ratio_ours_to_calamine"]), _fmt(f.get("ratio_docling_to_ours")),
                      _fmt(f["hash_to_chunks"]["peak_rss_mb"]))
     console.print(main)
+    for f in results["files"]:
+        expected = f["expected"]
+        if expected and (f["cells"], f["records"]) != (expected["cells"], expected["data_rows"]):
+            console.print(f"[red]{f['file']}: {f['cells']} cells and {f['records']} records "
+                          f"counted, the generator wrote {expected['cells']} and "
+                          f"{expected['data_rows']} rows[/]", highlight=False)
     stages = Table(title="Stages (median seconds, cells/s and records/s of the workbook, "
                          "process peak RSS MB while the stage ran)")
     for col in ("file", "stage", "s", "cells/s", "records/s", "rows out", "peak MB"):
