@@ -2,4 +2,5 @@
 
 from .main import app
 
-app(prog_name="python -m extraction_assets.bench")
+if __name__ == "__main__":  # not when a measuring process is spawned
+    app(prog_name="python -m extraction_assets.bench")

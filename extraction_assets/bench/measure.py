@@ -26,6 +26,8 @@ from ..stages import normalize_stage, parse_stage, render_stage, rich_markup, se
 MAX_TOKENS, MIN_TOKENS = 512, 64
 #: Our stages in order; ``hash`` .. ``render`` together are "hash -> chunks".
 STAGES = ("hash", "parse", "normalize", "segment", "render", "embed")
+#: Stages that make "hash -> chunks" (everything before the embeddings).
+TO_CHUNKS = STAGES[:-1]
 
 
 def _reset_peak() -> None:
@@ -118,17 +120,14 @@ def convert_docling(data: bytes, filename: str) -> int:
 
 
 # -- our stages -------------------------------------------------------------------------------
-def run_stages(data: bytes, filename: str, embedder: LocalEmbedder,
-               embed_chunks: int | None) -> tuple[dict[str, Timing], dict[str, int]]:
-    """Run hash, parse, normalize, segment, render and embed on one workbook, each timed.
+def run_stages(data: bytes, filename: str,
+               count_tokens: Callable[[str], int]) -> tuple[dict[str, Timing], dict, list[str]]:
+    """Run hash, parse, normalize, segment and render ("hash -> chunks") on one workbook, each
+    timed; render counts tokens with ``count_tokens`` at the asset defaults (512 max, 64 min).
 
-    Render counts tokens with ``embedder`` at the asset defaults (512 max, 64 min tokens);
-    embed sends the first ``embed_chunks`` chunk texts (all when ``None``, the stage is
-    skipped when 0) to ``embedder.embed`` in its batches.
-
-    Returns (timings by stage name, counts: ``records``, ``chunks``, ``tokens`` of all chunks,
-    ``embedded`` chunks). Raises :class:`~extraction_assets.stages.StageError` when the file
-    cannot be read.
+    Returns (timings by stage name, counts: ``records``, ``chunks``, ``tokens`` of all
+    chunks, the chunk texts). Raises :class:`~extraction_assets.stages.StageError` when the
+    file cannot be read.
     """
     timings: dict[str, Timing] = {}
     workbook_hash, timings["hash"] = timed(lambda: hashlib.sha256(data).hexdigest(), lambda _: 1)
@@ -145,14 +144,16 @@ def run_stages(data: bytes, filename: str, embedder: LocalEmbedder,
         lambda out: out.tables["blocks"].num_rows)
     rendered, timings["render"] = timed(
         lambda: render_stage(workbook_hash, filename, cells, sheets, segmented.tables["blocks"],
-                             segmented.tables["block_columns"], embedder.count_tokens,
+                             segmented.tables["block_columns"], count_tokens,
                              MAX_TOKENS, MIN_TOKENS,
                              rich_markup(t["parsed_cells"], t["rich_text"])),
         lambda out: out.tables["chunks"].num_rows)
     chunks = rendered.tables["chunks"]
-    texts = chunks.column("text").to_pylist()[:embed_chunks]
-    if texts:
-        _, timings["embed"] = timed(lambda: embedder.embed(texts), len)
     counts = {"records": rendered.tables["records"].num_rows, "chunks": chunks.num_rows,
-              "tokens": sum(chunks.column("n_tokens").to_pylist()), "embedded": len(texts)}
-    return timings, counts
+              "tokens": sum(chunks.column("n_tokens").to_pylist())}
+    return timings, counts, chunks.column("text").to_pylist()
+
+
+def run_embed(embedder: LocalEmbedder, texts: list[str]) -> Timing:
+    """``embedder.embed(texts)`` (in its batches), timed; ``rows`` = texts embedded."""
+    return timed(lambda: embedder.embed(texts), len)[1]
