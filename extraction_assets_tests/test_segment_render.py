@@ -448,3 +448,20 @@ def test_row_groups_filled_down_and_repeated_headers_skipped(tmp_path, count_tok
     assert len(rows) == 6 and rows[-1]["Region"] == "Total"
     roles = [r["role"] for r in result.records if r["block_id"] == table["block_id"]]
     assert roles == ["data"] * 5 + ["total"]
+
+
+def test_a_huge_row_key_is_not_repeated_in_every_part(tmp_path, count_tokens):
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Big"
+    key = " ".join(f"word{i}" for i in range(60))  # about a third of a 96-token budget or more
+    ws.append(["Key", "A", "B", "C"])
+    ws.append([key, "alpha " * 20, "beta " * 20, "gamma " * 20])
+    ws.append(["small", "x", "y", "z"])
+    res = extract(save_openpyxl(wb, tmp_path / "big.xlsx"), count_tokens, max_tokens=96)
+    parts = [c for c in res.chunks if c["rows"] == [2]]
+    assert count_tokens(key) > 96 // 4 and len(parts) > 1
+    assert [c["continuation"] for c in parts] == [False] + [True] * (len(parts) - 1)
+    assert sum(key in c["text"] for c in parts) == 1 and key in parts[0]["text"]
+    text = "".join(c["text"] for c in parts)
+    assert all(word in text for word in ("alpha", "beta", "gamma"))

@@ -375,9 +375,9 @@ def _table_pieces(block: Block, records: list[Record], count_tokens, max_tokens)
 
 def _wide_row_pieces(block: Block, record: Record, count_tokens, max_tokens) -> list[_Piece]:
     """A row too large for the budget, split into column groups that each repeat the first
-    column (the row key) with its header."""
+    column (the row key) with its header, when the key takes at most a quarter of the budget
+    (a larger key is written once, in the first group)."""
     head = headings_markdown(block.heading_path)
-    key, rest = block.columns[0], block.columns[1:]
 
     def body(cols) -> str:
         return "\n".join([_row_line([c.header for c in cols]),
@@ -385,15 +385,18 @@ def _wide_row_pieces(block: Block, record: Record, count_tokens, max_tokens) -> 
                           _row_line([block.markup.get(cell_ref(record.row, c.col),
                                                       record.display[c.header]) for c in cols])])
 
+    key_cost = count_tokens(f"{head}\n\n{body(block.columns[:1])}")
+    lead = block.columns[:1] if key_cost <= max_tokens // 4 else []
+    rest = block.columns[len(lead):]
     overhead = count_tokens("")
     # a column adds its header cell, its rule cell and its value cell to the three lines
     costs = [count_tokens(f"{md_cell(c.header)} | --- | {md_cell(record.display[c.header])}")
              - overhead + 3 for c in rest]
-    runs = _runs(costs, count_tokens(f"{head}\n\n{body([key])}"), max_tokens,
-                 lambda a, b: count_tokens(f"{head}\n\n{body([key, *rest[a:b]])}"))
+    runs = _runs(costs, key_cost if lead else count_tokens(head), max_tokens,
+                 lambda a, b: count_tokens(f"{head}\n\n{body([*lead, *rest[a:b]])}"))
     pieces = []
     for k, (start, end, n_tokens) in enumerate(runs):
-        cols = [key, *rest[start:end]]
+        cols = [*lead, *rest[start:end]]
         a1 = [range_ref(record.row, c.col, record.row, c.col) for c in cols] \
             if len(cols) <= 2 else [range_ref(record.row, min(c.col for c in cols), record.row,
                                                max(c.col for c in cols))]
