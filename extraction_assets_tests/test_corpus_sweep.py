@@ -31,7 +31,7 @@ except ImportError:  # tests run with the tests folder on sys.path
 
 FULL = os.environ.get("EXTRACTION_ASSETS_FULL_SWEEP") == "1"
 FULL_SECONDS = 600
-GRAPH_SECONDS = FULL_SECONDS if FULL else 10
+GRAPH_SECONDS = FULL_SECONDS if FULL else 60
 NORMALIZE_SECONDS = 120
 H = "0" * 64
 
