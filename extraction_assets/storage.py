@@ -4,6 +4,7 @@ Layout under the data dir (default ``data/``, or ``$EXTRACTION_ASSETS_HOME``)::
 
     inbox/                          files dropped here are picked up by the sensor
     sources/<hash>.json             where a content hash was first seen (path, file name)
+    sources/paths/<sha256 of path>  the content hash last registered for that path
     store/<hash[:2]>/<hash>         the file's bytes, content-addressed
     parquet/<table>/<hash>.parquet  one file per table per partition
     parquet/extraction_issues/<asset>/<hash>.parquet
@@ -105,10 +106,11 @@ class DataStore:
     def register_source(self, path: str | Path) -> tuple[str, bool]:
         """Record where a file's content hash came from; returns (hash, newly registered).
 
-        The first path seen for a hash is the one the ``workbook`` asset reads; every (hash,
-        path) pair is also kept with its first registration time in the ``sources`` table (the
-        ``workbook_versions`` view orders a path's hashes by it). Registering the same bytes
-        again under the same path adds nothing.
+        The first path seen for a hash is the one the ``workbook`` asset reads. Each time a
+        path's content changes, the (hash, path) pair is added with the registration time to the
+        ``sources`` table (the ``workbook_versions`` view orders a path's hashes by it), also
+        when the path goes back to bytes it held before. Registering the bytes a path already
+        holds adds nothing.
         """
         path = Path(path).expanduser().resolve()
         digest = sha256_file(path)
@@ -117,12 +119,17 @@ class DataStore:
         if new:
             payload = {"source_path": str(path), "filename": path.name}
             atomic_write_bytes(record, json.dumps(payload, ensure_ascii=False, sort_keys=True).encode())
+        pointer = self.root / "sources" / "paths" / hashlib.sha256(str(path).encode()).hexdigest()
+        last = pointer.read_text() if pointer.exists() else None
         history = self.table_path("sources", digest)
         seen = pq.read_table(history, schema=SCHEMAS["sources"]).to_pylist() if history.exists() else []
-        if all(row["source_path"] != str(path) for row in seen):
+        known = any(row["source_path"] == str(path) for row in seen)
+        if not known or (last is not None and last != digest):
             self.write_table("sources", digest, seen + [dict(
                 workbook_hash=digest, source_path=str(path), filename=path.name,
                 registered_at=datetime.now(timezone.utc))])
+        if last != digest:
+            atomic_write_bytes(pointer, digest.encode())
         return digest, new
 
     def source_of(self, workbook_hash: str) -> dict:

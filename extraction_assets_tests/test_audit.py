@@ -143,3 +143,21 @@ def test_search_skips_earlier_versions_of_a_file_unless_asked(audited):
 
     assert new in hashes() and old not in hashes()
     assert {new, old} <= hashes("--all-versions")
+
+
+def test_a_path_back_to_earlier_bytes_is_a_new_version(tmp_path):
+    from extraction_assets.warehouse import refresh_views
+
+    store = DataStore(tmp_path / "data")
+    path = tmp_path / "v.xlsx"
+    hashes = []
+    for content in (b"first version", b"second version", b"first version", b"first version"):
+        path.write_bytes(content)
+        hashes.append(store.register_source(path)[0])
+    first, second = hashes[0], hashes[1]
+    assert store.superseded_hashes() == {second}
+    warehouse = refresh_views(store)
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        rows = con.execute("SELECT version, workbook_hash, previous_hash FROM workbook_versions "
+                           "ORDER BY version").fetchall()
+    assert rows == [(1, first, None), (2, second, first), (3, first, second)]
