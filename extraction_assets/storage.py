@@ -35,6 +35,17 @@ import pyarrow.parquet as pq
 from .schemas import SCHEMAS
 
 HASH_RE = re.compile(r"^[0-9a-f]{64}$")
+
+
+def require_partition_key(workbook_hash: str) -> str:
+    """Return ``workbook_hash`` if it is a partition key (64 lowercase hex digits, a sha256).
+
+    Raises:
+        ValueError: it is not; keys also go into file names and LanceDB filters.
+    """
+    if not HASH_RE.match(workbook_hash):
+        raise ValueError(f"not a sha256 hex partition key: {workbook_hash!r}")
+    return workbook_hash
 ENV_HOME = "EXTRACTION_ASSETS_HOME"
 
 
@@ -138,7 +149,7 @@ class DataStore:
         Raises:
             KeyError: the hash was never registered.
         """
-        self._check_hash(workbook_hash)
+        require_partition_key(workbook_hash)
         record = self.root / "sources" / f"{workbook_hash}.json"
         if not record.exists():
             raise KeyError(f"no file registered for partition {workbook_hash}")
@@ -163,7 +174,7 @@ class DataStore:
 
     def blob_path(self, workbook_hash: str) -> Path:
         """Path of the stored bytes of a hash (whether or not they are stored yet)."""
-        self._check_hash(workbook_hash)
+        require_partition_key(workbook_hash)
         return self.root / "store" / workbook_hash[:2] / workbook_hash
 
     def store_bytes(self, workbook_hash: str, data: bytes) -> Path:
@@ -181,13 +192,13 @@ class DataStore:
 
     def picture_path(self, workbook_hash: str, sheet_index: int) -> Path:
         """Path of the segmentation picture (SVG) of one sheet (1-based index) of a partition."""
-        self._check_hash(workbook_hash)
+        require_partition_key(workbook_hash)
         return self.root / "pictures" / workbook_hash / f"sheet{sheet_index}.svg"
 
     # -- Parquet tables ---------------------------------------------------------------------
     def table_path(self, table: str, workbook_hash: str, asset: str | None = None) -> Path:
         """Path of one table's Parquet file for one partition (``asset`` for per-asset tables)."""
-        self._check_hash(workbook_hash)
+        require_partition_key(workbook_hash)
         folder = self.parquet_dir / table
         if asset:
             folder = folder / asset
@@ -227,8 +238,3 @@ class DataStore:
                 f"{table} has no output for partition {workbook_hash}; materialize it first"
             )
         return pq.read_table(path, schema=SCHEMAS[table])
-
-    @staticmethod
-    def _check_hash(workbook_hash: str) -> None:
-        if not HASH_RE.match(workbook_hash):
-            raise ValueError(f"not a sha256 hex partition key: {workbook_hash!r}")

@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 from filelock import FileLock
 
-from .storage import HASH_RE
+from .storage import require_partition_key
 
 TABLE_NAME = "chunks"
 _HEX_RE = re.compile(r"^[0-9a-f]{64}$")
@@ -130,8 +130,7 @@ class VectorStore:
             VectorStoreError: model or dimension mismatch with the existing table.
             ValueError: ``rows`` and ``vectors`` lengths differ, or a bad partition key.
         """
-        if not HASH_RE.match(workbook_hash):
-            raise ValueError(f"not a sha256 hex partition key: {workbook_hash!r}")
+        require_partition_key(workbook_hash)
         where = f"workbook_hash = '{workbook_hash}'"
         if not rows:
             def delete() -> None:
@@ -175,8 +174,7 @@ class VectorStore:
             return 0
         if workbook_hash is None:
             return table.count_rows()
-        if not HASH_RE.match(workbook_hash):
-            raise ValueError(f"not a sha256 hex partition key: {workbook_hash!r}")
+        require_partition_key(workbook_hash)
         return table.count_rows(f"workbook_hash = '{workbook_hash}'")
 
     def chunk_ids(self, workbook_hash: str) -> list[str]:
@@ -184,8 +182,7 @@ class VectorStore:
         table = self._table()
         if table is None:
             return []
-        if not HASH_RE.match(workbook_hash):
-            raise ValueError(f"not a sha256 hex partition key: {workbook_hash!r}")
+        require_partition_key(workbook_hash)
         rows = table.search().where(f"workbook_hash = '{workbook_hash}'").select(["chunk_id"])
         return rows.limit(None).to_arrow().column("chunk_id").to_pylist()
 
@@ -224,10 +221,7 @@ class VectorStore:
             return []
         query = table.search(vector.astype(np.float32)).metric("cosine")
         if exclude:
-            bad = [h for h in exclude if not HASH_RE.match(h)]
-            if bad:
-                raise ValueError(f"not a sha256 hex partition key: {bad[0]!r}")
-            keys = ", ".join(f"'{h}'" for h in sorted(exclude))
+            keys = ", ".join(f"'{require_partition_key(h)}'" for h in sorted(exclude))
             query = query.where(f"workbook_hash NOT IN ({keys})", prefilter=True)
         hits = query.limit(k).to_list()
         return [{key: value for key, value in hit.items() if key != "vector"} for hit in hits]

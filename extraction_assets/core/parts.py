@@ -99,6 +99,14 @@ def _on(el) -> bool:
     return el.get("val", "1") not in ("0", "false")
 
 
+def _elements(node):
+    """(local name, element) of each child element of ``node`` (comments and processing
+    instructions skipped)."""
+    for child in node:
+        if isinstance(child.tag, str):
+            yield local(child.tag), child
+
+
 def run_properties(rpr) -> dict:
     """The set properties of a run's ``<rPr>`` (ECMA-376 Part 1, §18.4.7), as run keys.
 
@@ -111,10 +119,7 @@ def run_properties(rpr) -> dict:
     props: dict = {}
     if rpr is None:
         return props
-    for el in rpr:
-        if not isinstance(el.tag, str):
-            continue
-        tag = local(el.tag)
+    for tag, el in _elements(rpr):
         if tag == "b":
             if _on(el):
                 props["bold"] = True
@@ -185,19 +190,13 @@ def _si_text(si, index: int, out: SharedStrings) -> None:
     parts: list[str] = []
     runs: list[dict] | None = None
     phonetic: list[str] | None = None
-    for child in si:
-        if not isinstance(child.tag, str):
-            continue
-        tag = local(child.tag)
+    for tag, child in _elements(si):
         if tag == "t":
             parts.append(child.text or "")
         elif tag == "r":
             run_text = []
             rpr = None
-            for sub in child:
-                if not isinstance(sub.tag, str):
-                    continue
-                sub_tag = local(sub.tag)
+            for sub_tag, sub in _elements(child):
                 if sub_tag == "t":
                     run_text.append(sub.text or "")
                 elif sub_tag == "rPr":
@@ -210,9 +209,7 @@ def _si_text(si, index: int, out: SharedStrings) -> None:
         elif tag == "rPh":
             if phonetic is None:
                 phonetic = []
-            for sub in child:
-                if isinstance(sub.tag, str) and local(sub.tag) == "t":
-                    phonetic.append(sub.text or "")
+            phonetic += [sub.text or "" for sub_tag, sub in _elements(child) if sub_tag == "t"]
     text = unescape_xstring("".join(parts))
     out.append(text)
     if runs is None and phonetic is None:

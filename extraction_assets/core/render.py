@@ -79,6 +79,13 @@ def typed_value(cell: dict):
     return cell["raw_value"]
 
 
+def _cell_entry(grid: StyledGrid, i: int) -> tuple[object, str, str | None]:
+    """(typed value, display text, ``merged_from``) of the grid's cell at position ``i``."""
+    values = grid.columns
+    cell = {name: values[name][i] for name in _RECORD_COLUMNS}
+    return typed_value(cell), cell["display_text"] or "", cell["merged_from"]
+
+
 def table_records(grid: StyledGrid, block: Block) -> list[Record]:
     """Records of every non-blank, visible row of a table block below its header rows.
 
@@ -88,8 +95,6 @@ def table_records(grid: StyledGrid, block: Block) -> list[Record]:
     the rows under it, recorded in ``merged_from`` as coming from the label's cell.
     """
     index = grid.cell_index
-    values = grid.columns
-    names = _RECORD_COLUMNS
     skipped = set(grid.hidden_rows) | set(block.skip_rows)
     totals = set(block.total_rows)
     group = next((c for c in block.columns if c.col == block.row_group_col), None)
@@ -106,13 +111,11 @@ def table_records(grid: StyledGrid, block: Block) -> list[Record]:
                 record[column.header] = None
                 display[column.header] = ""
                 continue
-            cell = {name: values[name][i] for name in names}
-            record[column.header] = typed_value(cell)
-            display[column.header] = cell["display_text"] or ""
+            record[column.header], display[column.header], source = _cell_entry(grid, i)
             if first_text is None and display[column.header].strip():
                 first_text = display[column.header]
-            if cell["merged_from"]:
-                merged[column.header] = cell["merged_from"]
+            if source:
+                merged[column.header] = source
         if first_text is None:
             continue
         role = "total" if r in totals or is_total_row(first_text) else "data"
@@ -132,16 +135,14 @@ def table_records(grid: StyledGrid, block: Block) -> list[Record]:
 def form_record(grid: StyledGrid, block: Block) -> Record:
     """The one record of a ``key_value`` block: label -> typed value of its value cell
     (``None`` for a label without a value), cited at the block's first row and whole range."""
-    index = {(r, c): i for i, (r, c) in enumerate(zip(grid.columns["row"], grid.columns["col"]))}
-    names = list(grid.columns)
+    index = grid.cell_index
     record, display, merged = {}, {}, {}
     for column in block.columns:
         i = index.get((column.row, column.col))
-        cell = {name: grid.columns[name][i] for name in names} if i is not None else None
-        record[column.header] = typed_value(cell) if cell else None
-        display[column.header] = (cell["display_text"] or "") if cell else ""
-        if cell and cell["merged_from"]:
-            merged[column.header] = cell["merged_from"]
+        record[column.header], display[column.header], source = (
+            _cell_entry(grid, i) if i is not None else (None, "", None))
+        if source:
+            merged[column.header] = source
     return Record(block.block_id, block.sheet_name, block.min_row, block.a1_range, "data",
                   record, display, merged)
 

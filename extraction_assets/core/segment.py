@@ -596,9 +596,14 @@ def segment_sheet(grid: StyledGrid, headings: HeadingMap | None = None,
     blocks, ignored = _list_object_blocks(ctx, list_objects)
     free = occupied
     if blocks:
-        free = {k: i for k, i in occupied.items()
-                if not any(b.min_row <= k[0] <= b.max_row and b.min_col <= k[1] <= b.max_col
-                           for b in blocks)}
+        free = {}
+        for k, i in occupied.items():
+            owner = next((b for b in blocks if b.min_row <= k[0] <= b.max_row
+                          and b.min_col <= k[1] <= b.max_col), None)
+            if owner is None:
+                free[k] = i
+            else:
+                owner.n_cells += 1
     regions = [_Region(cells) for cells in _regions(free, grid.hidden_rows, grid.hidden_columns)]
     regions = _join_gaps(ctx, regions)
     for region in regions:
@@ -622,9 +627,10 @@ def _list_object_blocks(ctx: _Ctx, list_objects: list[ListObject]
                         ) -> tuple[list[Block], list[tuple[tuple[int, int, int, int], str]]]:
     """``table`` blocks of the sheet's ListObjects: range, header row, column names and totals
     row as Excel declares them (a ListObject with no header row takes its ``tableColumn``
-    names). Returns the blocks and the ListObjects left to the rules, as (bounds, reason): one
-    whose range is stale, values sitting beside it on most of its rows or filling the row under
-    it (Excel grows a table over such cells; a file written by other software may not)."""
+    names; ``n_cells`` is left for the caller to count). Returns the blocks and the ListObjects
+    left to the rules, as (bounds, reason): one whose range is stale, values sitting beside it
+    on most of its rows or filling the row under it (Excel grows a table over such cells; a file
+    written by other software may not)."""
     out: list[Block] = []
     ignored: list[tuple[tuple[int, int, int, int], str]] = []
     occupied = ctx.occupied
@@ -644,9 +650,8 @@ def _list_object_blocks(ctx: _Ctx, list_objects: list[ListObject]
             ignored.append(((r1, c1, r2, c2), f"Excel table (ListObject) {lo.name} {lo.ref} "
                             "covers only part of the cells around it: its range is not used"))
             continue
-        n_cells = sum(1 for r, c in ctx.occupied if r1 <= r <= r2 and c1 <= c <= c2)
         header_rows = min(max(lo.header_row_count, 0), r2 - r1 + 1)
-        block = Block(ctx.grid.sheet_index, ctx.grid.sheet_name, "table", r1, c1, r2, c2, n_cells,
+        block = Block(ctx.grid.sheet_index, ctx.grid.sheet_name, "table", r1, c1, r2, c2, 0,
                       header_row_count=header_rows,
                       reasons=[f"Excel table (ListObject) {lo.name} {lo.ref}: its range, header "
                                "row and totals row are authoritative"])
@@ -1109,14 +1114,17 @@ def _row_cells(ctx: _Ctx, block: Block, r: int) -> list[tuple[int, int]]:
                         if (r, c) in ctx.occupied])
 
 
+def _band_style(ctx: _Ctx, k) -> tuple[bool, str | None]:
+    """(bold, fill) of cell ``k``: what makes a row look like part of a header band."""
+    i = ctx.occupied[k]
+    return bool(ctx.bold[i]), ctx.fill[i]
+
+
 def _styled_header_depth(ctx: _Ctx, block: Block, depth: int) -> int:
     """``depth`` extended by rows styled like the header rows (all bold, or one fill) that hold
     only text, when the row after them is plain and holds numbers or dates (a header band
     without merges)."""
-    def style(k) -> tuple:
-        return bool(ctx.bold[ctx.occupied[k]]), ctx.fill[ctx.occupied[k]]
-
-    styles = {style(k) for r in range(block.min_row, block.min_row + depth)
+    styles = {_band_style(ctx, k) for r in range(block.min_row, block.min_row + depth)
               for k in _row_cells(ctx, block, r)}
     if len(styles) != 1 or styles == {(False, None)}:
         return depth
@@ -1125,12 +1133,12 @@ def _styled_header_depth(ctx: _Ctx, block: Block, depth: int) -> int:
     while depth + extra < MAX_HEADER_ROWS:
         cells = _row_cells(ctx, block, block.min_row + depth + extra)
         if (len(cells) < 2 or not all(ctx.is_string(k) for k in cells)
-                or any(style(k) != header_style for k in cells)):
+                or any(_band_style(ctx, k) != header_style for k in cells)):
             break
         extra += 1
     after = _row_cells(ctx, block, block.min_row + depth + extra)
     if (extra and block.min_row + depth + extra <= block.max_row and after
-            and not all(style(k) == header_style for k in after)
+            and not all(_band_style(ctx, k) == header_style for k in after)
             and any(ctx.vtype[ctx.occupied[k]] in _DATA_TYPES for k in after)):
         block.reasons.append(f"rows {block.min_row + depth}-{block.min_row + depth + extra - 1} "
                              "are styled like the header rows above plain data")
@@ -1154,7 +1162,7 @@ def _frozen_header_depth(ctx: _Ctx, block: Block) -> int:
     if not 1 <= depth <= MAX_HEADER_ROWS or last_frozen >= block.max_row:
         return 0
     cells = [k for r in range(block.min_row, last_frozen + 1) for k in _row_cells(ctx, block, r)]
-    styles = {(bool(ctx.bold[ctx.occupied[k]]), ctx.fill[ctx.occupied[k]]) for k in cells}
+    styles = {_band_style(ctx, k) for k in cells}
     if not all(ctx.is_string(k) for k in cells) or len(styles) > 1:
         return 0
     return depth
