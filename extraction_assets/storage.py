@@ -132,15 +132,16 @@ class DataStore:
             atomic_write_bytes(record, json.dumps(payload, ensure_ascii=False, sort_keys=True).encode())
         pointer = self.root / "sources" / "paths" / hashlib.sha256(str(path).encode()).hexdigest()
         last = pointer.read_text() if pointer.exists() else None
+        if last == digest:
+            return digest, new  # the path still holds these bytes: already registered
         history = self.table_path("sources", digest)
         seen = pq.read_table(history, schema=SCHEMAS["sources"]).to_pylist() if history.exists() else []
         known = any(row["source_path"] == str(path) for row in seen)
-        if not known or (last is not None and last != digest):
+        if not known or last is not None:  # new pair, or the path changed back to it
             self.write_table("sources", digest, seen + [dict(
                 workbook_hash=digest, source_path=str(path), filename=path.name,
                 registered_at=datetime.now(timezone.utc))])
-        if last != digest:
-            atomic_write_bytes(pointer, digest.encode())
+        atomic_write_bytes(pointer, digest.encode())
         return digest, new
 
     def source_of(self, workbook_hash: str) -> dict:
