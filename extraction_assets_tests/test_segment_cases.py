@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import io
 
+import pyarrow as pa
 from openpyxl import Workbook
 from openpyxl.styles import Font, PatternFill
 
 from extraction_assets import stages
 from extraction_assets.core.headings import HeadingMap, detect_heading_levels
+from extraction_assets.core.normalize import GRID_SCHEMA
 from extraction_assets.core.render import table_records
 from extraction_assets.core.segment import segment_sheet
 
@@ -364,7 +366,8 @@ def test_heading_map_rules():
 
         def __init__(self, cells):
             keys = ("display_text", "bold", "font_size", "hidden", "value_type", "merged_from")
-            self.columns = {k: [c[i] for c in cells] for i, k in enumerate(keys)}
+            self.table = pa.table({k: pa.array([c[i] for c in cells], GRID_SCHEMA.field(k).type)
+                                   for i, k in enumerate(keys)})
 
     def cell(text, bold=False, size=11.0, vtype="string"):
         return (text, bold, size, False, vtype, None)

@@ -18,6 +18,11 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .normalize import stripped_text
+
 DEFAULT_BODY_SIZE = 11.0
 FIRST_LEVEL = 2  # H1 is the sheet name
 LAST_LEVEL = 6
@@ -46,26 +51,24 @@ def _mode(counter: Counter) -> float | None:
 
 def detect_heading_levels(grids: Iterable) -> HeadingMap:
     """The :class:`HeadingMap` of a workbook, computed over all its visible StyledGrids (grids
-    whose ``visibility`` is not ``visible`` are ignored)."""
+    whose ``visibility`` is not ``visible`` are ignored), column-wise over their cells."""
     plain: Counter = Counter()
     every: Counter = Counter()
     bold_text_sizes: set[float | None] = set()
     for grid in grids:
         if getattr(grid, "visibility", "visible") != "visible":
             continue
-        cols = grid.columns
-        texts, bolds, sizes = cols["display_text"], cols["bold"], cols["font_size"]
-        hidden, vtypes, merged_from = cols["hidden"], cols["value_type"], cols["merged_from"]
-        for i, text in enumerate(texts):
-            if hidden[i] or merged_from[i] is not None or text is None or not text.strip():
-                continue
-            size = sizes[i]
-            if size is not None:
-                every[float(size)] += 1
-                if not bolds[i]:
-                    plain[float(size)] += 1
-            if bolds[i] and vtypes[i] == "string":
-                bold_text_sizes.add(float(size) if size is not None else None)
+        table = grid.table
+        counted = pc.and_(pc.and_(pc.not_equal(stripped_text(table.column("display_text")), ""),
+                                  pc.invert(pc.fill_null(table.column("hidden"), False))),
+                          pc.is_null(table.column("merged_from")))
+        cells = table.select(["font_size", "bold", "value_type"]).filter(counted)
+        sizes = pc.cast(cells.column("font_size"), pa.float64())
+        bold = pc.fill_null(cells.column("bold"), False)
+        every.update(_counts(sizes))
+        plain.update(_counts(sizes.filter(pc.invert(bold))))
+        bold_text = pc.and_(bold, pc.fill_null(pc.equal(cells.column("value_type"), "string"), False))
+        bold_text_sizes.update(pc.unique(sizes.filter(bold_text)).to_pylist())
     body = _mode(plain)
     if body is None:
         body = _mode(every)
@@ -74,3 +77,9 @@ def detect_heading_levels(grids: Iterable) -> HeadingMap:
     ranked = sorted({body if s is None else s for s in bold_text_sizes}, reverse=True)
     levels = {size: min(FIRST_LEVEL + k, LAST_LEVEL) for k, size in enumerate(ranked)}
     return HeadingMap(body, levels)
+
+
+def _counts(sizes: pa.ChunkedArray) -> dict[float, int]:
+    """Cells per font size (cells without a size are not counted)."""
+    counts = pc.value_counts(sizes.drop_null()).to_pylist() if len(sizes) else []
+    return {row["values"]: row["counts"] for row in counts}

@@ -334,6 +334,19 @@ def _typed_columns(cells: pa.Table, codes: pa.Array, is_date: np.ndarray, date19
             "value_status": status, "display_text": display}
 
 
+#: The characters Python's ``str.strip()`` removes (those for which ``str.isspace()`` is true:
+#: Unicode White_Space plus the separators U+001C..U+001F), for column-wise stripping.
+PY_WHITESPACE = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
+                 "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
+def stripped_text(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """``texts`` stripped as ``str.strip()`` strips them, nulls as ``""`` (one Arrow kernel)."""
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    return pc.utf8_trim(pc.fill_null(texts, ""), characters=PY_WHITESPACE)
+
+
 def a1_refs(rows: pa.Array, cols: pa.Array) -> pa.Array:
     """A1 references (``C2``...) for arrays of 1-based rows and columns, built column-wise."""
     if len(rows) == 0:

@@ -55,13 +55,19 @@ from __future__ import annotations
 
 import hashlib
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from .a1 import column_letter, parse_cell_ref, parse_range, range_ref
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from .a1 import MAX_COL, cell_ref, column_letter, parse_cell_ref, parse_range, range_ref
 from .headings import HeadingMap, detect_heading_levels
-from .normalize import StyledGrid
+from .normalize import StyledGrid, stripped_text
 
 TOTAL_RE = re.compile(r"^\s*((grand|sub)[\s-]*)?totals?\b|^\s*(合計|小計|総計|累計)", re.IGNORECASE)
 NOTE_RE = re.compile(
@@ -163,6 +169,10 @@ class Block:
         return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
+#: Key of a cell: ``row * _KEY + col`` orders cells row by row, then column by column.
+_KEY = MAX_COL + 1
+
+
 class _UnionFind:
     def __init__(self, n: int):
         self.parent = list(range(n))
@@ -182,30 +192,81 @@ class _UnionFind:
         return False
 
 
-@dataclass
-class _Region:
-    cells: list[tuple[int, int]]
-    reasons: list[str] = field(default_factory=list)
+def _np(values) -> np.ndarray:
+    """A numpy copy of an Arrow array or chunked array without nulls."""
+    return values.to_numpy(zero_copy_only=False) if isinstance(values, pa.Array) else \
+        values.to_numpy()
 
 
 class _Ctx:
-    """Per-sheet lookups shared by the rules."""
+    """The sheet's occupied cells (display text not blank, row and column shown) as arrays
+    indexed by *position* 0..n-1 in (row, col) order, and the lookups the rules share.
 
-    def __init__(self, grid: StyledGrid, occupied: dict[tuple[int, int], int], headings: HeadingMap):
-        cols = grid.columns
+    A region, a row or any set of cells is an ascending numpy array of positions; ``row``,
+    ``col`` (1-based) and ``key`` (:data:`_KEY`) are int64 arrays; text, merges and styles are
+    read per position. Work is one pass of Arrow kernels over the StyledGrid; nothing here is
+    a Python object per cell.
+    """
+
+    def __init__(self, grid: StyledGrid, headings: HeadingMap | None):
+        table = grid.table
+        texts = stripped_text(table.column("display_text"))
+        hidden = pc.fill_null(table.column("hidden"), False).combine_chunks()
+        index = np.flatnonzero(_np(pc.and_(pc.not_equal(texts, ""), pc.invert(hidden))))
+        take = pa.array(index, pa.int64())
         self.grid = grid
-        self.occupied = occupied
         self.headings = headings
-        self.texts = cols["display_text"]
-        self.vtype = cols["value_type"]
-        self.bold = cols["bold"]
-        self.size = cols["font_size"]
-        self.fill = cols["fill_rgb"]
-        self.border = cols["has_border"]
-        self.merged_from = cols["merged_from"]
-        self.merge_range = cols["merge_range"]
+        self.n = len(index)
+        self.row = _np(table.column("row")).astype(np.int64)[index]
+        self.col = _np(table.column("col")).astype(np.int64)[index]
+        self.key = self.row * _KEY + self.col
         self.hidden_rows = list(grid.hidden_rows)
         self.hidden_columns = list(grid.hidden_columns)
+        self.srow = self.row - np.searchsorted(np.asarray(self.hidden_rows, np.int64), self.row)
+        self.scol = self.col - np.searchsorted(np.asarray(self.hidden_columns, np.int64), self.col)
+        self.texts = texts.take(take)
+        vtype = table.column("value_type").take(take)
+        self.is_str = _np(pc.fill_null(pc.equal(vtype, "string"), False))
+        self.typed = _np(pc.fill_null(pc.is_in(vtype, value_set=pa.array(_DATA_TYPES)), False))
+        self.bold = _np(pc.fill_null(table.column("bold").take(take), False))
+        self.size = _np(pc.fill_null(pc.cast(table.column("font_size").take(take), pa.float64()),
+                                     np.nan))
+        fills = pc.dictionary_encode(table.column("fill_rgb").take(take)).combine_chunks()
+        self.fill_code = _np(pc.fill_null(fills.indices, -1)).astype(np.int32)
+        self.fill_values = fills.dictionary.to_pylist()
+        self.border = _np(pc.fill_null(table.column("has_border").take(take), False))
+        self._merged_from = table.column("merged_from").take(take).combine_chunks()
+        self._merge_range = table.column("merge_range").take(take).combine_chunks()
+        #: whether a cell carries its own value (cells covered by a merge do not)
+        self.owns = _np(pc.is_null(self._merged_from))
+        #: whether a cell is the top-left cell of a merged range
+        self.anchors = self.owns & _np(pc.is_valid(self._merge_range))
+        self._text: dict[int, str] = {}
+
+    # -- lookups ----------------------------------------------------------------------------
+    def find(self, r: int, c: int) -> int | None:
+        """Position of the occupied cell (r, c), else ``None``."""
+        k = r * _KEY + c
+        i = int(np.searchsorted(self.key, k))
+        return i if i < self.n and self.key[i] == k else None
+
+    def has(self, keys: np.ndarray) -> np.ndarray:
+        """Whether each cell key of ``keys`` is occupied (bool array)."""
+        i = np.minimum(np.searchsorted(self.key, keys), max(self.n - 1, 0))
+        return (self.key[i] == keys) if self.n else np.zeros(len(keys), dtype=bool)
+
+    def cells_in(self, r1: int, c1: int, r2: int, c2: int) -> np.ndarray:
+        """Positions of the occupied cells of rows ``r1..r2`` and columns ``c1..c2``."""
+        lo = int(np.searchsorted(self.key, r1 * _KEY + c1))
+        hi = int(np.searchsorted(self.key, r2 * _KEY + c2, side="right"))
+        cells = np.arange(lo, hi)
+        if r2 > r1:
+            cols = self.col[cells]
+            cells = cells[(cols >= c1) & (cols <= c2)]
+        return cells
+
+    def rc(self, p) -> tuple[int, int]:
+        return int(self.row[p]), int(self.col[p])
 
     def shown_row(self, r: int) -> int:
         return r - bisect_left(self.hidden_rows, r)
@@ -213,66 +274,179 @@ class _Ctx:
     def shown_col(self, c: int) -> int:
         return c - bisect_left(self.hidden_columns, c)
 
-    def text(self, k: tuple[int, int]) -> str:
-        return self.texts[self.occupied[k]].strip()
+    def text(self, p) -> str:
+        """The stripped display text of the cell at position ``p``."""
+        p = int(p)
+        text = self._text.get(p)
+        if text is None:
+            text = self._text[p] = self.texts[p].as_py()
+        return text
 
-    def logical(self, cells) -> list[tuple[int, int]]:
+    def texts_of(self, cells: np.ndarray) -> list[str]:
+        return self.texts.take(pa.array(cells, pa.int64())).to_pylist()
+
+    def logical(self, cells: np.ndarray) -> np.ndarray:
         """Cells that carry their own value (covered cells of a merge are not counted)."""
-        merged_from, occupied = self.merged_from, self.occupied
-        return [k for k in cells if merged_from[occupied[k]] is None]
+        return cells[self.owns[cells]]
 
-    def is_string(self, k) -> bool:
-        return self.vtype[self.occupied[k]] == "string"
+    def is_string(self, p) -> bool:
+        return bool(self.is_str[p])
 
-    def level(self, k) -> int | None:
-        """Heading level of cell ``k`` (bold text of a heading size), else ``None``."""
-        i = self.occupied[k]
-        if self.vtype[i] != "string":
+    def fill(self, p) -> str | None:
+        code = self.fill_code[p]
+        return None if code < 0 else self.fill_values[code]
+
+    def font_size(self, p) -> float | None:
+        size = self.size[p]
+        return None if np.isnan(size) else float(size)
+
+    def merge_range(self, p) -> str | None:
+        return self._merge_range[int(p)].as_py()
+
+    def merged_from(self, p) -> str | None:
+        return self._merged_from[int(p)].as_py()
+
+    def level(self, p) -> int | None:
+        """Heading level of cell ``p`` (bold text of a heading size), else ``None``."""
+        if not self.is_str[p]:
             return None
-        return self.headings.level(self.bold[i], self.size[i])
+        return self.headings.level(bool(self.bold[p]), self.font_size(p))
 
-    def merge_width(self, k) -> int:
-        rng = self.merge_range[self.occupied[k]]
+    def merge_width(self, p) -> int:
+        rng = None if self.owns[p] and not self.anchors[p] else self.merge_range(p)
         if not rng:
             return 1
         _, c1, _, c2 = parse_range(rng)
         return c2 - c1 + 1
 
+    def bbox(self, cells: np.ndarray) -> tuple[int, int, int, int]:
+        rows, cols = self.row[cells], self.col[cells]
+        return int(rows.min()), int(cols.min()), int(rows.max()), int(cols.max())
+
+
+class _Rows:
+    """A region's cells row by row: ``order`` is the ascending list of its rows, ``rows[r]``
+    the positions of row ``r`` (by column) and ``n_logical`` the count of value-carrying cells
+    of each row of ``order``. A row may be replaced by fewer cells (``rows[r] = cells``)."""
+
+    def __init__(self, ctx: _Ctx, cells: np.ndarray):
+        self.ctx = ctx
+        self.cells = cells
+        rows = ctx.row[cells]
+        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if len(cells) else \
+            np.zeros(0, np.int64)
+        self.starts = starts
+        self.ends = np.r_[starts[1:], len(cells)].astype(np.int64)
+        self.order: list[int] = rows[starts].tolist()
+        self.n_logical = (np.add.reduceat(ctx.owns[cells].astype(np.int64), starts)
+                          if len(cells) else np.zeros(0, np.int64))
+        self._replaced: dict[int, np.ndarray] = {}
+
+    def index(self, r: int) -> int:
+        i = bisect_left(self.order, r)
+        if i == len(self.order) or self.order[i] != r:
+            raise KeyError(r)
+        return i
+
+    def __contains__(self, r: int) -> bool:
+        i = bisect_left(self.order, r)
+        return i < len(self.order) and self.order[i] == r
+
+    def __getitem__(self, r: int) -> np.ndarray:
+        cells = self._replaced.get(r)
+        if cells is None:
+            i = self.index(r)
+            cells = self.cells[self.starts[i]:self.ends[i]]
+        return cells
+
+    def __setitem__(self, r: int, cells: np.ndarray) -> None:
+        self.index(r)
+        self._replaced[r] = cells
+
+    def get(self, r: int, default=None):
+        return self[r] if r in self else default
+
+    def cells_of(self, order: list[int]) -> np.ndarray:
+        """Positions of the rows ``order`` (a run of consecutive rows of this index)."""
+        if not order:
+            return self.cells[:0]
+        i, j = self.index(order[0]), self.index(order[-1])
+        replaced = [r for r in self._replaced if order[0] <= r <= order[-1]]
+        if not replaced:
+            return self.cells[self.starts[i]:self.ends[j]]
+        return np.concatenate([self[r] for r in order])
+
+    def col_span(self, order: list[int]) -> tuple[int, int]:
+        """Smallest and largest column of the rows ``order`` (see :meth:`cells_of`)."""
+        cols = self.ctx.col[self.cells_of(order)]
+        return int(cols.min()), int(cols.max())
+
+
+class _Both:
+    """The rows of two regions with no row in common, looked up in either."""
+
+    def __init__(self, upper: _Rows, lower: _Rows):
+        self.upper, self.lower = upper, lower
+
+    def __getitem__(self, r: int) -> np.ndarray:
+        return self.upper[r] if r in self.upper else self.lower[r]
+
+
+@dataclass
+class _Region:
+    cells: np.ndarray
+    reasons: list[str] = field(default_factory=list)
+
 
 # -- regions ------------------------------------------------------------------------------------
-def _regions(cells: dict[tuple[int, int], int], hidden_rows: list[int] = (),
-             hidden_columns: list[int] = ()) -> list[list[tuple[int, int]]]:
-    """Connected regions (8-neighbourhood) of the occupied positions, bounding boxes joined.
+def _regions(ctx: _Ctx, cells: np.ndarray) -> list[np.ndarray]:
+    """Connected regions (8-neighbourhood) of the cells at positions ``cells`` (ascending),
+    bounding boxes joined; each region ascending, regions in the order of their first cell.
 
-    Adjacency is judged as the sheet is shown: hidden rows and columns (sorted 1-based indices)
-    are skipped, so a hidden row inside a table does not split it.
+    Adjacency is judged as the sheet is shown: hidden rows and columns are skipped, so a
+    hidden row inside a table does not split it. The neighbours of every cell are found by
+    binary search over the shown keys and the components by SciPy's
+    ``connected_components``.
     """
-    keys = sorted(cells)
-    shown = [(r - bisect_left(hidden_rows, r), c - bisect_left(hidden_columns, c)) for r, c in keys]
-    index = {k: i for i, k in enumerate(shown)}
-    uf = _UnionFind(len(keys))
-    for i, (r, c) in enumerate(shown):
-        for dr, dc in ((-1, -1), (-1, 0), (-1, 1), (0, -1)):
-            j = index.get((r + dr, c + dc))
-            if j is not None:
-                uf.union(i, j)
-    groups: dict[int, list[tuple[int, int]]] = {}
-    for i, k in enumerate(keys):
-        groups.setdefault(uf.find(i), []).append(k)
-    return [sorted(g) for g in _join_overlapping(list(groups.values()))]
+    n = len(cells)
+    if n == 0:
+        return []
+    shown = ctx.srow[cells] * _KEY + ctx.scol[cells]
+    sources, targets = [], []
+    for dr, dc in ((-1, -1), (-1, 0), (-1, 1), (0, -1)):
+        wanted = shown + (dr * _KEY + dc)
+        j = np.minimum(np.searchsorted(shown, wanted), n - 1)
+        hit = shown[j] == wanted
+        sources.append(np.flatnonzero(hit))
+        targets.append(j[hit])
+    sources, targets = np.concatenate(sources), np.concatenate(targets)
+    graph = coo_matrix((np.ones(len(sources), np.int8), (sources, targets)), shape=(n, n))
+    _, labels = connected_components(graph, directed=False)
+    # number the regions in the order of their first cell
+    _, first = np.unique(labels, return_index=True)
+    rank = np.empty(len(first), np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    region = rank[labels]
+    order = np.argsort(region, kind="stable")
+    bounds = np.flatnonzero(np.diff(region[order])) + 1
+    groups = np.split(cells[order], bounds)
+    return [np.sort(g) for g in _join_overlapping(ctx, groups)]
 
 
-def _join_overlapping(regions: list[list]) -> list[list]:
-    """Join regions whose bounding boxes overlap (sparse tables with holes)."""
-    boxes = [_bbox(g) for g in regions]
+def _join_overlapping(ctx: _Ctx, regions: list[np.ndarray]) -> list[np.ndarray]:
+    """Join regions whose bounding boxes overlap (sparse tables with holes); a joined region
+    is its cells in joining order."""
+    regions = list(regions)
+    boxes = [ctx.bbox(g) for g in regions]
     changed = len(regions) <= _MAX_REGIONS
     while changed:
         changed = False
         for a in range(len(regions)):
             for b in range(a + 1, len(regions)):
                 if _overlap(boxes[a], boxes[b]):
-                    regions[a].extend(regions[b])
-                    boxes[a] = _bbox(regions[a])
+                    regions[a] = np.concatenate([regions[a], regions[b]])
+                    boxes[a] = (min(boxes[a][0], boxes[b][0]), min(boxes[a][1], boxes[b][1]),
+                                max(boxes[a][2], boxes[b][2]), max(boxes[a][3], boxes[b][3]))
                     del regions[b], boxes[b]
                     changed = True
                     break
@@ -281,28 +455,15 @@ def _join_overlapping(regions: list[list]) -> list[list]:
     return regions
 
 
-def _bbox(cells) -> tuple[int, int, int, int]:
-    rows = [r for r, _ in cells]
-    cols = [c for _, c in cells]
-    return min(rows), min(cols), max(rows), max(cols)
-
-
 def _overlap(a, b) -> bool:
     return not (a[2] < b[0] or b[2] < a[0] or a[3] < b[1] or b[3] < a[1])
-
-
-def _rows_of(cells) -> dict[int, list[tuple[int, int]]]:
-    rows: dict[int, list[tuple[int, int]]] = {}
-    for k in sorted(cells):
-        rows.setdefault(k[0], []).append(k)
-    return rows
 
 
 @dataclass
 class _Info:
     """What the join rules need to know about one region."""
 
-    rows: dict[int, list[tuple[int, int]]]
+    rows: _Rows
     order: list[int]
     box: tuple[int, int, int, int]
     shown: tuple[int, int, int, int]
@@ -313,45 +474,39 @@ class _Info:
         return self.shown[3] - self.shown[1] + 1
 
 
-def _info(ctx: _Ctx, cells) -> _Info:
-    rows = _rows_of(cells)
-    box = _bbox(cells)
+def _info(ctx: _Ctx, cells: np.ndarray) -> _Info:
+    rows = _Rows(ctx, cells)
+    box = ctx.bbox(cells)
     shown = (ctx.shown_row(box[0]), ctx.shown_col(box[1]), ctx.shown_row(box[2]), ctx.shown_col(box[3]))
-    return _Info(rows, sorted(rows), box, shown, len(ctx.logical(cells)))
+    return _Info(rows, rows.order, box, shown, int(rows.n_logical.sum()))
 
 
-def _row_texts(ctx: _Ctx, cells) -> dict[int, str]:
-    return {c: ctx.text((r, c)) for r, c in ctx.logical(cells)}
+def _row_texts(ctx: _Ctx, cells: np.ndarray) -> dict[int, str]:
+    return {int(ctx.col[p]): ctx.text(p) for p in ctx.logical(cells)}
 
 
-def _header_like(ctx: _Ctx, rows: dict, order: list[int], idx: int) -> str | None:
+def _header_like(ctx: _Ctx, rows, order: list[int], idx: int) -> str | None:
     """Why row ``order[idx]`` reads as a header row of the rows below it (``None`` if it does not):
     several text cells above numeric/date values in their columns, or a bold or filled row
     above plain rows."""
     r = order[idx]
     cells = ctx.logical(rows[r])
     below = order[idx + 1:idx + 6]
-    if len(cells) < 2 or not below or not all(ctx.is_string(k) for k in cells):
+    if len(cells) < 2 or not below or not ctx.is_str[cells].all():
         return None
-    occ = ctx.occupied
-    header_cols = {c for _, c in rows[r]}
-    for b in below:
-        for k in ctx.logical(rows[b]):
-            if k[1] in header_cols and ctx.vtype[occ[k]] in _DATA_TYPES:
-                return f"row {r} holds text cells above numeric/date values"
+    under = ctx.logical(np.concatenate([rows[b] for b in below]))
+    if (np.isin(ctx.col[under], ctx.col[rows[r]]) & ctx.typed[under]).any():
+        return f"row {r} holds text cells above numeric/date values"
     nxt = ctx.logical(rows[below[0]])
-    if all(ctx.bold[occ[k]] for k in cells) and not all(ctx.bold[occ[k]] for k in nxt):
+    if ctx.bold[cells].all() and not ctx.bold[nxt].all():
         return f"row {r} is bold above plain rows"
-    fills = {ctx.fill[occ[k]] for k in cells}
-    if (len(fills) == 1 and None not in fills and fills != {"FFFFFF"}
-            and any(ctx.fill[occ[k]] not in fills for k in nxt)):
-        return f"row {r} is filled above unfilled rows"
+    fills = set(ctx.fill_code[cells].tolist())
+    if len(fills) == 1:
+        (code,) = fills
+        if (code >= 0 and ctx.fill_values[code] != "FFFFFF"
+                and (ctx.fill_code[nxt] != code).any()):
+            return f"row {r} is filled above unfilled rows"
     return None
-
-
-def _is_heading_row(ctx: _Ctx, cells) -> bool:
-    logical = ctx.logical(cells)
-    return len(logical) == 1 and ctx.level(logical[0]) is not None
 
 
 def _join_vertical(ctx: _Ctx, upper: _Info, lower: _Info) -> str | None:
@@ -370,17 +525,15 @@ def _join_vertical(ctx: _Ctx, upper: _Info, lower: _Info) -> str | None:
     for idx in (0, 1):
         if idx < len(lower.order) and _header_like(ctx, lower.rows, lower.order, idx):
             return None
-    # positive evidence that the rows continue the table above
-    both = {**upper.rows, **lower.rows}
-    both_order = upper.order + lower.order
+    # positive evidence that the rows continue the table above (the header rule reads at
+    # most nine rows from the top of both)
+    both = _Both(upper.rows, lower.rows)
+    both_order = (upper.order[:9] + lower.order[:9])[:9]
     head = next((why for idx in range(min(4, len(upper.order)))
                  for why in [_header_like(ctx, both, both_order, idx)] if why), None)
     if head is None:
-        typed_above = {c for r in upper.order for (_, c) in ctx.logical(upper.rows[r])
-                       if ctx.vtype[ctx.occupied[(r, c)]] in _DATA_TYPES}
-        typed_below = {c for r in lower.order for (_, c) in ctx.logical(lower.rows[r])
-                       if ctx.vtype[ctx.occupied[(r, c)]] in _DATA_TYPES}
-        if typed_above & typed_below:
+        if np.intersect1d(_typed_columns(ctx, upper.rows.cells),
+                          _typed_columns(ctx, lower.rows.cells)).size:
             head = "numeric/date values continue in the same columns"
         elif _bordered(ctx, upper.rows[upper.order[-1]]) and _bordered(ctx, first):
             head = "cell borders continue on both sides of the empty row"
@@ -390,19 +543,25 @@ def _join_vertical(ctx: _Ctx, upper: _Info, lower: _Info) -> str | None:
             f"inside the table (no new header row below it; {head})")
 
 
+def _typed_columns(ctx: _Ctx, cells: np.ndarray) -> np.ndarray:
+    """Columns holding a number, date or boolean among the value-carrying ``cells``."""
+    logical = ctx.logical(cells)
+    return np.unique(ctx.col[logical[ctx.typed[logical]]])
+
+
 def _bordered(ctx: _Ctx, cells) -> bool:
     """Whether every cell of ``cells`` that carries a value has a border."""
     logical = ctx.logical(cells)
-    return bool(logical) and all(ctx.border[ctx.occupied[k]] for k in logical)
+    return bool(len(logical)) and bool(ctx.border[logical].all())
 
 
 def _all_strings(ctx: _Ctx, cells) -> bool:
-    return all(ctx.is_string(k) for k in ctx.logical(cells))
+    return bool(ctx.is_str[ctx.logical(cells)].all())
 
 
 def _all_bold(ctx: _Ctx, cells) -> bool:
     logical = ctx.logical(cells)
-    return bool(logical) and all(ctx.bold[ctx.occupied[k]] for k in logical)
+    return bool(len(logical)) and bool(ctx.bold[logical].all())
 
 
 def _is_unit(text: str) -> bool:
@@ -412,42 +571,43 @@ def _is_unit(text: str) -> bool:
 def _body_top(ctx: _Ctx, side: _Info) -> int:
     """First row of a region holding several cells (its first row when it is one column wide)."""
     if side.width > 1:
-        for r in side.order:
-            if len(ctx.logical(side.rows[r])) >= 2:
-                return r
+        wide = np.flatnonzero(side.rows.n_logical >= 2)
+        if len(wide):
+            return side.order[int(wide[0])]
     return side.order[0]
 
 
-def _style(ctx: _Ctx, k) -> tuple:
-    i = ctx.occupied[k]
-    return bool(ctx.bold[i]), ctx.fill[i], ctx.size[i]
+def _style(ctx: _Ctx, p) -> tuple:
+    return bool(ctx.bold[p]), ctx.fill(p), ctx.font_size(p)
 
 
-def _styled_like_row_below(ctx: _Ctx, k, side: _Info) -> bool:
-    """Whether the lone cell ``k`` is merged across columns and styled exactly like the cells
+def _styled_like_row_below(ctx: _Ctx, p, side: _Info) -> bool:
+    """Whether the lone cell ``p`` is merged across columns and styled exactly like the cells
     under it in the next row (a parent header, not a title)."""
-    if ctx.merge_width(k) < 2:
+    if ctx.merge_width(p) < 2:
         return False
-    _, c1, _, c2 = parse_range(ctx.merge_range[ctx.occupied[k]])
-    nxt = [r for r in side.order if r > k[0]]
-    if not nxt:
+    _, c1, _, c2 = parse_range(ctx.merge_range(p))
+    i = bisect_right(side.order, int(ctx.row[p]))
+    if i == len(side.order):
         return False
-    below = [q for q in ctx.logical(side.rows[nxt[0]]) if c1 <= q[1] <= c2]
-    return len(below) >= 2 and all(_style(ctx, q) == _style(ctx, k) for q in below)
+    below = [q for q in ctx.logical(side.rows[side.order[i]]) if c1 <= ctx.col[q] <= c2]
+    return len(below) >= 2 and all(_style(ctx, q) == _style(ctx, p) for q in below)
 
 
 def _starts_total(ctx: _Ctx, cells) -> bool:
     logical = ctx.logical(cells)
-    return bool(logical) and is_total_row(ctx.text(min(logical, key=lambda k: k[1])))
+    return bool(len(logical)) and is_total_row(ctx.text(logical[0]))
 
 
 def _head_row(ctx: _Ctx, side: _Info) -> int:
     """First header-ish row of a region: several cells, or a cell merged across columns (a
     parent header); its first row when it is one column wide."""
     if side.width > 1:
-        for r in side.order:
-            logical = ctx.logical(side.rows[r])
-            if len(logical) >= 2 or (len(logical) == 1 and ctx.merge_width(logical[0]) >= 2
+        rows = side.rows
+        for i in np.flatnonzero((rows.n_logical >= 2) | (rows.n_logical == 1)).tolist():
+            r = side.order[i]
+            logical = ctx.logical(rows[r])
+            if len(logical) >= 2 or (ctx.anchors[logical[0]] and ctx.merge_width(logical[0]) >= 2
                                      and not _is_unit(ctx.text(logical[0]))):
                 return r
     return side.order[0]
@@ -472,10 +632,10 @@ def _join_horizontal(ctx: _Ctx, left: _Info, right: _Info, lone: list[tuple[int,
     if bottom - top < 1:
         return None
     for side, other in ((left, right), (right, left)):
-        extra = [r for r in side.order if r < top]
+        extra = side.order[:bisect_left(side.order, top)]
         if len(extra) > 3 or not all(_all_strings(ctx, side.rows[r]) for r in extra):
             return None
-        extra = [r for r in side.order if r > bottom]
+        extra = side.order[bisect_right(side.order, bottom):]
         if extra and other.width != 1 and (len(extra) > 2 or any(
                 len(ctx.logical(side.rows[r])) != 1 and not _starts_total(ctx, side.rows[r])
                 for r in extra)):
@@ -488,15 +648,18 @@ def _join_horizontal(ctx: _Ctx, left: _Info, right: _Info, lone: list[tuple[int,
     if left.width >= 2 and right.width >= 2:
         if _all_bold(ctx, left.rows[left_head]) != _all_bold(ctx, right.rows[right_head]):
             return None
+
         def header_on_left(r: int) -> bool:
-            logical = ctx.logical(left.rows.get(r, []))
+            logical = ctx.logical(left.rows.get(r, left.rows.cells[:0]))
             return len(logical) >= 2 or (len(logical) == 1 and (
                 _styled_like_row_below(ctx, logical[0], left) or _is_unit(ctx.text(logical[0]))))
 
-        own = [(r, c) for r in right.order if r < top and not header_on_left(r)
-               for (_, c) in [ctx.logical(right.rows[r])[0]]
-               if len(ctx.logical(right.rows[r])) == 1 and not _is_unit(ctx.text((r, c)))
-               and not _styled_like_row_below(ctx, (r, c), right)]
+        own = []
+        for r in right.order[:bisect_left(right.order, top)]:
+            logical = ctx.logical(right.rows[r])
+            if (len(logical) == 1 and not header_on_left(r) and not _is_unit(ctx.text(logical[0]))
+                    and not _styled_like_row_below(ctx, logical[0], right)):
+                own.append(ctx.rc(logical[0]))
         own += [(r, c) for r, c in lone if right.box[0] - 3 <= r < right.box[0]
                 and right.box[1] <= c <= right.box[3] and not header_on_left(r)]
         if own:
@@ -518,7 +681,7 @@ def _join_gaps(ctx: _Ctx, regions: list[_Region]) -> list[_Region]:
         for i, info in enumerate(infos):
             by_top[info.shown[0]].append(i)
             by_left[info.shown[1]].append(i)
-        lone = [g.cells[0] for g, info in zip(regions, infos)
+        lone = [ctx.rc(g.cells[0]) for g, info in zip(regions, infos)
                 if info.n_logical == 1 and len(info.order) == 1 and ctx.is_string(g.cells[0])
                 and not _is_unit(ctx.text(g.cells[0]))]
         uf = _UnionFind(len(regions))
@@ -541,30 +704,25 @@ def _join_gaps(ctx: _Ctx, regions: list[_Region]) -> list[_Region]:
                         joined = True
         if not joined:
             break
-        groups: dict[int, _Region] = {}
+        groups: dict[int, tuple[list[np.ndarray], list[str]]] = {}
         for i, region in enumerate(regions):
-            root = uf.find(i)
-            target = groups.setdefault(root, _Region([], []))
-            target.cells.extend(region.cells)
-            target.reasons.extend(region.reasons + reasons.get(i, []))
-        merged = list(groups.values())
-        cells = _join_overlapping([list(g.cells) for g in merged])
-        if len(cells) == len(merged):
-            regions = [_Region(sorted(g.cells), g.reasons) for g in merged]
+            cells, why = groups.setdefault(uf.find(i), ([], []))
+            cells.append(region.cells)
+            why.extend(region.reasons + reasons.get(i, []))
+        merged = [(np.concatenate(cells), why) for cells, why in groups.values()]
+        joined_cells = _join_overlapping(ctx, [cells for cells, _ in merged])
+        if len(joined_cells) == len(merged):
+            regions = [_Region(np.sort(cells), why) for cells, why in merged]
         else:  # a joined box overlapped another region: reattach reasons by cell
-            owner = {}
-            for g in merged:
-                for k in g.cells:
-                    owner[k] = g
+            owner = np.empty(ctx.n, np.int64)
+            for j, (cells, _) in enumerate(merged):
+                owner[cells] = j
             regions = []
-            for group in cells:
-                seen, why = set(), []
-                for k in group:
-                    g = owner[k]
-                    if id(g) not in seen:
-                        seen.add(id(g))
-                        why.extend(g.reasons)
-                regions.append(_Region(sorted(group), why))
+            for group in joined_cells:
+                owners = owner[group]
+                _, first = np.unique(owners, return_index=True)
+                why = [w for j in owners[np.sort(first)].tolist() for w in merged[j][1]]
+                regions.append(_Region(np.sort(group), why))
     return regions
 
 
@@ -581,30 +739,25 @@ def segment_sheet(grid: StyledGrid, headings: HeadingMap | None = None,
 
     Cells in hidden rows or columns belong to no block (they are flagged ``hidden`` in the
     StyledGrid); hidden sheets are segmented too and callers decide what to render.
+    Work is column-wise over the cells (connected regions, header and data-row rules) plus
+    Python per region and per row the rules look at, never per cell of a large table.
     """
-    cols = grid.columns
-    occupied: dict[tuple[int, int], int] = {}
-    hidden = cols["hidden"]
-    for i, text in enumerate(cols["display_text"]):
-        if text is not None and text.strip() and not hidden[i]:
-            occupied[(cols["row"][i], cols["col"][i])] = i
-    if not occupied and not list_objects:
+    ctx = _Ctx(grid, headings)
+    if not ctx.n and not list_objects:
         return []
     if headings is None:
-        headings = detect_heading_levels([_AsVisible(grid)])
-    ctx = _Ctx(grid, occupied, headings)
+        ctx.headings = detect_heading_levels([replace(grid, visibility="visible")])
     blocks, ignored = _list_object_blocks(ctx, list_objects)
-    free = occupied
+    free = np.arange(ctx.n)
     if blocks:
-        free = {}
-        for k, i in occupied.items():
-            owner = next((b for b in blocks if b.min_row <= k[0] <= b.max_row
-                          and b.min_col <= k[1] <= b.max_col), None)
-            if owner is None:
-                free[k] = i
-            else:
-                owner.n_cells += 1
-    regions = [_Region(cells) for cells in _regions(free, grid.hidden_rows, grid.hidden_columns)]
+        owner = np.full(ctx.n, -1, np.int64)
+        for j, block in enumerate(blocks):
+            inside = ((ctx.row >= block.min_row) & (ctx.row <= block.max_row)
+                      & (ctx.col >= block.min_col) & (ctx.col <= block.max_col) & (owner < 0))
+            owner[inside] = j
+            block.n_cells += int(inside.sum())
+        free = np.flatnonzero(owner < 0)
+    regions = [_Region(cells) for cells in _regions(ctx, free)]
     regions = _join_gaps(ctx, regions)
     for region in regions:
         blocks.extend(_classify(ctx, region.cells, region.reasons))
@@ -633,7 +786,6 @@ def _list_object_blocks(ctx: _Ctx, list_objects: list[ListObject]
     written by other software may not)."""
     out: list[Block] = []
     ignored: list[tuple[tuple[int, int, int, int], str]] = []
-    occupied = ctx.occupied
     for lo in list_objects:
         try:
             r1, c1, r2, c2 = parse_range(lo.ref)
@@ -643,9 +795,9 @@ def _list_object_blocks(ctx: _Ctx, list_objects: list[ListObject]
                for b in out):
             continue
         n_rows, width = r2 - r1 + 1, c2 - c1 + 1
-        beside = sum(1 for r in range(r1, r2 + 1)
-                     if (r, c1 - 1) in occupied or (r, c2 + 1) in occupied)
-        under = len(ctx.logical([(r2 + 1, c) for c in range(c1, c2 + 1) if (r2 + 1, c) in occupied]))
+        rows = np.arange(r1, r2 + 1, dtype=np.int64) * _KEY
+        beside = int((ctx.has(rows + (c1 - 1)) | ctx.has(rows + (c2 + 1))).sum())
+        under = len(ctx.logical(ctx.cells_in(r2 + 1, c1, r2 + 1, c2)))
         if beside * 2 > n_rows or (width >= 2 and under * 2 >= width and under >= 2):
             ignored.append(((r1, c1, r2, c2), f"Excel table (ListObject) {lo.name} {lo.ref} "
                             "covers only part of the cells around it: its range is not used"))
@@ -658,7 +810,8 @@ def _list_object_blocks(ctx: _Ctx, list_objects: list[ListObject]
         seen: dict[str, int] = {}
         for c in range(c1, c2 + 1):
             name = lo.columns[c - c1] if c - c1 < len(lo.columns) else None
-            text = ctx.text((r1, c)) if header_rows and (r1, c) in ctx.occupied else ""
+            p = ctx.find(r1, c) if header_rows else None
+            text = ctx.text(p) if p is not None else ""
             label = text or name or f"Column {column_letter(c)}"
             seen[label] = seen.get(label, 0) + 1
             if seen[label] > 1:
@@ -673,25 +826,17 @@ def _list_object_blocks(ctx: _Ctx, list_objects: list[ListObject]
     return out, ignored
 
 
-class _AsVisible:
-    """A grid seen as visible (a hidden sheet segmented on its own still gets its headings)."""
-
-    visibility = "visible"
-
-    def __init__(self, grid: StyledGrid):
-        self.columns = grid.columns
-
-
-def _classify(ctx: _Ctx, cells, join_reasons: list[str]) -> list[Block]:
-    rows = _rows_of(cells)
-    order = sorted(rows)
+def _classify(ctx: _Ctx, cells: np.ndarray, join_reasons: list[str]) -> list[Block]:
+    rows = _Rows(ctx, cells)
+    order = list(rows.order)
     out: list[Block] = []
-    wide = {r for r in order if len(ctx.logical(rows[r])) >= 2}
-    if not wide:
+    wide = rows.n_logical >= 2  # by index in rows.order; order stays a run of it
+    if not wide.any():
         return _text_blocks(ctx, rows, order)
 
     def peelable() -> bool:
-        if len(order) >= 3 and len(wide.intersection(order)) >= 2:
+        base = rows.index(order[0])
+        if len(order) >= 3 and int(wide[base:base + len(order)].sum()) >= 2:
             return True
         first = ctx.logical(rows[order[0]])
         return (len(order) >= 2 and len(first) == 1 and not _is_label(ctx.text(first[0]))
@@ -700,14 +845,14 @@ def _classify(ctx: _Ctx, cells, join_reasons: list[str]) -> list[Block]:
     # peel single-cell leading rows off a wider region (or off a form) as titles / headings
     while peelable():
         first = ctx.logical(rows[order[0]])
-        units = [k for k in first if _is_unit(ctx.text(k))]
+        units = [p for p in first.tolist() if _is_unit(ctx.text(p))]
         if units and len(first) - len(units) == 1:
             # a title line with a unit line on the same row
-            refs = {ctx.grid.columns["ref"][ctx.occupied[u]] for u in units}
-            unit_cells = [k for k in rows[order[0]]
-                          if k in units or ctx.merged_from[ctx.occupied[k]] in refs]
-            out.append(_make_block(ctx, unit_cells, "text", ["unit line above the table"]))
-            rows[order[0]] = [k for k in rows[order[0]] if k not in unit_cells]
+            refs = {cell_ref(*ctx.rc(u)) for u in units}
+            line = rows[order[0]]
+            in_unit = np.array([p in units or ctx.merged_from(p) in refs for p in line.tolist()])
+            out.append(_make_block(ctx, line[in_unit], "text", ["unit line above the table"]))
+            rows[order[0]] = line[~in_unit]
             first = ctx.logical(rows[order[0]])
         if len(first) != 1:
             break
@@ -728,22 +873,21 @@ def _classify(ctx: _Ctx, cells, join_reasons: list[str]) -> list[Block]:
         out.append(block)
         order.pop(0)
     # a single-cell row followed by a new header row starts another table
-    for idx in range(2, len(order) - 2):
-        logical = ctx.logical(rows[order[idx]])
-        if (len(logical) == 1 and not is_total_row(ctx.text(logical[0]))
-                and not NOTE_RE.match(ctx.text(logical[0])) and not _is_label(ctx.text(logical[0]))):
+    base = rows.index(order[0])
+    for idx in (np.flatnonzero(rows.n_logical[base + 2:base + len(order) - 2] == 1) + 2).tolist():
+        (p,) = ctx.logical(rows[order[idx]])
+        text = ctx.text(p)
+        if not is_total_row(text) and not NOTE_RE.match(text) and not _is_label(text):
             why = _header_like(ctx, rows, order, idx + 1)
             if why:
-                upper = [k for r in order[:idx] for k in rows[r]]
-                lower = [k for r in order[idx:] for k in rows[r]]
-                out.extend(_classify(ctx, upper, join_reasons))
-                below = _classify(ctx, lower, [])
+                out.extend(_classify(ctx, rows.cells_of(order[:idx]), join_reasons))
+                below = _classify(ctx, rows.cells_of(order[idx:]), [])
                 for block in below:
                     if block.kind == "table":
                         block.reasons.append(f"split from the table above: {why}")
                 out.extend(below)
                 return out
-    if len(order) < 2 or not any(r in wide for r in order):
+    if len(order) < 2 or not wide[base:base + len(order)].any():
         form = _key_value_block(ctx, rows, order, join_reasons) if order else None
         return out + ([form] if form else _text_blocks(ctx, rows, order))
     # trailing notes
@@ -754,8 +898,8 @@ def _classify(ctx: _Ctx, cells, join_reasons: list[str]) -> list[Block]:
             break
         notes.insert(0, order.pop())
         note_why = why
-    rest = [k for r in order for k in rows[r]]
-    r0, c0, r1, c1 = _bbox(rest)
+    rest = rows.cells_of(order)
+    r0, c0, r1, c1 = ctx.bbox(rest)
     form = _key_value_block(ctx, rows, order, join_reasons)
     if form:
         out.append(form)
@@ -766,7 +910,7 @@ def _classify(ctx: _Ctx, cells, join_reasons: list[str]) -> list[Block]:
     else:
         out.extend(_text_blocks(ctx, rows, order))
     if notes:
-        out.append(_make_block(ctx, [k for r in notes for k in rows[r]], "text",
+        out.append(_make_block(ctx, rows.cells_of(notes), "text",
                                [f"note under the table: {note_why}"]))
     return out
 
@@ -775,7 +919,8 @@ def _is_label(text: str) -> bool:
     return text.endswith(_LABEL_COLON) and len(text) > 1
 
 
-def _key_value_block(ctx: _Ctx, rows, order, join_reasons: list[str]) -> Block | None:
+def _key_value_block(ctx: _Ctx, rows: _Rows, order: list[int],
+                     join_reasons: list[str]) -> Block | None:
     """A ``key_value`` block when the rows read as a form's label/value pairs, else ``None``.
 
     Each row holds, left to right, a text label and the value after it (or a label alone that
@@ -790,10 +935,14 @@ def _key_value_block(ctx: _Ctx, rows, order, join_reasons: list[str]) -> Block |
       and the values below it mix types (text with numbers or dates): a table's column keeps
       one type.
     """
-    pairs: list[tuple[tuple[int, int], tuple[int, int] | None]] = []
+    if not order:
+        return None
+    if _not_a_form(ctx, rows, order):
+        return None
+    pairs: list[tuple[int, int | None]] = []
     single = True
     for r in order:
-        cells = sorted(ctx.logical(rows[r]), key=lambda k: k[1])
+        cells = ctx.logical(rows[r]).tolist()
         if not cells or not ctx.is_string(cells[0]):
             return None
         if len(cells) <= 2:
@@ -808,7 +957,7 @@ def _key_value_block(ctx: _Ctx, rows, order, join_reasons: list[str]) -> Block |
             value = cells[i + 1] if i + 1 < len(cells) and not (
                 ctx.is_string(cells[i + 1]) and _is_label(ctx.text(cells[i + 1]))) else None
             pairs.append((label, value))
-            i += 2 if value else 1
+            i += 2 if value is not None else 1
     labels = [ctx.text(k) for k, _ in pairs]
     values = [v for _, v in pairs if v is not None]
     if not values or any(v is None and not _is_label(ctx.text(k)) for k, v in pairs):
@@ -817,21 +966,20 @@ def _key_value_block(ctx: _Ctx, rows, order, join_reasons: list[str]) -> Block |
     why = None
     if colons * 2 >= len(labels) and (single or colons == len(labels)):
         why = f"{colons} of {len(labels)} labels end with a colon"
-    elif (single and len(pairs) >= 2 and len({k[1] for k, _ in pairs}) == 1
-          and len({v[1] for v in values}) == 1):
-        bold = ctx.bold
-        if (all(bold[ctx.occupied[k]] for k, _ in pairs)
-                and not any(bold[ctx.occupied[v]] for v in values)):
+    elif (single and len(pairs) >= 2 and len({int(ctx.col[k]) for k, _ in pairs}) == 1
+          and len({int(ctx.col[v]) for v in values}) == 1):
+        if (all(ctx.bold[k] for k, _ in pairs) and not any(ctx.bold[v] for v in values)):
             why = "bold labels in one column, each followed by a plain value"
         elif (len(pairs) >= 3 and len(set(labels)) == len(labels)
               and not _header_like(ctx, rows, order, 0)):
-            types = {ctx.vtype[ctx.occupied[v]] for v in values[1:]}
-            if "string" in types and types & set(_DATA_TYPES):
+            types = {bool(ctx.is_str[v]) for v in values[1:]}
+            typed = any(ctx.typed[v] for v in values[1:])
+            if True in types and typed:
                 why = ("unique labels in one column; the values mix text with numbers or dates "
                        "(a table column keeps one type)")
     if why is None:
         return None
-    cells = [k for r in order for k in rows[r]]
+    cells = rows.cells_of(order)
     block = _make_block(ctx, cells, "key_value", [f"form of {len(pairs)} label/value pairs: {why}",
                                                   *join_reasons])
     seen: dict[str, int] = {}
@@ -841,101 +989,127 @@ def _key_value_block(ctx: _Ctx, rows, order, join_reasons: list[str]) -> Block |
         name = text.rstrip(":：").strip() if _is_label(text) else text
         seen[name] = seen.get(name, 0) + 1
         key = name if seen[name] == 1 else f"{name} ({seen[name]})"
-        where = value or (label[0], label[1] + ctx.merge_width(label))
+        where = ctx.rc(value) if value is not None else (
+            int(ctx.row[label]), int(ctx.col[label]) + ctx.merge_width(label))
         block.columns.append(Column(where[1], key, [name], row=where[0]))
-        lines.append(f"{name}: {ctx.text(value) if value else ''}".rstrip())
+        lines.append(f"{name}: {ctx.text(value) if value is not None else ''}".rstrip())
     block.text = "\n".join(lines)
     return block
 
 
-def _is_group_header(ctx: _Ctx, rows, order, k) -> bool:
-    """Whether the lone cell ``k`` of the first row is a parent header: merged across columns,
+def _not_a_form(ctx: _Ctx, rows: _Rows, order: list[int]) -> bool:
+    """Whether some row of ``order`` already rules out a form, checked column-wise: a row with
+    no value-carrying cell, or whose first one is no text, or with three or more whose first
+    is no label ending with a colon (what :func:`_key_value_block` would stop at)."""
+    cells = ctx.logical(rows.cells_of(order))
+    if not len(cells):
+        return True
+    row = ctx.row[cells]
+    starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
+    if len(starts) < len(order):
+        return True
+    first = cells[starts]
+    if not ctx.is_str[first].all():
+        return True
+    counts = np.diff(np.r_[starts, len(cells)])
+    many = first[counts >= 3]
+    return len(many) > 0 and not all(_is_label(t) for t in ctx.texts_of(many[:64]))
+
+
+def _is_group_header(ctx: _Ctx, rows: _Rows, order: list[int], p) -> bool:
+    """Whether the lone cell ``p`` of the first row is a parent header: merged across columns,
     starting right of the region's first column, over the next row (:func:`_groups_below`)."""
-    if ctx.merge_width(k) < 2:
+    if ctx.merge_width(p) < 2:
         return False
-    min_col = min(c for r in order for _, c in rows[r])
-    if k[1] <= min_col:
+    min_col, max_col = rows.col_span(order)
+    if ctx.col[p] <= min_col:
         return False
-    _, c1, _, c2 = parse_range(ctx.merge_range[ctx.occupied[k]])
-    return _groups_below(ctx, order[1], c1, c2,
-                         (min_col, max(c for r in order for _, c in rows[r])))
+    _, c1, _, c2 = parse_range(ctx.merge_range(p))
+    return _groups_below(ctx, order[1], c1, c2, (min_col, max_col))
 
 
-def _size(ctx: _Ctx, k) -> str:
-    size = ctx.size[ctx.occupied[k]]
+def _size(ctx: _Ctx, p) -> str:
+    size = ctx.font_size(p)
     size = ctx.headings.body_size if size is None else size
     return f"{size:g}"
 
 
-def _note_row(ctx: _Ctx, rows, order) -> str | None:
+def _note_row(ctx: _Ctx, rows: _Rows, order: list[int]) -> str | None:
     """Why the last row of ``order`` is a note under the table (``None``: it is a table row)."""
     last = order[-1]
     logical = ctx.logical(rows[last])
     if len(logical) != 1 or not ctx.is_string(logical[0]):
         return None
-    k = logical[0]
-    text = ctx.text(k)
+    p = logical[0]
+    text = ctx.text(p)
     if is_total_row(text):
         return None
     if NOTE_RE.match(text):
         return f"row {last} starts with a note marker"
-    min_col = min(c for r in order for _, c in rows[r])
-    width = max(c for r in order for _, c in rows[r]) - min_col + 1
-    if ctx.merge_width(k) >= max(2, width // 2 + 1) and len(text) >= 15:
+    min_col, max_col = rows.col_span(order)
+    width = max_col - min_col + 1
+    if ctx.merge_width(p) >= max(2, width // 2 + 1) and len(text) >= 15:
         return f"row {last} is one long merged text line"
-    if k[1] == min_col and len(text) >= _LONG_NOTE:
-        others = [len(ctx.text(q)) for r in order[1:-1] for q in ctx.logical(rows[r]) if q[1] == min_col]
-        if len(text) > 2 * max(others, default=0):
+    if ctx.col[p] == min_col and len(text) >= _LONG_NOTE:
+        inner = ctx.logical(rows.cells_of(order[1:-1]))
+        first_column = inner[ctx.col[inner] == min_col]
+        longest = pc.max(pc.utf8_length(ctx.texts.take(pa.array(first_column, pa.int64())))).as_py()
+        if len(text) > 2 * (longest or 0):
             return f"row {last} is a long text line in the first column, other columns empty"
     return None
 
 
-def _text_blocks(ctx: _Ctx, rows, order) -> list[Block]:
+def _is_heading_row(ctx: _Ctx, cells) -> bool:
+    logical = ctx.logical(cells)
+    return len(logical) == 1 and ctx.level(logical[0]) is not None
+
+
+def _text_blocks(ctx: _Ctx, rows: _Rows, order: list[int]) -> list[Block]:
     """Blocks of a region that is not a table: heading lines and runs of text lines; a lone cell
     is a ``title``."""
-    logical_all = ctx.logical([k for r in order for k in rows[r]])
+    cells = rows.cells_of(order)
+    logical_all = ctx.logical(cells)
     if len(logical_all) == 1:
-        k = logical_all[0]
-        block = _make_block(ctx, [k2 for r in order for k2 in rows[r]], "title", ["single cell"])
-        level = ctx.level(k)
+        p = logical_all[0]
+        block = _make_block(ctx, cells, "title", ["single cell"])
+        level = ctx.level(p)
         if level is not None:
             block.level = level
-            block.reasons.append(f"heading H{level}: bold {_size(ctx, k)} pt")
+            block.reasons.append(f"heading H{level}: bold {_size(ctx, p)} pt")
         return [block]
+    # heading lines: rows of one value-carrying cell (a replaced row is checked as it is now)
+    base = rows.index(order[0])
+    candidates = set((np.flatnonzero(rows.n_logical[base:base + len(order)] == 1)).tolist())
+    candidates |= {i for i, r in enumerate(order) if r in rows._replaced}
+    headings = [i for i in sorted(candidates) if _is_heading_row(ctx, rows[order[i]])]
     out: list[Block] = []
-    run: list[int] = []
-
-    def flush():
-        if run:
-            out.append(_make_block(ctx, [k for r in run for k in rows[r]], "text",
+    start = 0
+    for i in headings + [len(order)]:
+        if i > start:
+            out.append(_make_block(ctx, rows.cells_of(order[start:i]), "text",
                                    ["region too small for a table"]))
-            run.clear()
-
-    for r in order:
-        if _is_heading_row(ctx, rows[r]):
-            flush()
-            (k,) = ctx.logical(rows[r])
-            level = ctx.level(k)
-            block = _make_block(ctx, rows[r], "title", [f"heading H{level}: bold {_size(ctx, k)} pt"])
-            block.level = level
-            out.append(block)
-        else:
-            run.append(r)
-    flush()
+        if i == len(order):
+            break
+        (p,) = ctx.logical(rows[order[i]])
+        level = ctx.level(p)
+        block = _make_block(ctx, rows[order[i]], "title", [f"heading H{level}: bold {_size(ctx, p)} pt"])
+        block.level = level
+        out.append(block)
+        start = i + 1
     return out
 
 
-def _make_block(ctx: _Ctx, cells, kind: str, reasons: list[str]) -> Block:
+def _make_block(ctx: _Ctx, cells: np.ndarray, kind: str, reasons: list[str]) -> Block:
     """A block over ``cells`` (their bounding box: a merged cell counts with all it covers)."""
-    r0, c0, r1, c1 = _bbox(cells)
+    r0, c0, r1, c1 = ctx.bbox(cells)
     grid = ctx.grid
-    logical = sorted(ctx.logical(cells))
     block = Block(grid.sheet_index, grid.sheet_name, kind, r0, c0, r1, c1, len(cells),
                   reasons=list(reasons))
     if kind != "table":
+        logical = np.sort(ctx.logical(cells))
         lines: dict[int, list[str]] = {}
-        for k in logical:
-            lines.setdefault(k[0], []).append(ctx.text(k))
+        for r, text in zip(ctx.row[logical].tolist(), ctx.texts_of(logical)):
+            lines.setdefault(r, []).append(text)
         block.text = "\n".join(" ".join(parts) for _, parts in sorted(lines.items()))
     return block
 
@@ -1021,11 +1195,10 @@ def _heading_paths(blocks: list[Block], titles: dict[int, Block]) -> None:
             block.reasons.append("heading path " + " / ".join(path))
 
 
+
 # -- header and data rows -----------------------------------------------------------------------
 def _header(ctx: _Ctx, block: Block) -> None:
     """Header rows and columns of a table block (see the module docstring)."""
-    occupied = ctx.occupied
-    texts, merged_from = ctx.texts, ctx.merged_from
     depth = _merged_header_depth(ctx, block)
     depth = _styled_header_depth(ctx, block, depth)
     frozen = _frozen_header_depth(ctx, block)
@@ -1038,19 +1211,23 @@ def _header(ctx: _Ctx, block: Block) -> None:
     block.reasons.append(f"header rows {block.min_row}-{block.min_row + block.header_row_count - 1}")
     header_rows = range(block.min_row, block.min_row + block.header_row_count)
     leaf = header_rows[-1]
+    head = {ctx.rc(p): p for p in ctx.cells_in(block.min_row, block.min_col, leaf,
+                                                block.max_col).tolist()}
+    present = set(np.unique(ctx.col[ctx.cells_in(block.min_row, block.min_col, block.max_row,
+                                                 block.max_col)]).tolist())
     seen: dict[str, int] = {}
     for c in range(block.min_col, block.max_col + 1):
-        leaf_i = occupied.get((leaf, c))
-        if leaf_i is not None and merged_from[leaf_i] is not None:
-            if parse_cell_ref(merged_from[leaf_i])[0] == leaf:
+        leaf_p = head.get((leaf, c))
+        if leaf_p is not None and not ctx.owns[leaf_p]:
+            if parse_cell_ref(ctx.merged_from(leaf_p))[0] == leaf:
                 continue  # covered by a horizontal merge in the leaf header row
-        if not any((r, c) in occupied for r in range(block.min_row, block.max_row + 1)):
+        if c not in present:
             block.reasons.append(f"column {column_letter(c)} dropped: fully empty")
             continue
         levels: list[str] = []
         for r in header_rows:
-            i = occupied.get((r, c))
-            text = texts[i].strip() if i is not None else ""
+            p = head.get((r, c))
+            text = ctx.text(p) if p is not None else ""
             if text and (not levels or levels[-1] != text):
                 levels.append(text)
         label = " > ".join(levels) if levels else f"Column {column_letter(c)}"
@@ -1066,16 +1243,14 @@ def _groups_below(ctx: _Ctx, below_row: int, c1: int, c2: int, span: tuple[int, 
     """Whether a merged range over columns ``c1..c2`` is a parent header of ``below_row``: two
     or more cells under it, or one merged text cell of exactly its columns in a row with no
     numbers or dates between columns ``span`` (parents stacked over one another)."""
-    occupied = ctx.occupied
-    below = ctx.logical([(below_row, c) for c in range(c1, c2 + 1) if (below_row, c) in occupied])
+    below = ctx.logical(ctx.cells_in(below_row, c1, below_row, c2))
     if len(below) >= 2:
         return True
     if len(below) != 1 or not ctx.is_string(below[0]):
         return False
-    rng = ctx.merge_range[occupied[below[0]]]
-    return bool(rng) and parse_range(rng)[1::2] == (c1, c2) and not any(
-        ctx.vtype[occupied[(below_row, c)]] in _DATA_TYPES
-        for c in range(span[0], span[1] + 1) if (below_row, c) in occupied)
+    rng = ctx.merge_range(below[0])
+    return bool(rng) and parse_range(rng)[1::2] == (c1, c2) and not bool(
+        ctx.typed[ctx.cells_in(below_row, span[0], below_row, span[1])].any())
 
 
 def _merged_header_depth(ctx: _Ctx, block: Block) -> int:
@@ -1083,63 +1258,59 @@ def _merged_header_depth(ctx: _Ctx, block: Block) -> int:
     rows (when the rows it spans hold no numbers or dates beside it: a row-group label merged
     down the data is no header), or groups columns over the row below (a parent header, see
     :func:`_groups_below`)."""
-    occupied, merged_from, merge_range = ctx.occupied, ctx.merged_from, ctx.merge_range
     depth = 1
     r = block.min_row
     while r < block.min_row + depth and r - block.min_row < MAX_HEADER_ROWS:
-        for c in range(block.min_col, block.max_col + 1):
-            i = occupied.get((r, c))
-            if i is None or merge_range[i] is None or merged_from[i] is not None:
-                continue
-            r1, c1, r2, c2 = parse_range(merge_range[i])
+        row = ctx.cells_in(r, block.min_col, r, block.max_col)
+        for p in row[ctx.anchors[row]].tolist():
+            rng = ctx.merge_range(p)
+            r1, c1, r2, c2 = parse_range(rng)
             span_rows = min(r2, block.max_row) - r1 + 1
             if span_rows > 1:
-                spanned = [k for rr in range(r1, r1 + span_rows) for k in _row_cells(ctx, block, rr)]
-                if any(ctx.vtype[occupied[k]] in _DATA_TYPES for k in spanned):
+                spanned = ctx.logical(ctx.cells_in(r1, block.min_col, r1 + span_rows - 1,
+                                                   block.max_col))
+                if ctx.typed[spanned].any():
                     continue
                 if r - block.min_row + span_rows > depth:
                     depth = r - block.min_row + span_rows
-                    block.reasons.append(f"header merge {merge_range[i]} spans {span_rows} rows")
+                    block.reasons.append(f"header merge {rng} spans {span_rows} rows")
             elif c2 > c1 and r1 + 1 <= block.max_row and _groups_below(
                     ctx, r1 + 1, c1, c2, (block.min_col, block.max_col)):
                 if r - block.min_row + 2 > depth:
                     depth = r - block.min_row + 2
-                    block.reasons.append(f"header merge {merge_range[i]} groups the columns below it")
+                    block.reasons.append(f"header merge {rng} groups the columns below it")
         r += 1
     return depth
 
 
-def _row_cells(ctx: _Ctx, block: Block, r: int) -> list[tuple[int, int]]:
-    return ctx.logical([(r, c) for c in range(block.min_col, block.max_col + 1)
-                        if (r, c) in ctx.occupied])
+def _row_cells(ctx: _Ctx, block: Block, r1: int, r2: int | None = None) -> np.ndarray:
+    """Value-carrying cells of rows ``r1..r2`` (default just ``r1``) inside the block's columns."""
+    return ctx.logical(ctx.cells_in(r1, block.min_col, r1 if r2 is None else r2, block.max_col))
 
 
-def _band_style(ctx: _Ctx, k) -> tuple[bool, str | None]:
-    """(bold, fill) of cell ``k``: what makes a row look like part of a header band."""
-    i = ctx.occupied[k]
-    return bool(ctx.bold[i]), ctx.fill[i]
+def _band_styles(ctx: _Ctx, cells: np.ndarray) -> set[tuple[bool, str | None]]:
+    """The (bold, fill) pairs of ``cells``: what makes a row look like part of a header band."""
+    return {(bool(b), None if f < 0 else ctx.fill_values[f])
+            for b, f in set(zip(ctx.bold[cells].tolist(), ctx.fill_code[cells].tolist()))}
 
 
 def _styled_header_depth(ctx: _Ctx, block: Block, depth: int) -> int:
     """``depth`` extended by rows styled like the header rows (all bold, or one fill) that hold
     only text, when the row after them is plain and holds numbers or dates (a header band
     without merges)."""
-    styles = {_band_style(ctx, k) for r in range(block.min_row, block.min_row + depth)
-              for k in _row_cells(ctx, block, r)}
+    styles = _band_styles(ctx, _row_cells(ctx, block, block.min_row, block.min_row + depth - 1))
     if len(styles) != 1 or styles == {(False, None)}:
         return depth
-    (header_style,) = styles
     extra = 0
     while depth + extra < MAX_HEADER_ROWS:
         cells = _row_cells(ctx, block, block.min_row + depth + extra)
-        if (len(cells) < 2 or not all(ctx.is_string(k) for k in cells)
-                or any(_band_style(ctx, k) != header_style for k in cells)):
+        if (len(cells) < 2 or not ctx.is_str[cells].all()
+                or _band_styles(ctx, cells) != styles):
             break
         extra += 1
     after = _row_cells(ctx, block, block.min_row + depth + extra)
-    if (extra and block.min_row + depth + extra <= block.max_row and after
-            and not all(_band_style(ctx, k) == header_style for k in after)
-            and any(ctx.vtype[ctx.occupied[k]] in _DATA_TYPES for k in after)):
+    if (extra and block.min_row + depth + extra <= block.max_row and len(after)
+            and _band_styles(ctx, after) != styles and ctx.typed[after].any()):
         block.reasons.append(f"rows {block.min_row + depth}-{block.min_row + depth + extra - 1} "
                              "are styled like the header rows above plain data")
         return depth + extra
@@ -1161,35 +1332,50 @@ def _frozen_header_depth(ctx: _Ctx, block: Block) -> int:
     depth = last_frozen - block.min_row + 1
     if not 1 <= depth <= MAX_HEADER_ROWS or last_frozen >= block.max_row:
         return 0
-    cells = [k for r in range(block.min_row, last_frozen + 1) for k in _row_cells(ctx, block, r)]
-    styles = {_band_style(ctx, k) for k in cells}
-    if not all(ctx.is_string(k) for k in cells) or len(styles) > 1:
+    cells = _row_cells(ctx, block, block.min_row, last_frozen)
+    if not ctx.is_str[cells].all() or len(_band_styles(ctx, cells)) > 1:
         return 0
     return depth
 
 
 def _data_rows(ctx: _Ctx, block: Block) -> None:
-    """Summary rows, repeated header rows and row-group labels of a table's data rows."""
-    occupied = ctx.occupied
+    """Summary rows, repeated header rows and row-group labels of a table's data rows, judged
+    column-wise over the rows below the header."""
     cols = [c.col for c in block.columns]
     if not cols:
         return
     leaf = block.min_row + block.header_row_count - 1
-    header = {c: ctx.text((leaf, c)) for c in cols
-              if block.header_row_count and (leaf, c) in occupied}
-    data: list[int] = []
-    for r in range(leaf + 1, block.max_row + 1):
-        cells = {c: ctx.text((r, c)) for c in cols if (r, c) in occupied}
-        if not cells:
-            continue
-        if len(header) >= 2 and cells == header:
-            block.skip_rows.append(r)
-            continue
-        first = cells[min(cells)]
-        if is_total_row(first):
-            block.total_rows.append(r)
-            continue
-        data.append(r)
+    header: dict[int, str] = {}
+    if block.header_row_count:
+        for c in cols:
+            p = ctx.find(leaf, c)
+            if p is not None:
+                header[c] = ctx.text(p)
+    cells = ctx.cells_in(leaf + 1, block.min_col, block.max_row, block.max_col)
+    cells = cells[np.isin(ctx.col[cells], cols)]
+    if not len(cells):
+        return
+    col = ctx.col[cells]
+    row = ctx.row[cells]
+    starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
+    numbers = row[starts]
+    per_row = np.diff(np.r_[starts, len(cells)])
+    repeat = np.zeros(len(starts), dtype=bool)
+    if len(header) >= 2:
+        header_cols = np.array(sorted(header), np.int64)
+        j = np.minimum(np.searchsorted(header_cols, col), len(header_cols) - 1)
+        same = header_cols[j] == col
+        where = np.flatnonzero(same)
+        header_texts = pa.array([header[c] for c in header_cols.tolist()], pa.string())
+        same[where] = _np(pc.equal(ctx.texts.take(pa.array(cells[where], pa.int64())),
+                                   header_texts.take(pa.array(j[where], pa.int64()))))
+        repeat = (per_row == len(header)) & (np.add.reduceat(same, starts) == per_row)
+    first = ctx.texts_of(cells[starts])
+    is_total = {text: is_total_row(text) for text in set(first)}
+    total = np.array([is_total[text] for text in first], dtype=bool) & ~repeat
+    data = ~repeat & ~total
+    block.skip_rows.extend(numbers[repeat].tolist())
+    block.total_rows.extend(numbers[total].tolist())
     if block.skip_rows:
         block.reasons.append("rows repeating the header (not data): "
                              + ", ".join(map(str, block.skip_rows)))
@@ -1197,17 +1383,19 @@ def _data_rows(ctx: _Ctx, block: Block) -> None:
         block.reasons.append("summary rows kept in the table: " + ", ".join(map(str, block.total_rows)))
     # row-group labels: leftmost column labelled only on the first row of each group
     c0 = cols[0]
-    if len(cols) < 2 or len(data) < 2 or (data[0], c0) not in occupied:
+    at_c0 = col == c0
+    labelled = np.add.reduceat(at_c0, starts) > 0
+    if len(cols) < 2 or int(data.sum()) < 2 or not labelled[np.argmax(data)]:
         return
-    labelled = [r for r in data if (r, c0) in occupied]
-    blank = [r for r in data if (r, c0) not in occupied]
-    if not blank or not all(ctx.is_string((r, c0)) for r in labelled):
+    label_is_text = np.add.reduceat(at_c0 & ctx.is_str[cells], starts) > 0
+    blank = data & ~labelled
+    if not blank.any() or not label_is_text[data & labelled].all():
         return
-    if all(any((r, c) in occupied for c in cols[1:]) for r in data):
+    if (np.add.reduceat(~at_c0, starts) > 0)[data].all():
         block.row_group_col = c0
         block.reasons.append(
             f"column {column_letter(c0)} holds row-group labels only on the first row of each "
-            f"group ({len(labelled)} groups over {len(data)} rows): fill down")
+            f"group ({int((data & labelled).sum())} groups over {int(data.sum())} rows): fill down")
 
 
 def is_total_row(first_text: str | None) -> bool:
