@@ -41,11 +41,11 @@ from .core.ooxml import (
 )
 from .core.render import (
     Chunk,
+    TableRecords,
     apply_markup,
     chunk_sheet,
     form_html,
     form_record,
-    record_text,
     table_html,
     table_markdown,
     table_records,
@@ -423,18 +423,22 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
                  blocks: pa.Table, block_columns: pa.Table,
                  count_tokens: Callable[[str], int], max_tokens: int,
                  min_tokens: int = 0,
-                 markup: dict[tuple[str, str], str] | None = None) -> StageOutput:
+                 markup: dict[tuple[str, str], str] | None = None,
+                 count_tokens_batch: Callable[[Sequence[str]], list[int]] | None = None
+                 ) -> StageOutput:
     """Records, renderings and chunks: tables ``records`` (one per table data or total row, one
     per ``key_value`` block),
     ``renderings`` (per block: Markdown, HTML and ``Header: value`` text) and ``chunks``
     (Markdown within ``max_tokens`` tokens of ``count_tokens``, the embedder's own tokenizer;
     small neighbours under one heading merged below ``min_tokens``). ``markup`` (see
     :func:`rich_markup`) replaces the text of cells with superscripts or subscripts in Markdown,
-    HTML and chunks (records keep the plain text). A chunk still over the budget (a single cell
-    that cannot be cut) gives a ``warning`` issue."""
+    HTML and chunks (records keep the plain text). ``count_tokens_batch`` (the same counts for
+    a list of texts, e.g. :meth:`~extraction_assets.embedding.LocalEmbedder.count_tokens_batch`)
+    counts table rows and chunks in batches when given. A chunk still over the budget (a single
+    cell that cannot be cut) gives a ``warning`` issue."""
     grids = {g.sheet_index: g for g in grids_from_tables(cells, sheets)}
     all_blocks = blocks_from_tables(blocks, block_columns)
-    record_rows, chunk_rows, rendering_rows, issues = [], [], [], []
+    record_tables, chunk_rows, rendering_rows, issues = [], [], [], []
     by_sheet: dict[int, list[Block]] = {}
     for block in all_blocks:
         by_sheet.setdefault(block.sheet_index, []).append(block)
@@ -450,35 +454,45 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
             if block.kind == "table":
                 rows = records[block.block_id] = table_records(grid, block)
                 markdown, html = table_markdown(block, rows), table_html(block, rows, grid)
-                text = "\n".join(record_text(r, block.columns) for r in rows)
+                text = "\n".join(rows.texts().to_pylist())
             elif block.kind == "key_value":
-                rows = records[block.block_id] = [form_record(grid, block)]
-                markdown, html = block.text, form_html(block, rows[0])
-                text = record_text(rows[0], block.columns)
+                rows = records[block.block_id] = form_record(grid, block)
+                markdown, html = block.text, form_html(block, rows)
+                text = rows.texts()[0].as_py()
             else:
-                rows = []
+                rows = None
                 markdown, html, text = block.text, f"<p>{html_escape(block.text)}</p>", block.text
             rendering_rows.append(dict(
                 workbook_hash=workbook_hash, block_id=block.block_id, sheet_name=block.sheet_name,
                 kind=block.kind, markdown=markdown, html=html, text=text))
-            for rec in rows:
-                record_rows.append(dict(
-                    workbook_hash=workbook_hash, block_id=rec.block_id, sheet_name=rec.sheet_name,
-                    row=rec.row, a1_range=rec.a1_range, role=rec.role,
-                    record=json.dumps(rec.record, ensure_ascii=False),
-                    display=json.dumps(rec.display, ensure_ascii=False),
-                    merged_from=json.dumps(rec.merged_from, ensure_ascii=False),
-                    filename=filename,
-                ))
-        for chunk in chunk_sheet(sheet_blocks, records, count_tokens, max_tokens, min_tokens):
+            if rows is not None and len(rows):
+                record_tables.append(_records_table(workbook_hash, filename, rows))
+        for chunk in chunk_sheet(sheet_blocks, records, count_tokens, max_tokens, min_tokens,
+                                 count_tokens_batch):
             chunk_rows.append(_chunk_row(workbook_hash, len(chunk_rows), chunk))
             if chunk.n_tokens > max_tokens:
                 issues.append(Issue("rendered_chunks", chunk.sheet_name, chunk.a1_ranges[0],
                                     "warning", "chunk_over_budget",
                                     f"chunk has {chunk.n_tokens} tokens; the budget is {max_tokens}"))
-    return StageOutput({"records": _table("records", record_rows),
+    records_out = pa.concat_tables(record_tables) if record_tables else _table("records", [])
+    return StageOutput({"records": records_out,
                         "renderings": _table("renderings", rendering_rows),
                         "chunks": _table("chunks", chunk_rows)}, issues)
+
+
+def _records_table(workbook_hash: str, filename: str, records: TableRecords) -> pa.Table:
+    """The ``records`` rows of one block (JSON objects built column-wise)."""
+    n = len(records)
+    block = records.block
+    return pa.table({
+        "workbook_hash": pa.array([workbook_hash] * n, pa.string()),
+        "block_id": pa.array([block.block_id] * n, pa.string()),
+        "sheet_name": pa.array([block.sheet_name] * n, pa.string()),
+        "row": pa.array(records.rows, pa.int32()), "a1_range": records.a1_ranges,
+        "role": pa.array(records.roles, pa.string()), "record": records.record_json(),
+        "display": records.display_json(), "merged_from": records.merged_json(),
+        "filename": pa.array([filename] * n, pa.string()),
+    }, schema=SCHEMAS["records"])
 
 
 def rich_markup(parsed_cells: pa.Table, rich_text: pa.Table) -> dict[tuple[str, str], str]:
@@ -517,10 +531,12 @@ PIPELINE_ASSETS = ("parsed_sheets", "normalized_grids", "segmented_blocks", "ren
 def run_pipeline(data: bytes, *, filename: str = "workbook.xlsx",
                  count_tokens: Callable[[str], int] | None = None, max_tokens: int = 512,
                  min_tokens: int = 0, limits: Limits | None = None,
+                 count_tokens_batch: Callable[[Sequence[str]], list[int]] | None = None,
                  passwords: Sequence[str] = (),
                  until: str = "rendered_chunks") -> dict[str, pa.Table]:
     """Every stage but the embeddings, in one call and without Dagster: parse, normalize,
-    segment and, when ``count_tokens`` is given, render. ``until`` names the last of them to
+    segment and, when ``count_tokens`` is given, render (``count_tokens_batch``, the same counts
+    for a list of texts, makes it faster). ``until`` names the last of them to
     run (one of :data:`PIPELINE_ASSETS`; default all). Returns every table by name (see
     :mod:`extraction_assets.schemas`), the issues of all stages as ``extraction_issues``.
 
@@ -547,7 +563,7 @@ def run_pipeline(data: bytes, *, filename: str = "workbook.xlsx",
         outputs.append(render_stage(
             workbook_hash, filename, cells, sheets, segmented.tables["blocks"],
             segmented.tables["block_columns"], count_tokens, max_tokens, min_tokens,
-            rich_markup(t["parsed_cells"], t["rich_text"])))
+            rich_markup(t["parsed_cells"], t["rich_text"]), count_tokens_batch))
     tables = {name: table for output in outputs for name, table in output.tables.items()}
     tables["extraction_issues"] = _table("extraction_issues", issue_rows(
         workbook_hash, [issue for output in outputs for issue in output.issues]))

@@ -115,8 +115,10 @@ def run_file(path: str, until: str = "rendered_chunks",
     data = Path(path).read_bytes()
     try:
         workbook_stage(hashlib.sha256(data).hexdigest(), data, path)
+        embedder = LocalEmbedder()
         tables = run_pipeline(data, filename=Path(path).name, until=until, max_tokens=max_tokens,
-                              count_tokens=LocalEmbedder().count_tokens)
+                              count_tokens=embedder.count_tokens,
+                              count_tokens_batch=embedder.count_tokens_batch)
     except StageError as exc:
         return exc.error.code, exc.error.message, time.perf_counter() - start, {}
     counts = {name: tables[name].num_rows for name in COUNTED_TABLES if name in tables}

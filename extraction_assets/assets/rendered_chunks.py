@@ -48,6 +48,7 @@ def rendered_chunks(context: AssetExecutionContext, config: ChunkingConfig,
         store.read_table("blocks", h), store.read_table("block_columns", h),
         model.count_tokens, max_tokens, config.min_tokens,
         rich_markup(store.read_table("parsed_cells", h), store.read_table("rich_text", h)),
+        model.count_tokens_batch,
     )
     chunks = output.tables["chunks"].to_pylist()
     checks = [

@@ -106,7 +106,7 @@ def bench_ours(path: Path, repeat: int, embed_chunks: int | None) -> tuple[dict,
     embedder.count_tokens("")  # the tokenizer loads outside the timings
     runs: dict[str, list[Timing]] = {name: [] for name in STAGES}
     for _ in range(repeat):
-        timings, counts, texts = run_stages(data, path.name, embedder.count_tokens)
+        timings, counts, texts = run_stages(data, path.name, embedder)
         for name, timing in timings.items():
             runs[name].append(timing)
     texts = texts[:embed_chunks]
@@ -171,7 +171,7 @@ def bench_dagster(path: Path, repeat: int) -> dict:
     walls, work, steps = [], [], []
     again: dict = {}
     for k in range(repeat):
-        timings, _, texts = run_stages(data, path.name, embedder.count_tokens)
+        timings, _, texts = run_stages(data, path.name, embedder)
         work.append(sum(t.seconds for t in timings.values())
                     + run_embed(embedder, texts).seconds)
         with tempfile.TemporaryDirectory(prefix="bench-dagster-") as tmp:

@@ -121,9 +121,10 @@ def convert_docling(data: bytes, filename: str) -> int:
 
 # -- our stages -------------------------------------------------------------------------------
 def run_stages(data: bytes, filename: str,
-               count_tokens: Callable[[str], int]) -> tuple[dict[str, Timing], dict, list[str]]:
+               embedder: LocalEmbedder) -> tuple[dict[str, Timing], dict, list[str]]:
     """Run hash, parse, normalize, segment and render ("hash -> chunks") on one workbook, each
-    timed; render counts tokens with ``count_tokens`` at the asset defaults (512 max, 64 min).
+    timed; render counts tokens with ``embedder``'s tokenizer as the ``rendered_chunks`` asset
+    does, at its defaults (512 max, 64 min).
 
     Returns (timings by stage name, counts: ``records``, ``chunks``, ``tokens`` of all
     chunks, the chunk texts). Raises :class:`~extraction_assets.stages.StageError` when the
@@ -144,9 +145,10 @@ def run_stages(data: bytes, filename: str,
         lambda out: out.tables["blocks"].num_rows)
     rendered, timings["render"] = timed(
         lambda: render_stage(workbook_hash, filename, cells, sheets, segmented.tables["blocks"],
-                             segmented.tables["block_columns"], count_tokens,
+                             segmented.tables["block_columns"], embedder.count_tokens,
                              MAX_TOKENS, MIN_TOKENS,
-                             rich_markup(t["parsed_cells"], t["rich_text"])),
+                             rich_markup(t["parsed_cells"], t["rich_text"]),
+                             embedder.count_tokens_batch),
         lambda out: out.tables["chunks"].num_rows)
     chunks = rendered.tables["chunks"]
     counts = {"records": rendered.tables["records"].num_rows, "chunks": chunks.num_rows,

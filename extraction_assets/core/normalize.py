@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import colorsys
 import datetime as dt
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -109,31 +108,31 @@ MAX_MERGED_AREA = 5_000_000
 MAX_UNCLIPPED_MERGE = 65_536
 
 
-class GridColumns(Mapping):
-    """Read-only mapping column name -> Python list of an Arrow table's column, converted on
-    first access and kept. Iterating gives the names without converting anything.
+def cell_keys(rows, cols) -> np.ndarray:
+    """Keys ``row * (MAX_COL + 1) + col`` (int64) of 1-based cells: ascending keys are cells in
+    (row, col) order, as Excel stores them."""
+    return np.asarray(rows, dtype=np.int64) * (MAX_COL + 1) + np.asarray(cols, dtype=np.int64)
 
-    Raises:
-        KeyError: the table has no such column.
-    """
 
-    def __init__(self, table: pa.Table) -> None:
-        self._table = table
-        self._lists: dict[str, list] = {}
+def find_cell(keys: np.ndarray, row: int, col: int) -> int | None:
+    """Position of cell (row, col) in the ascending ``keys`` (:func:`cell_keys`), else ``None``."""
+    key = row * (MAX_COL + 1) + col
+    i = int(np.searchsorted(keys, key))
+    return i if i < len(keys) and keys[i] == key else None
 
-    def __getitem__(self, name: str) -> list:
-        values = self._lists.get(name)
-        if values is None:
-            if name not in self._table.column_names:
-                raise KeyError(name)
-            values = self._lists[name] = self._table.column(name).to_pylist()
-        return values
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._table.column_names)
-
-    def __len__(self) -> int:
-        return self._table.num_columns
+def cells_in_range(keys: np.ndarray, cols: np.ndarray, r1: int, c1: int, r2: int,
+                   c2: int) -> np.ndarray:
+    """Positions (ascending) of the cells of rows ``r1..r2`` and columns ``c1..c2`` among the
+    ascending ``keys`` whose columns are ``cols``: a binary search for the rows, then a filter
+    on the columns."""
+    lo = int(np.searchsorted(keys, r1 * (MAX_COL + 1) + c1))
+    hi = int(np.searchsorted(keys, r2 * (MAX_COL + 1) + c2, side="right"))
+    positions = np.arange(lo, hi)
+    if r2 > r1:
+        inside = cols[lo:hi]
+        positions = positions[(inside >= c1) & (inside <= c2)]
+    return positions
 
 
 @dataclass
@@ -159,27 +158,27 @@ class StyledGrid:
     hidden_columns: list[int] = field(default_factory=list)
     frozen_pane: str | None = None
     table: pa.Table = field(default_factory=GRID_SCHEMA.empty_table)
-    _columns: GridColumns | None = field(default=None, repr=False, compare=False)
-    _index: dict[tuple[int, int], int] | None = field(default=None, repr=False, compare=False)
+    _keys: np.ndarray | None = field(default=None, repr=False, compare=False)
+    _cols: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return self.table.num_rows
 
     @property
-    def columns(self) -> GridColumns:
-        """The cells as Python lists by column name, for the segmenter/renderer (each column
-        converted on first use: a 1M-cell sheet would need ~1 GB for all of them)."""
-        if self._columns is None:
-            self._columns = GridColumns(self.table)
-        return self._columns
+    def keys(self) -> np.ndarray:
+        """:func:`cell_keys` of the cells (ascending, as the table is sorted), built once."""
+        if self._keys is None:
+            self._cols = self.table.column("col").to_numpy().astype(np.int64)
+            self._keys = cell_keys(self.table.column("row").to_numpy(), self._cols)
+        return self._keys
 
-    @property
-    def cell_index(self) -> dict[tuple[int, int], int]:
-        """Position in :attr:`table` of each cell by (row, col), built once."""
-        if self._index is None:
-            cols = self.columns
-            self._index = {rc: i for i, rc in enumerate(zip(cols["row"], cols["col"]))}
-        return self._index
+    def find(self, row: int, col: int) -> int | None:
+        """Position in :attr:`table` of cell (row, col), else ``None``."""
+        return find_cell(self.keys, row, col)
+
+    def positions(self, r1: int, c1: int, r2: int, c2: int) -> np.ndarray:
+        """Positions in :attr:`table` of the cells of rows ``r1..r2``, columns ``c1..c2``."""
+        return cells_in_range(self.keys, self._cols, r1, c1, r2, c2)
 
     @property
     def used_range(self) -> str | None:
@@ -388,7 +387,7 @@ def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles,
     table = _apply_merges(table, sheet.merged_ranges)
     table = _flag_hidden(table, grid.hidden_rows, grid.hidden_columns)
     table = _flag_conditional(table, sheet.cf_ranges if cf_ranges is None else cf_ranges)
-    keys = _keys(table.column("row").to_numpy(), table.column("col").to_numpy())
+    keys = cell_keys(table.column("row").to_numpy(), table.column("col").to_numpy())
     if len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1])):
         table = table.take(pa.array(np.argsort(keys, kind="stable")))
     grid.table = table
@@ -433,12 +432,8 @@ def _grid_slice(cells: pa.Table, styles: dict[str, pa.Array], date1904: bool, me
     shows = pc.or_(pc.not_equal(typed["value_type"], "empty"),
                    pc.not_equal(typed["value_status"], "ok")).to_numpy(zero_copy_only=False)
     if len(anchors):
-        shows = shows | np.isin(_keys(rows.to_numpy(), cols.to_numpy()), anchors)
+        shows = shows | np.isin(cell_keys(rows.to_numpy(), cols.to_numpy()), anchors)
     return table.filter(pa.array(shows))
-
-
-def _keys(rows, cols) -> np.ndarray:
-    return np.asarray(rows, dtype=np.int64) * (MAX_COL + 1) + np.asarray(cols, dtype=np.int64)
 
 
 def _apply_merges(table: pa.Table, merged_ranges: list[str]) -> pa.Table:
@@ -471,10 +466,10 @@ def _apply_merges(table: pa.Table, merged_ranges: list[str]) -> pa.Table:
     if not anchors:
         return table
     covered_keys = np.asarray(covered, dtype=np.int64)
-    hidden_by_merge = np.isin(_keys(rows, cols), covered_keys)
+    hidden_by_merge = np.isin(cell_keys(rows, cols), covered_keys)
     if hidden_by_merge.any():
         table = table.filter(pa.array(~hidden_by_merge))
-    keys = _keys(table.column("row").to_numpy(), table.column("col").to_numpy())
+    keys = cell_keys(table.column("row").to_numpy(), table.column("col").to_numpy())
     order = np.argsort(keys, kind="stable")
     anchor_keys = np.asarray(anchors, dtype=np.int64)
     pos = np.minimum(np.searchsorted(keys[order], anchor_keys), len(keys) - 1)

@@ -10,18 +10,29 @@
   the text of non-table blocks. Its size is counted with the embedder's own tokenizer and kept
   within ``max_tokens`` by splitting tables on row boundaries. ``chunk_id`` is the sha256 of the
   text, sheet name and A1 ranges, so unchanged content keeps its id across file versions.
+
+The records of a block are built column-wise (:class:`TableRecords`): one gather of the
+block's cells from the StyledGrid, then Arrow string kernels for the JSON, Markdown, HTML and
+text of every row at once; Python runs per block and per chunk, not per cell.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from html import escape
-from typing import Callable
+from json.encoder import encode_basestring  # what json.dumps(..., ensure_ascii=False) writes
+from typing import Callable, Sequence
 
-from .a1 import cell_ref, parse_cell_ref, parse_range, range_ref
-from .normalize import StyledGrid
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .a1 import MAX_COL, cell_ref, column_letter, parse_cell_ref, parse_range, range_ref
+from .normalize import StyledGrid, stripped_text
 from .segment import Block, is_total_row
 
 
@@ -59,34 +70,247 @@ class Chunk:
         return hashlib.sha256(key.encode()).hexdigest()
 
 
-#: The StyledGrid columns a record reads (see :func:`typed_value`).
+# -- column-wise text helpers -------------------------------------------------------------------
+def _each_distinct(texts: pa.Array, fn: Callable[[str], str]) -> pa.Array:
+    """``fn`` of every string of ``texts``, called once per distinct string (nulls stay null)."""
+    if len(texts) == 0:
+        return pa.array([], pa.string())
+    encoded = pc.dictionary_encode(texts)
+    mapped = pa.array([fn(t) for t in encoded.dictionary.to_pylist()], pa.string())
+    return mapped.take(encoded.indices)
+
+
+def json_strings(texts: pa.Array) -> pa.Array:
+    """Each string as a JSON string literal, as ``json.dumps(text, ensure_ascii=False)`` writes
+    it (RFC 8259 §7); nulls stay null."""
+    return _each_distinct(texts, encode_basestring)
+
+
+#: GFM table-cell escapes, applied in this order: ``\`` -> ``\\``, ``|`` -> ``\|``, line
+#: breaks (CR LF, then LF) -> ``<br>``.
+_MD_ESCAPES = (("\\", "\\\\"), ("|", "\\|"), ("\r\n", "<br>"), ("\n", "<br>"))
+
+
+def md_cells(texts: pa.Array) -> pa.Array:
+    """:func:`md_cell` of every text, with Arrow kernels."""
+    for old, new in _MD_ESCAPES:
+        texts = pc.replace_substring(texts, old, new)
+    return texts
+
+
+def md_cell(text: str) -> str:
+    """Escape text for a GFM table cell (:data:`_MD_ESCAPES`)."""
+    for old, new in _MD_ESCAPES:
+        text = text.replace(old, new)
+    return text
+
+
+def _per_row(values: pa.Array, offsets: np.ndarray, separator: str) -> pa.Array:
+    """``values`` joined with ``separator`` per row, row ``i`` being ``offsets[i]:offsets[i+1]``."""
+    lists = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values)
+    return pc.binary_join(lists, separator)
+
+
+def _wrap(prefix: str, values: pa.Array, suffix: str) -> pa.Array:
+    return pc.binary_join_element_wise(prefix, values, suffix, "")
+
+
+def _typed_json(cells: pa.Table) -> pa.Array:
+    """JSON of the typed value of each StyledGrid cell (``value_type``, ``number_value``,
+    ``iso_value``, ``raw_value``, ``display_text``): a number as an int when it is whole and
+    below 2**53 in magnitude, else as Python writes the float; a date as its ISO text; a bool;
+    an empty cell (a formula without cached value) as its display text or null; anything else
+    as its raw text."""
+    vtype = pc.fill_null(cells.column("value_type"), "").combine_chunks()
+    number = pc.fill_null(cells.column("number_value"), 0.0).combine_chunks()
+    values = number.to_numpy(zero_copy_only=False)
+    whole = (np.floor(values) == values) & (np.abs(values) < 2 ** 53)
+    is_number = pc.equal(vtype, "number")
+    fraction = np.flatnonzero(is_number.to_numpy(zero_copy_only=False) & ~whole)
+    numbers = pc.cast(pc.cast(number, pa.int64(), safe=False), pa.string())
+    if len(fraction):
+        mask = np.zeros(len(values), dtype=bool)
+        mask[fraction] = True
+        numbers = pc.replace_with_mask(numbers, pa.array(mask), pa.array(
+            [repr(v) for v in values[fraction].tolist()], pa.string()))
+    display = cells.column("display_text").combine_chunks()
+    text = pc.if_else(pc.equal(vtype, "date"), cells.column("iso_value").combine_chunks(),
+                      pc.if_else(pc.equal(vtype, "empty"),
+                                 pc.if_else(pc.equal(pc.fill_null(display, ""), ""),
+                                            pa.scalar(None, pa.string()), display),
+                                 cells.column("raw_value").combine_chunks()))
+    boolean = pc.if_else(pc.equal(cells.column("raw_value").combine_chunks(), "TRUE"),
+                         "true", "false")
+    out = pc.if_else(is_number, numbers, pc.if_else(
+        pc.equal(vtype, "bool"), pc.fill_null(boolean, "false"), json_strings(text)))
+    return pc.fill_null(out, "null")
+
+
+#: The StyledGrid columns a record reads.
 _RECORD_COLUMNS = ("value_type", "number_value", "iso_value", "raw_value", "display_text",
                    "merged_from")
 
 
-def typed_value(cell: dict):
-    """The typed value of a StyledGrid cell for a record (JSON-compatible)."""
-    vtype = cell["value_type"]
-    if vtype == "number":
-        number = cell["number_value"]
-        return int(number) if float(number).is_integer() and abs(number) < 2**53 else number
-    if vtype == "date":
-        return cell["iso_value"]
-    if vtype == "bool":
-        return cell["raw_value"] == "TRUE"
-    if vtype == "empty":
-        return cell["display_text"] or None
-    return cell["raw_value"]
+@dataclass
+class TableRecords:
+    """The records of one block, column-wise.
+
+    Record ``i`` is sheet row ``rows[i]`` (1-based) with role ``roles[i]`` (``data`` or
+    ``total``) and A1 range ``a1_ranges[i]``; its entry for block column ``j`` is element
+    ``i * n_columns + j`` of the flat arrays: ``display`` (the display text, ``""`` where the
+    row has no cell), ``values`` (JSON of the typed value, ``null`` where there is none),
+    ``merged_from`` (A1 reference of the cell the value came from, merged range or filled-down
+    group label; null otherwise) and ``markup`` (rich-text HTML of the cell, null where there
+    is none). Iterating gives :class:`Record` objects.
+    """
+
+    block: Block
+    rows: np.ndarray
+    roles: list[str]
+    a1_ranges: pa.Array
+    display: pa.Array
+    values: pa.Array
+    merged_from: pa.Array
+    markup: pa.Array
+    _lines: list[str] | None = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def n_columns(self) -> int:
+        return len(self.block.columns)
+
+    def _offsets(self) -> np.ndarray:
+        return np.arange(len(self) + 1, dtype=np.int64) * self.n_columns
+
+    def _keyed(self, values: pa.Array, present: pa.Array | None = None) -> pa.Array:
+        """One JSON object per record: ``{"Header": value, ...}`` (``values`` are JSON texts),
+        leaving out the entries where ``present`` is false."""
+        keys = json_strings(pa.array([c.header for c in self.block.columns], pa.string()))
+        key_of = keys.take(pa.array(np.tile(np.arange(self.n_columns), len(self))))
+        pairs = pc.binary_join_element_wise(key_of, values, ": ")
+        offsets = self._offsets()
+        if present is not None:
+            keep = present.to_numpy(zero_copy_only=False)
+            pairs = pairs.filter(pa.array(keep))
+            offsets = np.r_[0, np.cumsum(keep.reshape(len(self), self.n_columns).sum(axis=1))]
+        return _wrap("{", _per_row(pairs, offsets, ", "), "}")
+
+    def record_json(self) -> pa.Array:
+        """``record`` of each row as JSON (``json.dumps(record, ensure_ascii=False)``)."""
+        return self._keyed(self.values)
+
+    def display_json(self) -> pa.Array:
+        """``display`` of each row as JSON: header -> display text."""
+        return self._keyed(json_strings(self.display))
+
+    def merged_json(self) -> pa.Array:
+        """``merged_from`` of each row as JSON: header -> source reference, where there is one."""
+        return self._keyed(pc.fill_null(json_strings(self.merged_from), ""),
+                           pc.is_valid(self.merged_from))
+
+    def lines(self) -> list[str]:
+        """The GFM table line of each record (rich-text markup where a cell has some)."""
+        if self._lines is None:
+            shown = md_cells(pc.coalesce(self.markup, self.display))
+            self._lines = _wrap("| ", _per_row(shown, self._offsets(), " | "), " |").to_pylist()
+        return self._lines
+
+    def html_rows(self) -> pa.Array:
+        """The ``<tr>`` of each record: display text escaped, rich-text markup as it is."""
+        shown = pc.coalesce(self.markup, _each_distinct(self.display, escape))
+        return _wrap("<tr>", _per_row(_wrap("<td>", shown, "</td>"), self._offsets(), ""), "</tr>")
+
+    def texts(self) -> pa.Array:
+        """Each record as ``Header: value; Header: value`` (empty cells left out)."""
+        headers = pa.array([f"{c.header}: " for c in self.block.columns], pa.string())
+        header_of = headers.take(pa.array(np.tile(np.arange(self.n_columns), len(self))))
+        keep = pc.not_equal(self.display, "").to_numpy(zero_copy_only=False)
+        pairs = pc.binary_join_element_wise(header_of, self.display, "").filter(pa.array(keep))
+        counts = keep.reshape(len(self), self.n_columns).sum(axis=1)
+        return _per_row(pairs, np.r_[0, np.cumsum(counts)], "; ")
+
+    def row_display(self, i: int) -> list[str]:
+        """The display texts of record ``i``, by block column."""
+        return self.display.slice(i * self.n_columns, self.n_columns).to_pylist()
+
+    def row_shown(self, i: int) -> list[str]:
+        """The texts of record ``i`` as Markdown shows them (markup where a cell has some)."""
+        n = self.n_columns
+        return pc.coalesce(self.markup.slice(i * n, n), self.display.slice(i * n, n)).to_pylist()
+
+    def __getitem__(self, i: int) -> Record:
+        n, block = self.n_columns, self.block
+        headers = [c.header for c in block.columns]
+        values = [json.loads(v) for v in self.values.slice(i * n, n).to_pylist()]
+        merged = self.merged_from.slice(i * n, n).to_pylist()
+        return Record(block.block_id, block.sheet_name, int(self.rows[i]),
+                      self.a1_ranges[i].as_py(), self.roles[i], dict(zip(headers, values)),
+                      dict(zip(headers, self.row_display(i))),
+                      {h: m for h, m in zip(headers, merged) if m})
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
 
 
-def _cell_entry(grid: StyledGrid, i: int) -> tuple[object, str, str | None]:
-    """(typed value, display text, ``merged_from``) of the grid's cell at position ``i``."""
-    values = grid.columns
-    cell = {name: values[name][i] for name in _RECORD_COLUMNS}
-    return typed_value(cell), cell["display_text"] or "", cell["merged_from"]
+def _gather(grid: StyledGrid, block: Block, rows: np.ndarray, roles: list[str],
+            a1_ranges: pa.Array, source: np.ndarray,
+            merged: tuple[np.ndarray, pa.Array] | None = None) -> TableRecords:
+    """:class:`TableRecords` whose entry ``k`` reads grid cell ``source[k]`` (-1: no cell);
+    ``merged`` = (ascending entries, references) overrides their ``merged_from``."""
+    present = source >= 0
+    taken = grid.table.select(list(_RECORD_COLUMNS)).take(pa.array(source[present]))
+    # entry k reads element slot[k] of the taken cells, or the last element: the "no cell" value
+    slot = np.where(present, np.cumsum(present) - 1, int(present.sum()))
+
+    def spread(values: pa.Array, missing) -> pa.Array:
+        values = pa.concat_arrays([values, pa.array([missing], values.type)])
+        return values.take(pa.array(slot))
+
+    merged_from = spread(taken.column("merged_from").combine_chunks(), None)
+    if merged is not None and len(merged[0]):
+        mask = np.zeros(len(source), dtype=bool)
+        mask[merged[0]] = True
+        merged_from = pc.replace_with_mask(merged_from, pa.array(mask), merged[1])
+    markup = pa.nulls(len(source), pa.string())
+    if block.markup:
+        n = len(block.columns)
+        position = {c.col: j for j, c in enumerate(block.columns)}
+        marked = {}
+        for ref, text in block.markup.items():
+            r, c = parse_cell_ref(ref)
+            i = int(np.searchsorted(rows, r))
+            if c in position and i < len(rows) and rows[i] == r:
+                marked[i * n + position[c]] = text
+        if marked:
+            mask = np.zeros(len(source), dtype=bool)
+            mask[list(marked)] = True
+            markup = pc.replace_with_mask(markup, pa.array(mask), pa.array(
+                [marked[k] for k in sorted(marked)], pa.string()))
+    return TableRecords(
+        block, rows, roles, a1_ranges,
+        display=spread(pc.fill_null(taken.column("display_text"), "").combine_chunks(), ""),
+        values=spread(_typed_json(taken), "null"), merged_from=merged_from, markup=markup)
 
 
-def table_records(grid: StyledGrid, block: Block) -> list[Record]:
+def _row_ranges(rows: np.ndarray, min_col: int, max_col: int) -> pa.Array:
+    """The A1 range of each sheet row ``rows`` between two columns (``B3:E3``, or ``B3``)."""
+    numbers = pc.cast(pa.array(rows, pa.int64()), pa.string())
+    start = pc.binary_join_element_wise(column_letter(min_col), numbers, "")
+    if min_col == max_col:
+        return start
+    end = pc.binary_join_element_wise(column_letter(max_col), numbers, "")
+    return pc.binary_join_element_wise(start, end, ":")
+
+
+
+def _empty(block: Block) -> TableRecords:
+    none = pa.array([], pa.string())
+    return TableRecords(block, np.zeros(0, np.int64), [], none, none, none, none, none)
+
+
+def table_records(grid: StyledGrid, block: Block) -> TableRecords:
     """Records of every non-blank, visible row of a table block below its header rows.
 
     Rows hidden in the sheet and rows that repeat the header (``block.skip_rows``) are left
@@ -94,63 +318,66 @@ def table_records(grid: StyledGrid, block: Block) -> list[Record]:
     ``total``; in a row-group column (``block.row_group_col``) a group's label is filled down to
     the rows under it, recorded in ``merged_from`` as coming from the label's cell.
     """
-    index = grid.cell_index
-    skipped = set(grid.hidden_rows) | set(block.skip_rows)
+    n = len(block.columns)
+    if not n:
+        return _empty(block)
+    positions = grid.positions(block.min_row + block.header_row_count, block.min_col,
+                               block.max_row, block.max_col)
+    slot_of = np.full(block.max_col - block.min_col + 1, -1, np.int64)
+    for j, column in enumerate(block.columns):
+        slot_of[column.col - block.min_col] = j
+    keys = grid.keys[positions]
+    column = slot_of[keys % (MAX_COL + 1) - block.min_col]
+    row = keys // (MAX_COL + 1)
+    skipped = sorted(set(grid.hidden_rows) | set(block.skip_rows))
+    keep = (column >= 0) & ~np.isin(row, skipped)
+    positions, column, row = positions[keep], column[keep], row[keep]
+    nonblank = pc.not_equal(stripped_text(grid.table.column("display_text").take(
+        pa.array(positions))), "").to_numpy(zero_copy_only=False)
+    rows = np.unique(row[nonblank])
+    if not len(rows):
+        return _empty(block)
+    record = np.searchsorted(rows, row)
+    inside = (record < len(rows)) & (rows[np.minimum(record, len(rows) - 1)] == row)
+    entry = record[inside] * n + column[inside]
+    source = np.full(len(rows) * n, -1, np.int64)
+    source[entry] = positions[inside]
+    shows = np.zeros(len(rows) * n, dtype=bool)
+    shows[entry] = nonblank[inside]
+    shows = shows.reshape(len(rows), n)
+    first = source[np.arange(len(rows)) * n + shows.argmax(axis=1)]
+    first_texts = grid.table.column("display_text").take(pa.array(first)).to_pylist()
     totals = set(block.total_rows)
-    group = next((c for c in block.columns if c.col == block.row_group_col), None)
-    group_label: tuple[object, str, str] | None = None
-    out = []
-    for r in range(block.min_row + block.header_row_count, block.max_row + 1):
-        if r in skipped:
-            continue
-        record, display, merged = {}, {}, {}
-        first_text = None
-        for column in block.columns:
-            i = index.get((r, column.col))
-            if i is None:
-                record[column.header] = None
-                display[column.header] = ""
-                continue
-            record[column.header], display[column.header], source = _cell_entry(grid, i)
-            if first_text is None and display[column.header].strip():
-                first_text = display[column.header]
-            if source:
-                merged[column.header] = source
-        if first_text is None:
-            continue
-        role = "total" if r in totals or is_total_row(first_text) else "data"
-        if group is not None and role == "data":
-            if display[group.header].strip():
-                label_ref = range_ref(r, group.col, r, group.col)
-                group_label = (record[group.header], display[group.header], label_ref)
-            elif group_label is not None:
-                record[group.header], display[group.header], merged[group.header] = group_label
-        out.append(Record(
-            block.block_id, block.sheet_name, r, range_ref(r, block.min_col, r, block.max_col),
-            role, record, display, merged,
-        ))
-    return out
+    is_total = {text: is_total_row(text) for text in set(first_texts)}
+    roles = ["total" if r in totals or is_total[text] else "data"
+             for r, text in zip(rows.tolist(), first_texts)]
+    merged = None
+    group = next((j for j, c in enumerate(block.columns) if c.col == block.row_group_col), None)
+    if group is not None:
+        data = np.array([role == "data" for role in roles])
+        label = data & shows[:, group]
+        last = np.maximum.accumulate(np.where(label, np.arange(len(rows)), -1))
+        filled = np.flatnonzero(data & ~shows[:, group] & (last >= 0))
+        source[filled * n + group] = source[last[filled] * n + group]
+        merged = (filled * n + group, _row_ranges(rows[last[filled]], block.columns[group].col,
+                                                   block.columns[group].col))
+    return _gather(grid, block, rows, roles,
+                   _row_ranges(rows, block.min_col, block.max_col), source, merged)
 
 
-def form_record(grid: StyledGrid, block: Block) -> Record:
+def form_record(grid: StyledGrid, block: Block) -> TableRecords:
     """The one record of a ``key_value`` block: label -> typed value of its value cell
     (``None`` for a label without a value), cited at the block's first row and whole range."""
-    index = grid.cell_index
-    record, display, merged = {}, {}, {}
-    for column in block.columns:
-        i = index.get((column.row, column.col))
-        record[column.header], display[column.header], source = (
-            _cell_entry(grid, i) if i is not None else (None, "", None))
-        if source:
-            merged[column.header] = source
-    return Record(block.block_id, block.sheet_name, block.min_row, block.a1_range, "data",
-                  record, display, merged)
+    source = np.array([-1 if (p := grid.find(c.row, c.col)) is None else p
+                       for c in block.columns], np.int64)
+    return _gather(grid, block, np.array([block.min_row], np.int64), ["data"],
+                   pa.array([block.a1_range], pa.string()), source)
 
 
-def form_html(block: Block, record: Record) -> str:
+def form_html(block: Block, record: TableRecords) -> str:
     """A ``key_value`` block as an HTML description list (``<dl>``), all text escaped."""
-    items = "".join(f"<dt>{escape(c.header_levels[0])}</dt><dd>{escape(record.display[c.header])}</dd>"
-                    for c in block.columns)
+    items = "".join(f"<dt>{escape(c.header_levels[0])}</dt><dd>{escape(text)}</dd>"
+                    for c, text in zip(block.columns, record.row_display(0)))
     return f"<dl>{items}</dl>"
 
 
@@ -165,23 +392,23 @@ def apply_markup(block: Block, grid: StyledGrid, marked: dict[str, str]) -> Bloc
         return block
     if block.kind in ("table", "key_value"):
         return replace(block, markup=inside)
+    cells = grid.table.take(pa.array(grid.positions(block.min_row, block.min_col, block.max_row,
+                                                    block.max_col)))
     lines: dict[int, list[str]] = {}
-    cols = grid.columns
-    for r, c, text, merged, hidden in zip(cols["row"], cols["col"], cols["display_text"],
-                                          cols["merged_from"], cols["hidden"]):
-        if (block.min_row <= r <= block.max_row and block.min_col <= c <= block.max_col
-                and text and text.strip() and merged is None and not hidden):
+    for r, c, text, merged, hidden in zip(*(cells.column(name).to_pylist() for name in (
+            "row", "col", "display_text", "merged_from", "hidden"))):
+        if text and text.strip() and merged is None and not hidden:
             lines.setdefault(r, []).append(inside.get(cell_ref(r, c), text.strip()))
     return replace(block, text="\n".join(" ".join(parts) for _, parts in sorted(lines.items())))
 
 
-def md_cell(text: str) -> str:
-    """Escape text for a GFM table cell: ``|`` -> ``\\|``, line breaks -> ``<br>``."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", "<br>").replace("\n", "<br>")
-
-
 def headings_markdown(path: list[str]) -> str:
     """ATX headings for a heading path: ``#`` the sheet, ``##`` the next level... (at most six)."""
+    return _headings(tuple(path))
+
+
+@lru_cache(maxsize=4096)
+def _headings(path: tuple[str, ...]) -> str:
     return "\n\n".join(f"{'#' * min(level + 1, 6)} {md_cell(h)}" for level, h in enumerate(path))
 
 
@@ -189,62 +416,48 @@ def _row_line(cells: list[str]) -> str:
     return "| " + " | ".join(md_cell(c) for c in cells) + " |"
 
 
-def table_markdown(block: Block, records: list[Record]) -> str:
+def _header_lines(columns: list) -> str:
+    """The GFM header line and delimiter row of ``columns``."""
+    return _row_line([c.header for c in columns]) + "\n|" + "|".join(" --- " for _ in columns) + "|"
+
+
+def table_markdown(block: Block, records: TableRecords) -> str:
     """The whole table as a GFM pipe table (flattened headers, then one line per record)."""
-    header = _row_line([c.header for c in block.columns])
-    rule = "|" + "|".join(" --- " for _ in block.columns) + "|"
-    return "\n".join([header, rule] + [_row_line(_shown(block, r)) for r in records])
+    return "\n".join([_header_lines(block.columns)] + records.lines())
 
 
-def _shown(block: Block, record: Record) -> list[str]:
-    """A record's cell texts for Markdown, with the block's rich-text markup where it has any."""
-    return [block.markup.get(cell_ref(record.row, c.col), record.display[c.header])
-            for c in block.columns]
-
-
-def table_html(block: Block, records: list[Record], grid: StyledGrid) -> str:
+def table_html(block: Block, records: TableRecords, grid: StyledGrid) -> str:
     """The table as HTML: ``<thead>`` with one ``<tr>`` per header row, merged header cells as
     ``colspan``/``rowspan`` (counted in the table's columns), then ``<tbody>`` rows; all text
     escaped."""
-    index = grid.cell_index
-    texts, merged_from, merge_range = (grid.columns["display_text"], grid.columns["merged_from"],
-                                       grid.columns["merge_range"])
     cols = [c.col for c in block.columns]
     header_rows = list(range(block.min_row, block.min_row + block.header_row_count))
     out = ["<table>", "<thead>"]
     if len(header_rows) <= 1:
         out.append("<tr>" + "".join(f"<th>{escape(c.header)}</th>" for c in block.columns) + "</tr>")
     else:
+        head = grid.table.take(pa.array(grid.positions(header_rows[0], block.min_col,
+                                                       header_rows[-1], block.max_col)))
+        cell = {(r, c): (text, merged, rng) for r, c, text, merged, rng in zip(
+            *(head.column(name).to_pylist()
+              for name in ("row", "col", "display_text", "merged_from", "merge_range")))}
         for r in header_rows:
             cells = []
             for c in cols:
-                i = index.get((r, c))
-                if i is not None and merged_from[i] is not None:
+                text, merged, rng = cell.get((r, c), ("", None, None))
+                if merged is not None:
                     continue  # covered by a merge whose top-left cell spans it
                 attrs = ""
-                if i is not None and merge_range[i]:
-                    r1, c1, r2, c2 = parse_range(merge_range[i])
+                if rng:
+                    r1, c1, r2, c2 = parse_range(rng)
                     span_c = sum(1 for x in cols if c1 <= x <= c2)
                     span_r = min(r2, header_rows[-1]) - r + 1
                     attrs = (f' colspan="{span_c}"' if span_c > 1 else "") + (
                         f' rowspan="{span_r}"' if span_r > 1 else "")
-                text = texts[i] if i is not None else ""
                 cells.append(f"<th{attrs}>{escape(text or '')}</th>")
             out.append("<tr>" + "".join(cells) + "</tr>")
-    out += ["</thead>", "<tbody>"]
-    for rec in records:
-        out.append("<tr>" + "".join(
-            f"<td>{block.markup.get(cell_ref(rec.row, c.col)) or escape(rec.display[c.header])}</td>"
-            for c in block.columns) + "</tr>")
-    out += ["</tbody>", "</table>"]
+    out += ["</thead>", "<tbody>", *records.html_rows().to_pylist(), "</tbody>", "</table>"]
     return "\n".join(out)
-
-
-def record_text(record: Record, columns: list) -> str:
-    """One record as prose for embedders that prefer it: ``Header: value; Header: value``
-    (empty cells left out)."""
-    return "; ".join(f"{c.header}: {record.display[c.header]}" for c in columns
-                     if record.display[c.header] != "")
 
 
 @dataclass
@@ -261,12 +474,27 @@ class _Piece:
     n_tokens: int | None = None
 
 
+@dataclass(frozen=True)
+class _Counter:
+    """Token counts of the embedder's tokenizer: ``one(text)``, and ``many(texts)`` through
+    ``batch`` when the tokenizer counts a list at once (else one call per text)."""
+
+    one: Callable[[str], int]
+    batch: Callable[[Sequence[str]], list[int]] | None = None
+
+    def many(self, texts: Sequence[str]) -> list[int]:
+        if self.batch is None:
+            return [self.one(text) for text in texts]
+        return list(self.batch(texts))
+
+
 def chunk_sheet(
     blocks: list[Block],
-    records: dict[str, list[Record]],
+    records: dict[str, TableRecords],
     count_tokens: Callable[[str], int],
     max_tokens: int,
     min_tokens: int = 0,
+    count_tokens_batch: Callable[[Sequence[str]], list[int]] | None = None,
 ) -> list[Chunk]:
     """Chunk one sheet's blocks (in order) within ``max_tokens`` tokens each.
 
@@ -281,13 +509,17 @@ def chunk_sheet(
 
     Each line, row and cell is counted once for packing, each chunk's text once exactly, so the
     work grows linearly with the text (cells of 10,000 characters included).
+    ``count_tokens_batch`` (same counts as ``count_tokens``, for a list of texts) is used for
+    the rows of a table and its chunks when given.
     """
+    counter = _Counter(count_tokens, count_tokens_batch)
     used = {h for b in blocks for h in b.heading_path[1:]}
     used |= {b.title for b in blocks if b.kind in ("table", "key_value") and b.title}
     pieces: list[_Piece] = []
     for block in blocks:
         if block.kind == "table":
-            pieces += _table_pieces(block, records.get(block.block_id, []), count_tokens, max_tokens)
+            pieces += _table_pieces(block, records.get(block.block_id) or _empty(block),
+                                    counter, max_tokens)
         elif block.text and not (block.kind == "title" and block.text in used):
             pieces += _text_pieces(block, count_tokens, max_tokens)
     return _pack(pieces, count_tokens, max_tokens, min_tokens)
@@ -319,95 +551,108 @@ def _pack(pieces: list[_Piece], count_tokens, max_tokens: int, min_tokens: int) 
                   p.rows, p.continuation) for p, n in zip(merged, sizes)]
 
 
-def _runs(costs: list[int], base: int, max_tokens: int,
-          exact: Callable[[int, int], int]) -> list[tuple[int, int, int]]:
+def _runs(costs: list[int], base: int, max_tokens: int, text_of: Callable[[int, int], str],
+          counter: _Counter) -> list[tuple[int, int, int]]:
     """Cut items ``0..len(costs)`` into consecutive runs within ``max_tokens``.
 
     A run takes items while ``base`` plus their estimated ``costs`` fits (at least one item),
-    then gives items back while ``exact(start, end)``, the true token count of the run's text,
-    is over the budget and more than one item is left. Returns ``(start, end, tokens)`` per
-    run, ``end`` exclusive; a one-item run may still be over the budget.
+    then gives items back while the true token count of its text ``text_of(start, end)`` is
+    over the budget and more than one item is left. Runs are planned from the estimates
+    :data:`_PLANNED` at a time and their texts counted in one batch; after a run that gave
+    items back, the next runs are planned again from where it ended. Returns
+    ``(start, end, tokens)`` per run, ``end`` exclusive; a one-item run may still be over the
+    budget.
     """
     out = []
     start = 0
     while start < len(costs):
-        end, total = start, base
-        while end < len(costs) and (end == start or total + costs[end] <= max_tokens):
-            total += costs[end]
-            end += 1
-        while True:
-            n_tokens = exact(start, end)
-            if n_tokens <= max_tokens or end - start == 1:
+        planned = []
+        while start < len(costs) and len(planned) < _PLANNED:
+            end, total = start, base
+            while end < len(costs) and (end == start or total + costs[end] <= max_tokens):
+                total += costs[end]
+                end += 1
+            planned.append((start, end))
+            start = end
+        for (first, end), n_tokens in zip(planned, counter.many([text_of(a, b) for a, b in planned])):
+            if n_tokens > max_tokens and end - first > 1:
+                while n_tokens > max_tokens and end - first > 1:
+                    end -= 1
+                    n_tokens = counter.one(text_of(first, end))
+                out.append((first, end, n_tokens))
+                start = end
                 break
-            end -= 1
-        out.append((start, end, n_tokens))
-        start = end
+            out.append((first, end, n_tokens))
     return out
 
 
-def _table_pieces(block: Block, records: list[Record], count_tokens, max_tokens) -> list[_Piece]:
+#: Runs planned and counted at a time by :func:`_runs`.
+_PLANNED = 64
+
+
+def _table_pieces(block: Block, records: TableRecords, counter: _Counter,
+                  max_tokens) -> list[_Piece]:
     head = headings_markdown(block.heading_path)
     columns = block.columns
-    header = _row_line([c.header for c in columns])
-    rule = "|" + "|".join(" --- " for _ in columns) + "|"
-    if not records:
-        return [_Piece(block.heading_path, f"{header}\n{rule}", [block.block_id],
-                       [block.a1_range], [])]
-    lines = [_row_line(_shown(block, r)) for r in records]
-    overhead = count_tokens("")
-    base = count_tokens(f"{head}\n\n{header}\n{rule}")
-    costs = [count_tokens(line) - overhead + 1 for line in lines]
+    header = _header_lines(columns)
+    if not len(records):
+        return [_Piece(block.heading_path, header, [block.block_id], [block.a1_range], [])]
+    lines = records.lines()
+    overhead = counter.one("")
+    base = counter.one(f"{head}\n\n{header}")
+    costs = [n - overhead + 1 for n in counter.many(lines)]
+    rows = records.rows.tolist()
 
     def body(start: int, end: int) -> str:
-        return f"{header}\n{rule}\n" + "\n".join(lines[start:end])
+        return f"{header}\n" + "\n".join(lines[start:end])
 
     pieces: list[_Piece] = []
+    block_id = block.block_id
     for start, end, n_tokens in _runs(costs, base, max_tokens,
-                                      lambda a, b: count_tokens(f"{head}\n\n{body(a, b)}")):
-        part = records[start:end]
+                                      lambda a, b: f"{head}\n\n{body(a, b)}", counter):
         if n_tokens > max_tokens and len(columns) > 1:
-            pieces += _wide_row_pieces(block, part[0], count_tokens, max_tokens)
+            pieces += _wide_row_pieces(block, records, start, counter, max_tokens)
         else:
-            a1 = range_ref(part[0].row, block.min_col, part[-1].row, block.max_col)
-            pieces.append(_Piece(block.heading_path, body(start, end), [block.block_id], [a1],
-                                 [r.row for r in part], n_tokens=n_tokens))
+            a1 = range_ref(rows[start], block.min_col, rows[end - 1], block.max_col)
+            pieces.append(_Piece(block.heading_path, body(start, end), [block_id], [a1],
+                                 rows[start:end], n_tokens=n_tokens))
     return pieces
 
 
-def _wide_row_pieces(block: Block, record: Record, count_tokens, max_tokens) -> list[_Piece]:
-    """A row too large for the budget, split into column groups that each repeat the first
-    column (the row key) with its header, when the key takes at most a quarter of the budget
-    (a larger key is written once, in the first group)."""
+def _wide_row_pieces(block: Block, records: TableRecords, i: int, counter: _Counter,
+                     max_tokens) -> list[_Piece]:
+    """Record ``i``, too large for the budget, split into column groups that each repeat the
+    first column (the row key) with its header, when the key takes at most a quarter of the
+    budget (a larger key is written once, in the first group)."""
     head = headings_markdown(block.heading_path)
+    row = int(records.rows[i])
+    shown = dict(zip((c.col for c in block.columns), records.row_shown(i)))
+    display = dict(zip((c.col for c in block.columns), records.row_display(i)))
 
     def body(cols) -> str:
-        return "\n".join([_row_line([c.header for c in cols]),
-                          "|" + "|".join(" --- " for _ in cols) + "|",
-                          _row_line([block.markup.get(cell_ref(record.row, c.col),
-                                                      record.display[c.header]) for c in cols])])
+        return "\n".join([_header_lines(cols), _row_line([shown[c.col] for c in cols])])
 
-    key_cost = count_tokens(f"{head}\n\n{body(block.columns[:1])}")
+    key_cost = counter.one(f"{head}\n\n{body(block.columns[:1])}")
     lead = block.columns[:1] if key_cost <= max_tokens // 4 else []
     rest = block.columns[len(lead):]
-    overhead = count_tokens("")
+    overhead = counter.one("")
     # a column adds its header cell, its rule cell and its value cell to the three lines
-    costs = [count_tokens(f"{md_cell(c.header)} | --- | {md_cell(record.display[c.header])}")
-             - overhead + 3 for c in rest]
-    runs = _runs(costs, key_cost if lead else count_tokens(head), max_tokens,
-                 lambda a, b: count_tokens(f"{head}\n\n{body([*lead, *rest[a:b]])}"))
+    costs = [n - overhead + 3 for n in counter.many(
+        [f"{md_cell(c.header)} | --- | {md_cell(display[c.col])}" for c in rest])]
+    runs = _runs(costs, key_cost if lead else counter.one(head), max_tokens,
+                 lambda a, b: f"{head}\n\n{body([*lead, *rest[a:b]])}", counter)
     pieces = []
     for k, (start, end, n_tokens) in enumerate(runs):
         cols = [*lead, *rest[start:end]]
-        a1 = [range_ref(record.row, c.col, record.row, c.col) for c in cols] \
-            if len(cols) <= 2 else [range_ref(record.row, min(c.col for c in cols), record.row,
+        a1 = [range_ref(row, c.col, row, c.col) for c in cols] \
+            if len(cols) <= 2 else [range_ref(row, min(c.col for c in cols), row,
                                                max(c.col for c in cols))]
-        pieces.append(_Piece(block.heading_path, body(cols), [block.block_id], a1, [record.row],
+        pieces.append(_Piece(block.heading_path, body(cols), [block.block_id], a1, [row],
                              continuation=k > 0, n_tokens=n_tokens))
     return pieces
 
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
-
 
 def _text_pieces(block: Block, count_tokens, max_tokens) -> list[_Piece]:
     head = headings_markdown(block.heading_path)

@@ -65,9 +65,9 @@ import pyarrow.compute as pc
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from .a1 import MAX_COL, cell_ref, column_letter, parse_cell_ref, parse_range, range_ref
+from .a1 import cell_ref, column_letter, parse_cell_ref, parse_range, range_ref
 from .headings import HeadingMap, detect_heading_levels
-from .normalize import StyledGrid, stripped_text
+from .normalize import StyledGrid, cell_keys, cells_in_range, find_cell, stripped_text
 
 TOTAL_RE = re.compile(r"^\s*((grand|sub)[\s-]*)?totals?\b|^\s*(合計|小計|総計|累計)", re.IGNORECASE)
 NOTE_RE = re.compile(
@@ -169,8 +169,6 @@ class Block:
         return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-#: Key of a cell: ``row * _KEY + col`` orders cells row by row, then column by column.
-_KEY = MAX_COL + 1
 
 
 class _UnionFind:
@@ -203,7 +201,7 @@ class _Ctx:
     indexed by *position* 0..n-1 in (row, col) order, and the lookups the rules share.
 
     A region, a row or any set of cells is an ascending numpy array of positions; ``row``,
-    ``col`` (1-based) and ``key`` (:data:`_KEY`) are int64 arrays; text, merges and styles are
+    ``col`` (1-based) and ``key`` (:func:`~.normalize.cell_keys`) are int64 arrays; text, merges and styles are
     read per position. Work is one pass of Arrow kernels over the StyledGrid; nothing here is
     a Python object per cell.
     """
@@ -219,7 +217,7 @@ class _Ctx:
         self.n = len(index)
         self.row = _np(table.column("row")).astype(np.int64)[index]
         self.col = _np(table.column("col")).astype(np.int64)[index]
-        self.key = self.row * _KEY + self.col
+        self.key = cell_keys(self.row, self.col)
         self.hidden_rows = list(grid.hidden_rows)
         self.hidden_columns = list(grid.hidden_columns)
         self.srow = self.row - np.searchsorted(np.asarray(self.hidden_rows, np.int64), self.row)
@@ -246,24 +244,17 @@ class _Ctx:
     # -- lookups ----------------------------------------------------------------------------
     def find(self, r: int, c: int) -> int | None:
         """Position of the occupied cell (r, c), else ``None``."""
-        k = r * _KEY + c
-        i = int(np.searchsorted(self.key, k))
-        return i if i < self.n and self.key[i] == k else None
+        return find_cell(self.key, r, c)
 
     def has(self, keys: np.ndarray) -> np.ndarray:
         """Whether each cell key of ``keys`` is occupied (bool array)."""
-        i = np.minimum(np.searchsorted(self.key, keys), max(self.n - 1, 0))
-        return (self.key[i] == keys) if self.n else np.zeros(len(keys), dtype=bool)
+        if not self.n:
+            return np.zeros(len(keys), dtype=bool)
+        return self.key[np.minimum(np.searchsorted(self.key, keys), self.n - 1)] == keys
 
     def cells_in(self, r1: int, c1: int, r2: int, c2: int) -> np.ndarray:
         """Positions of the occupied cells of rows ``r1..r2`` and columns ``c1..c2``."""
-        lo = int(np.searchsorted(self.key, r1 * _KEY + c1))
-        hi = int(np.searchsorted(self.key, r2 * _KEY + c2, side="right"))
-        cells = np.arange(lo, hi)
-        if r2 > r1:
-            cols = self.col[cells]
-            cells = cells[(cols >= c1) & (cols <= c2)]
-        return cells
+        return cells_in_range(self.key, self.col, r1, c1, r2, c2)
 
     def rc(self, p) -> tuple[int, int]:
         return int(self.row[p]), int(self.col[p])
@@ -411,10 +402,10 @@ def _regions(ctx: _Ctx, cells: np.ndarray) -> list[np.ndarray]:
     n = len(cells)
     if n == 0:
         return []
-    shown = ctx.srow[cells] * _KEY + ctx.scol[cells]
+    shown = cell_keys(ctx.srow[cells], ctx.scol[cells])
     sources, targets = [], []
     for dr, dc in ((-1, -1), (-1, 0), (-1, 1), (0, -1)):
-        wanted = shown + (dr * _KEY + dc)
+        wanted = shown + int(cell_keys(dr, dc))
         j = np.minimum(np.searchsorted(shown, wanted), n - 1)
         hit = shown[j] == wanted
         sources.append(np.flatnonzero(hit))
@@ -795,8 +786,8 @@ def _list_object_blocks(ctx: _Ctx, list_objects: list[ListObject]
                for b in out):
             continue
         n_rows, width = r2 - r1 + 1, c2 - c1 + 1
-        rows = np.arange(r1, r2 + 1, dtype=np.int64) * _KEY
-        beside = int((ctx.has(rows + (c1 - 1)) | ctx.has(rows + (c2 + 1))).sum())
+        rows = np.arange(r1, r2 + 1, dtype=np.int64)
+        beside = int((ctx.has(cell_keys(rows, c1 - 1)) | ctx.has(cell_keys(rows, c2 + 1))).sum())
         under = len(ctx.logical(ctx.cells_in(r2 + 1, c1, r2 + 1, c2)))
         if beside * 2 > n_rows or (width >= 2 and under * 2 >= width and under >= 2):
             ignored.append(((r1, c1, r2, c2), f"Excel table (ListObject) {lo.name} {lo.ref} "
