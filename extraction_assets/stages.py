@@ -233,6 +233,12 @@ def _parsed_cells(workbook_hash: str, sheet: ParsedSheet, style_ids: pa.Array,
 
 
 def _sheet_cells(table: pa.Table, sheet_index: int) -> pa.Table:
+    """The rows of one sheet: a zero-copy slice when the table holds the sheets one after the
+    other (as the stages write them), else a filter."""
+    index = table.column("sheet_index").to_numpy()
+    if len(index) < 2 or bool(np.all(index[1:] >= index[:-1])):
+        start, end = np.searchsorted(index, [sheet_index, sheet_index + 1])
+        return table.slice(int(start), int(end - start))
     return table.filter(pc.equal(table.column("sheet_index"), sheet_index))
 
 

@@ -209,38 +209,45 @@ def _style_arrays(workbook: WorkbookStyles) -> dict[str, pa.Array]:
     }
 
 
-def _format_numbers(numbers: np.ndarray, codes: list[str], date1904: bool,
-                    memo: dict[tuple[str, float], str]) -> list[str]:
-    """Display text of numeric cells. Whole numbers under General are formatted as a batch; the
-    rest go through :func:`format_value`, memoised in ``memo`` per (format code, value)."""
-    out: list[str | None] = [None] * len(numbers)
-    general = np.fromiter((c == "General" for c in codes), dtype=bool, count=len(codes))
-    whole = general & (np.floor(numbers) == numbers) & (np.abs(numbers) < 1e11)
-    if whole.any():
-        texts = pc.cast(pa.array(numbers[whole].astype(np.int64)), pa.string()).to_pylist()
-        for i, text in zip(np.flatnonzero(whole).tolist(), texts):
-            out[i] = text
-    for i in np.flatnonzero(~whole).tolist():
-        key = (codes[i], float(numbers[i]))
-        text = memo.get(key)
-        if text is None:
-            text = memo[key] = format_value(key[1], key[0], date1904)
-        out[i] = text
-    return out
+def _format_numbers(numbers: np.ndarray, codes: pa.Array, date1904: bool,
+                    memo: dict[tuple[str, float], str]) -> pa.Array:
+    """Display text of numeric cells under their format ``codes``: whole numbers under General
+    as a batch, every other distinct (format code, value) once through :func:`format_value`
+    (memoised in ``memo`` across calls), spread back to the cells with numpy."""
+    out = np.empty(len(numbers), dtype=object)
+    encoded = pc.dictionary_encode(codes)
+    which = encoded.indices.to_numpy(zero_copy_only=False)
+    for k, code in enumerate(encoded.dictionary.to_pylist()):
+        cells = np.flatnonzero(which == k)
+        values, inverse = np.unique(numbers[cells] + 0.0, return_inverse=True)  # -0.0 is 0.0
+        texts = np.empty(len(values), dtype=object)
+        rest = np.ones(len(values), dtype=bool)
+        if code == "General":
+            rest = (np.floor(values) != values) | (np.abs(values) >= 1e11)
+            whole = np.flatnonzero(~rest)
+            texts[whole] = pc.cast(pa.array(values[whole].astype(np.int64)),
+                                   pa.string()).to_numpy(zero_copy_only=False)
+        for i in np.flatnonzero(rest).tolist():
+            key = (code, float(values[i]))
+            text = memo.get(key)
+            if text is None:
+                text = memo[key] = format_value(key[1], code, date1904)
+            texts[i] = text
+        out[cells] = texts[inverse]
+    return pa.array(out, pa.string())
 
 
-def _iso_dates(numbers: list[float], date1904: bool) -> list[str | None]:
-    """ISO text of date-formatted serials (memoised); ``None`` outside Excel's date range."""
-    memo: dict[float, str | None] = {}
-    out = []
-    for number in numbers:
-        if number not in memo:
-            try:
-                memo[number] = typed_date(number, date1904)
-            except ValueError:
-                memo[number] = None
-        out.append(memo[number])
-    return out
+def _iso_dates(numbers: np.ndarray, date1904: bool) -> pa.Array:
+    """ISO text of date-formatted serials, each distinct serial converted once; null outside
+    Excel's date range."""
+    values, inverse = np.unique(numbers + 0.0, return_inverse=True)
+    texts = []
+    for number in values.tolist():
+        try:
+            texts.append(typed_date(number, date1904))
+        except ValueError:
+            texts.append(None)
+    return pa.array(texts, pa.string()).take(pa.array(inverse))
 
 
 def _to_float(text: str) -> float | None:
@@ -256,7 +263,8 @@ def _scatter(base: pa.Array, positions: np.ndarray, values) -> pa.Array:
         return base
     where = np.zeros(len(base), dtype=bool)
     where[positions] = True
-    return pc.replace_with_mask(base, pa.array(where), pa.array(values, base.type))
+    values = values if isinstance(values, pa.Array) else pa.array(values, base.type)
+    return pc.replace_with_mask(base, pa.array(where), values)
 
 
 def _typed_columns(cells: pa.Table, codes: pa.Array, is_date: np.ndarray, date1904: bool,
@@ -320,15 +328,15 @@ def _typed_columns(cells: pa.Table, codes: pa.Array, is_date: np.ndarray, date19
         good, numbers = numeric[finite], parsed[finite]
         number = _scatter(number, good, numbers)
         good_dates = is_date[good]
-        kinds = np.where(good_dates, "date", "number")
-        number_codes = codes.take(pa.array(good)).to_pylist()
-        display = _scatter(display, good, _format_numbers(numbers, number_codes, date1904, memo))
+        kinds = good_dates.copy()  # shown as a date (else as a number)
+        display = _scatter(display, good, _format_numbers(numbers, codes.take(pa.array(good)),
+                                                          date1904, memo))
         dated = good[good_dates]
         if len(dated):
-            isos = _iso_dates(numbers[good_dates].tolist(), date1904)
+            isos = _iso_dates(numbers[good_dates], date1904)
             iso = _scatter(iso, dated, isos)
-            kinds[np.flatnonzero(good_dates)[[v is None for v in isos]]] = "number"
-        vtype = _scatter(vtype, good, kinds.tolist())
+            kinds[np.flatnonzero(good_dates)[isos.is_null().to_numpy(zero_copy_only=False)]] = False
+        vtype = _scatter(vtype, good, pc.if_else(pa.array(kinds), "date", "number"))
     return {"value_type": vtype, "raw_value": raw, "number_value": number, "iso_value": iso,
             "value_status": status, "display_text": display}
 

@@ -405,14 +405,16 @@ def _regions(ctx: _Ctx, cells: np.ndarray) -> list[np.ndarray]:
     shown = cell_keys(ctx.srow[cells], ctx.scol[cells])
     sources, targets = [], []
     for dr, dc in ((-1, -1), (-1, 0), (-1, 1), (0, -1)):
-        wanted = shown + int(cell_keys(dr, dc))
-        j = np.minimum(np.searchsorted(shown, wanted), n - 1)
-        hit = shown[j] == wanted
-        sources.append(np.flatnonzero(hit))
+        j = np.searchsorted(shown, shown + int(cell_keys(dr, dc))).astype(np.int32)
+        np.minimum(j, n - 1, out=j)
+        hit = shown[j] == shown + int(cell_keys(dr, dc))
+        sources.append(np.flatnonzero(hit).astype(np.int32))
         targets.append(j[hit])
     sources, targets = np.concatenate(sources), np.concatenate(targets)
     graph = coo_matrix((np.ones(len(sources), np.int8), (sources, targets)), shape=(n, n))
+    del sources, targets
     _, labels = connected_components(graph, directed=False)
+    del graph
     # number the regions in the order of their first cell
     _, first = np.unique(labels, return_index=True)
     rank = np.empty(len(first), np.int64)
