@@ -6,6 +6,7 @@ JSON text; ``size_bytes`` is in bytes; ``n_tokens`` counts tokens of the configu
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 
 S, I32, I64, F64, B = pa.string(), pa.int32(), pa.int64(), pa.float64(), pa.bool_()
@@ -107,3 +108,33 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("row_count", I64),
     ]),
 }
+
+#: Columns of the per-cell and per-record tables whose values repeat over many rows (the
+#: partition's hash, a sheet's name, a block's id, the file name): dictionary-encoded in
+#: memory, one copy of each text instead of one per row, and written to Parquet with the
+#: contract's plain string type (see :func:`memory_schema`).
+DICTIONARY_COLUMNS: dict[str, tuple[str, ...]] = {
+    "parsed_cells": ("workbook_hash", "sheet_name"),
+    "cells": ("workbook_hash", "sheet_name"),
+    "records": ("workbook_hash", "block_id", "sheet_name", "filename"),
+}
+
+
+def memory_schema(table: str) -> pa.Schema:
+    """The in-memory schema of ``table``: :data:`SCHEMAS` with the table's
+    :data:`DICTIONARY_COLUMNS` as ``dictionary<int32, string>``.
+
+    Raises:
+        KeyError: unknown table name.
+    """
+    schema = SCHEMAS[table]
+    for name in DICTIONARY_COLUMNS.get(table, ()):
+        i = schema.get_field_index(name)
+        schema = schema.set(i, pa.field(name, pa.dictionary(pa.int32(), pa.string())))
+    return schema
+
+
+def constant_column(value: str, n: int) -> pa.DictionaryArray:
+    """A ``dictionary<int32, string>`` column holding ``value`` in all ``n`` rows."""
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),
+                                          pa.array([value], pa.string()))

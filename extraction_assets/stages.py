@@ -1,8 +1,9 @@
 """One plain function per asset: Arrow tables in, Arrow tables out, no Dagster.
 
 Each ``*_stage`` function takes the upstream tables of one partition (as read from Parquet) and
-returns a :class:`StageOutput`: the tables it produces, keyed by table name (schemas in
-:mod:`extraction_assets.schemas`), and the ``extraction_issues`` rows it found. The Dagster
+returns a :class:`StageOutput`: the tables it produces, keyed by table name (in the schemas of
+:func:`~extraction_assets.schemas.memory_schema`: the contract's, with the text columns that
+repeat over rows dictionary-encoded), and the ``extraction_issues`` rows it found. The Dagster
 assets only read, call, write and attach metadata; tests and the benchmark call these directly.
 """
 
@@ -52,7 +53,7 @@ from .core.render import (
 )
 from .core.segment import Block, Column, ListObject, segment_sheet
 from .core.worksheet import CELL_SCHEMA
-from .schemas import SCHEMAS
+from .schemas import constant_column, memory_schema
 
 
 @dataclass
@@ -66,7 +67,7 @@ class StageOutput:
 
 
 def _table(name: str, rows: list[dict]) -> pa.Table:
-    return pa.Table.from_pylist(rows, schema=SCHEMAS[name])
+    return pa.Table.from_pylist(rows, schema=memory_schema(name))
 
 
 def issue_rows(workbook_hash: str, issues: list[Issue]) -> list[dict]:
@@ -218,9 +219,9 @@ def _parsed_cells(workbook_hash: str, sheet: ParsedSheet, style_ids: pa.Array,
     lookup = pc.if_else(known, style_index, 0)
     uncached = pc.and_(pc.is_null(cells.column("value")), pc.is_valid(cells.column("formula")))
     columns = {
-        "workbook_hash": pa.array([workbook_hash] * n, pa.string()),
+        "workbook_hash": constant_column(workbook_hash, n),
         "sheet_index": pa.array(np.full(n, sheet.info.index, dtype=np.int32)),
-        "sheet_name": pa.array([sheet.info.name] * n, pa.string()),
+        "sheet_name": constant_column(sheet.info.name, n),
         "row": cells.column("row"), "col": cells.column("col"),
         "ref": a1_refs(cells.column("row").combine_chunks(), cells.column("col").combine_chunks()),
         "data_type": cells.column("data_type"), "value": cells.column("value"),
@@ -229,7 +230,7 @@ def _parsed_cells(workbook_hash: str, sheet: ParsedSheet, style_ids: pa.Array,
         "style_index": style_index, "number_format_id": style_ids.take(lookup),
         "number_format": style_codes.take(lookup), "string_index": cells.column("string_index"),
     }
-    return pa.table(columns, schema=SCHEMAS["parsed_cells"])
+    return pa.table(columns, schema=memory_schema("parsed_cells"))
 
 
 def _sheet_cells(table: pa.Table, sheet_index: int) -> pa.Table:
@@ -266,15 +267,12 @@ def normalize_stage(workbook_hash: str, parsed_cells: pa.Table, parsed_sheets: p
         grid = normalize_sheet(sheet, context, cf_ranges)
         issues.extend(_format_issues(grid))
         n = len(grid)
-        prefix = pa.table({
-            "workbook_hash": pa.array([workbook_hash] * n, pa.string()),
-            "sheet_index": pa.array(np.full(n, info.index, dtype=np.int32)),
-            "sheet_name": pa.array([info.name] * n, pa.string()),
-        })
         cell_tables.append(pa.table(
-            {**{name: prefix.column(name) for name in prefix.column_names},
+            {"workbook_hash": constant_column(workbook_hash, n),
+             "sheet_index": pa.array(np.full(n, info.index, dtype=np.int32)),
+             "sheet_name": constant_column(info.name, n),
              **{name: grid.table.column(name) for name in GRID_COLUMNS}},
-            schema=SCHEMAS["cells"]))
+            schema=memory_schema("cells")))
         sheet_rows.append(dict(
             workbook_hash=workbook_hash, sheet_index=info.index, sheet_name=info.name,
             visibility=info.visibility, kind=info.kind,
@@ -491,14 +489,14 @@ def _records_table(workbook_hash: str, filename: str, records: TableRecords) -> 
     n = len(records)
     block = records.block
     return pa.table({
-        "workbook_hash": pa.array([workbook_hash] * n, pa.string()),
-        "block_id": pa.array([block.block_id] * n, pa.string()),
-        "sheet_name": pa.array([block.sheet_name] * n, pa.string()),
+        "workbook_hash": constant_column(workbook_hash, n),
+        "block_id": constant_column(block.block_id, n),
+        "sheet_name": constant_column(block.sheet_name, n),
         "row": pa.array(records.rows, pa.int32()), "a1_range": records.a1_ranges,
         "role": pa.array(records.roles, pa.string()), "record": records.record_json(),
         "display": records.display_json(), "merged_from": records.merged_json(),
-        "filename": pa.array([filename] * n, pa.string()),
-    }, schema=SCHEMAS["records"])
+        "filename": constant_column(filename, n),
+    }, schema=memory_schema("records"))
 
 
 def rich_markup(parsed_cells: pa.Table, rich_text: pa.Table) -> dict[tuple[str, str], str]:

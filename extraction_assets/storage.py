@@ -32,7 +32,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .schemas import SCHEMAS
+from .schemas import SCHEMAS, memory_schema
 
 HASH_RE = re.compile(r"^[0-9a-f]{64}$")
 
@@ -238,4 +238,4 @@ class DataStore:
             raise FileNotFoundError(
                 f"{table} has no output for partition {workbook_hash}; materialize it first"
             )
-        return pq.read_table(path, schema=SCHEMAS[table])
+        return pq.read_table(path, schema=memory_schema(table))

@@ -395,11 +395,36 @@ def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles,
     table = _apply_merges(table, sheet.merged_ranges)
     table = _flag_hidden(table, grid.hidden_rows, grid.hidden_columns)
     table = _flag_conditional(table, sheet.cf_ranges if cf_ranges is None else cf_ranges)
-    keys = cell_keys(table.column("row").to_numpy(), table.column("col").to_numpy())
-    if len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1])):
-        table = table.take(pa.array(np.argsort(keys, kind="stable")))
-    grid.table = table
+    grid.table = _in_order(table)
     return grid
+
+
+#: Most places :func:`_in_order` inserts cells at by slicing instead of reordering the table.
+_MAX_INSERTS = 64
+
+
+def _in_order(table: pa.Table) -> pa.Table:
+    """``table`` sorted by (row, col). A sorted run followed by a few cells to insert (the copies
+    of merged cells, appended by :func:`_apply_merges`) is interleaved by zero-copy slices of
+    the run when they go to at most :data:`_MAX_INSERTS` places; otherwise one ``take``."""
+    keys = cell_keys(table.column("row").to_numpy(), table.column("col").to_numpy())
+    unsorted = np.flatnonzero(keys[1:] <= keys[:-1])
+    if not len(unsorted):
+        return table
+    head = int(unsorted[0]) + 1
+    order = np.argsort(keys[head:], kind="stable")
+    at = np.searchsorted(keys[:head], keys[head:][order])
+    places = np.unique(at)
+    if len(places) > _MAX_INSERTS or not np.all(np.diff(keys[head:][order]) > 0):
+        return table.take(pa.array(np.argsort(keys, kind="stable")))
+    tail = table.slice(head).take(pa.array(order))
+    ends = np.searchsorted(at, places, side="right")
+    pieces, start, done = [], 0, 0
+    for place, end in zip(places.tolist(), ends.tolist()):
+        pieces += [table.slice(start, place - start), tail.slice(done, end - done)]
+        start, done = place, end
+    pieces.append(table.slice(start, head - start))
+    return pa.concat_tables(pieces)
 
 
 #: Cells normalized at a time (bounds the intermediate arrays of a large sheet).
