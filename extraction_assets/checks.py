@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .core.a1 import cell_ref
+from .core.normalize import stripped_text
 
 #: Most offending items listed in a check's metadata.
 SAMPLE = 10
@@ -35,13 +36,14 @@ class CheckOutcome:
 
 
 def cell_coverage(cells: pa.Table, sheets: pa.Table, blocks: pa.Table) -> CheckOutcome:
-    """Every non-empty visible cell in exactly one block (``cells``, ``sheets``, ``blocks``
+    """Every non-empty visible cell (display text not blank as ``str.strip()`` sees it, as the
+    segmenter does) in exactly one block (``cells``, ``sheets``, ``blocks``
     tables of one partition). Metadata: counts and up to :data:`SAMPLE` offending refs."""
     visible = {r["sheet_index"] for r in sheets.to_pylist() if r["visibility"] == "visible"}
     shown = cells.filter(pc.and_(
         pc.and_(pc.is_in(cells.column("sheet_index"), pa.array(sorted(visible), pa.int32())),
                 pc.invert(pc.fill_null(cells.column("hidden"), False))),
-        pc.not_equal(pc.utf8_trim_whitespace(pc.fill_null(cells.column("display_text"), "")), "")))
+        pc.not_equal(stripped_text(cells.column("display_text")), "")))
     uncovered: list[str] = []
     overlapping: list[str] = []
     n_uncovered = n_overlapping = 0

@@ -18,7 +18,7 @@ from openpyxl.styles import Font, PatternFill
 from extraction_assets import stages
 from extraction_assets.core.headings import HeadingMap, detect_heading_levels
 from extraction_assets.core.normalize import GRID_SCHEMA
-from extraction_assets.core.render import table_records
+from extraction_assets.core.render import form_record, table_records
 from extraction_assets.core.segment import segment_sheet
 
 try:
@@ -300,6 +300,24 @@ def test_repeated_header_row_is_recorded():
     (table,) = tables(blocks)
     assert table.a1_range == "A1:B5"
     assert table.skip_rows == [4]
+
+
+def test_repeated_labels_stay_distinct_and_no_value_is_lost():
+    wb, _ = sheet_of("Dup", [["Q1", "Q1", "Q1 (2)", "Label:"], [10, 20, 30, "x"], [11, 21, 31, "y"]])
+    grid, blocks = segment(wb)
+    (table,) = tables(blocks)
+    assert headers(table) == ["Q1", "Q1 (2)", "Q1 (2) (2)", "Label:"]
+    assert records(grid, table) == [{"Q1": 10, "Q1 (2)": 20, "Q1 (2) (2)": 30, "Label:": "x"},
+                                    {"Q1": 11, "Q1 (2)": 21, "Q1 (2) (2)": 31, "Label:": "y"}]
+
+
+def test_repeated_form_labels_stay_distinct():
+    wb, _ = sheet_of("Form", [["Name:", "Ann"], ["Name:", "Bo"], ["Name (2):", "Cy"]])
+    grid, blocks = segment(wb)
+    (form,) = [b for b in blocks if b.kind == "key_value"]
+    assert headers(form) == ["Name", "Name (2)", "Name (2) (2)"]
+    assert form_record(grid, form)[0].record == {"Name": "Ann", "Name (2)": "Bo",
+                                                 "Name (2) (2)": "Cy"}
 
 
 def test_row_group_labels_on_the_first_row_of_each_group():

@@ -10,7 +10,7 @@ from ..stages import render_stage, rich_markup
 from .common import check_result, finish, stage_asset
 from .segmented_blocks import segmented_blocks
 
-CODE_VERSION = "6"
+CODE_VERSION = "7"
 
 
 class ChunkingConfig(Config):

@@ -800,15 +800,12 @@ def _list_object_blocks(ctx: _Ctx, list_objects: list[ListObject]
                       header_row_count=header_rows,
                       reasons=[f"Excel table (ListObject) {lo.name} {lo.ref}: its range, header "
                                "row and totals row are authoritative"])
-        seen: dict[str, int] = {}
+        labels = _Labels()
         for c in range(c1, c2 + 1):
             name = lo.columns[c - c1] if c - c1 < len(lo.columns) else None
             p = ctx.find(r1, c) if header_rows else None
             text = ctx.text(p) if p is not None else ""
-            label = text or name or f"Column {column_letter(c)}"
-            seen[label] = seen.get(label, 0) + 1
-            if seen[label] > 1:
-                label = f"{label} ({seen[label]})"
+            label = labels.unique(text or name or f"Column {column_letter(c)}")
             block.columns.append(Column(c, label, [label]))
         _data_rows(ctx, block)
         if lo.totals_row_count > 0 and r2 - lo.totals_row_count >= r1 + header_rows:
@@ -975,13 +972,12 @@ def _key_value_block(ctx: _Ctx, rows: _Rows, order: list[int],
     cells = rows.cells_of(order)
     block = _make_block(ctx, cells, "key_value", [f"form of {len(pairs)} label/value pairs: {why}",
                                                   *join_reasons])
-    seen: dict[str, int] = {}
+    labels = _Labels()
     lines = []
     for label, value in pairs:
         text = ctx.text(label)
         name = text.rstrip(":：").strip() if _is_label(text) else text
-        seen[name] = seen.get(name, 0) + 1
-        key = name if seen[name] == 1 else f"{name} ({seen[name]})"
+        key = labels.unique(name)
         where = ctx.rc(value) if value is not None else (
             int(ctx.row[label]), int(ctx.col[label]) + ctx.merge_width(label))
         block.columns.append(Column(where[1], key, [name], row=where[0]))
@@ -1208,7 +1204,7 @@ def _header(ctx: _Ctx, block: Block) -> None:
                                                 block.max_col).tolist()}
     present = set(np.unique(ctx.col[ctx.cells_in(block.min_row, block.min_col, block.max_row,
                                                  block.max_col)]).tolist())
-    seen: dict[str, int] = {}
+    labels = _Labels()
     for c in range(block.min_col, block.max_col + 1):
         leaf_p = head.get((leaf, c))
         if leaf_p is not None and not ctx.owns[leaf_p]:
@@ -1223,13 +1219,27 @@ def _header(ctx: _Ctx, block: Block) -> None:
             text = ctx.text(p) if p is not None else ""
             if text and (not levels or levels[-1] != text):
                 levels.append(text)
-        label = " > ".join(levels) if levels else f"Column {column_letter(c)}"
-        if label in seen:
-            seen[label] += 1
-            label = f"{label} ({seen[label]})"
-        else:
-            seen[label] = 1
+        label = labels.unique(" > ".join(levels) if levels else f"Column {column_letter(c)}")
         block.columns.append(Column(c, label, levels or [label]))
+
+
+class _Labels:
+    """Column labels of one block, kept unique: the second column labelled ``Q1`` is
+    ``Q1 (2)``, the third ``Q1 (3)``...; a suffixed label that another column already carries
+    takes the next number, so no two columns (and no two keys of a record) share a label."""
+
+    def __init__(self) -> None:
+        self.count: dict[str, int] = {}
+        self.taken: set[str] = set()
+
+    def unique(self, label: str) -> str:
+        n = self.count[label] = self.count.get(label, 0) + 1
+        out = label if n == 1 else f"{label} ({n})"
+        while out in self.taken:
+            n = self.count[label] = n + 1
+            out = f"{label} ({n})"
+        self.taken.add(out)
+        return out
 
 
 def _groups_below(ctx: _Ctx, below_row: int, c1: int, c2: int, span: tuple[int, int]) -> bool:
