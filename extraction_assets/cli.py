@@ -79,7 +79,7 @@ def _print_result(result) -> None:
 
 def _run_ingest(paths: list[Path], data_dir: Path, embedder, until: Optional[str],
                 max_tokens: Optional[int], force: bool = False,
-                passwords: Optional[list[str]] = None) -> int:
+                passwords: Optional[list[str]] = None, jobs: int = 1) -> int:
     """Ingest with a progress bar and one line per file; returns the number of failures."""
     from .ingest import ingest_paths
 
@@ -95,7 +95,7 @@ def _run_ingest(paths: list[Path], data_dir: Path, embedder, until: Optional[str
             progress.advance(task)
 
         ingest_paths(paths, data_dir, embedder, max_tokens=max_tokens, until=until,
-                     on_result=report, force=force, passwords=passwords)
+                     on_result=report, force=force, passwords=passwords, jobs=jobs)
     return failed
 
 
@@ -112,6 +112,9 @@ def ingest(
     password: Optional[list[str]] = typer.Option(
         None, "--password", help="Password for protected workbooks (repeatable; default: the "
                                  "lines of $EXTRACTION_ASSETS_PASSWORDS)."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1,
+                             help="Partitions materialized at once, each in a worker process "
+                                  "(e.g. the CPU count for many files; memory grows with it)."),
     provider: str = Provider, model: Optional[str] = Model, base_url: Optional[str] = BaseUrl,
 ) -> None:
     """Add a partition per file content hash and materialize the asset graph for each file.
@@ -119,7 +122,8 @@ def ingest(
     Exit code 1 when any file failed (the others are still processed).
     """
     failed = _run_ingest(paths, _data_dir(data_dir), _embedder(provider, model, base_url),
-                         until.value if until else None, max_tokens, force, password or None)
+                         until.value if until else None, max_tokens, force, password or None,
+                         jobs)
     if failed:
         raise typer.Exit(code=1)
 

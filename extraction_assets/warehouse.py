@@ -16,6 +16,7 @@ Temp files of writers (``.<name>.*.tmp``, left behind by a killed run) never mat
 
 from __future__ import annotations
 
+import hashlib
 import time
 from pathlib import Path
 
@@ -24,7 +25,7 @@ import pyarrow as pa
 from filelock import FileLock
 
 from .schemas import SCHEMAS
-from .storage import DataStore
+from .storage import DataStore, atomic_write_bytes
 
 #: view name -> (table, glob below parquet/); the columns are the contract of DESIGN.md.
 _VIEWS: dict[str, tuple[str, str]] = {
@@ -119,7 +120,10 @@ def refresh_views(store: DataStore, attempts: int = 20, delay_seconds: float = 0
 
     Writers of all processes are serialized by a file lock; a run that still finds the DuckDB
     file locked (by a reader, or a process not using the lock) retries with a growing delay.
-    The views are computed under the lock, from the Parquet files present at that moment.
+    The views are computed under the lock, from the Parquet files present at that moment; when
+    they are the ones the file already holds (recorded by the sha256 of their SQL in
+    ``.warehouse.duckdb.views``), the file is not opened: a view's glob already reads every new
+    partition, only a table's first file changes its SQL.
 
     Raises:
         duckdb.IOException: the file stayed locked for all ``attempts``.
@@ -127,15 +131,20 @@ def refresh_views(store: DataStore, attempts: int = 20, delay_seconds: float = 0
     """
     path = store.warehouse_path
     path.parent.mkdir(parents=True, exist_ok=True)
+    stamp = path.with_name(f".{path.name}.views")
     with _writer_lock(path):
         for attempt in range(attempts):
             try:
                 statements = view_sql(store)
+                digest = hashlib.sha256("\n".join(statements.values()).encode()).hexdigest()
+                if path.exists() and stamp.exists() and stamp.read_text() == digest:
+                    return path  # the views already read these globs: new files need nothing
                 with duckdb.connect(str(path)) as con:
                     con.execute("BEGIN TRANSACTION")
                     for statement in statements.values():
                         con.execute(statement)
                     con.execute("COMMIT")
+                atomic_write_bytes(stamp, digest.encode())
                 return path
             except duckdb.IOException:
                 if attempt == attempts - 1:

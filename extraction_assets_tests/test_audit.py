@@ -161,3 +161,34 @@ def test_a_path_back_to_earlier_bytes_is_a_new_version(tmp_path):
         rows = con.execute("SELECT version, workbook_hash, previous_hash FROM workbook_versions "
                            "ORDER BY version").fetchall()
     assert rows == [(1, first, None), (2, second, first), (3, first, second)]
+
+
+def test_views_are_rewritten_only_when_their_sql_changes(tmp_path):
+    import datetime as dt
+
+    from extraction_assets.warehouse import refresh_views
+
+    store = DataStore(tmp_path / "data")
+
+    def lineage(h):
+        return [dict(workbook_hash=h, asset="workbook", run_id="r", code_version="1",
+                     data_version="d", materialized_at=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc),
+                     row_count=1)]
+
+    def rows(warehouse):
+        with duckdb.connect(str(warehouse), read_only=True) as con:
+            return con.execute("SELECT count(*) FROM lineage").fetchone()[0]
+
+    warehouse = refresh_views(store)
+    first = warehouse.stat().st_mtime_ns
+    assert refresh_views(store).stat().st_mtime_ns == first and rows(warehouse) == 0
+    # the table's first file turns its empty placeholder into a read of the glob: rewritten
+    store.write_table("lineage", "a" * 64, lineage("a" * 64))
+    refresh_views(store)
+    second = warehouse.stat().st_mtime_ns
+    assert second != first and rows(warehouse) == 1
+    # a second partition is read through the same glob: the file is left alone
+    store.write_table("lineage", "b" * 64, lineage("b" * 64))
+    assert refresh_views(store).stat().st_mtime_ns == second and rows(warehouse) == 2
+    warehouse.unlink()
+    assert rows(refresh_views(store)) == 2

@@ -106,3 +106,41 @@ def test_sixteen_partitions_eight_at_a_time(tmp_path: Path) -> None:
         again = _run_workers(data_dir, paths, server.url, force=True)
         assert [r["status"] for r in again] == ["success"] * N_FILES, again
         assert _check_store(data_dir, hashes) == counts
+
+
+def test_ingest_with_two_jobs_materializes_each_partition_once(tmp_path: Path) -> None:
+    from extraction_assets.embedding import EmbedderResource
+    from extraction_assets.ingest import ingest_paths
+
+    paths = write_batch(tmp_path / "batch", 4, N_ROWS)
+    not_a_workbook = tmp_path / "batch" / "notes.xlsx"
+    not_a_workbook.write_text("just some text\n")
+    inputs = [paths[0], not_a_workbook, *paths[1:], paths[2]]
+    data_dir = tmp_path / "data"
+    seen = []
+    with fake_embedding_server() as server:
+        embedder = EmbedderResource(provider="openai", model="fake-embed", base_url=server.url,
+                                    api_key_env="")
+        results = ingest_paths(inputs, data_dir, embedder, jobs=2, on_result=seen.append)
+    # one result per input, in input order; progress saw every one of them
+    assert [Path(r.path).name for r in results] == [p.name for p in inputs]
+    assert sorted(r.path for r in seen) == sorted(r.path for r in results)
+    assert [r.status for r in results] == ["success", "failed", "success", "success", "success",
+                                           "duplicate"]
+    assert "not_a_spreadsheet" in results[1].error
+    hashes = {r.workbook_hash: int(Path(r.path).stem.split("_")[1])
+              for r in results if r.status == "success"}
+    assert len(hashes) == 4 and len({r.run_id for r in results if r.run_id}) == 5
+    store = DataStore(data_dir)
+    with duckdb.connect(str(store.warehouse_path), read_only=True) as con:
+        for h, k in hashes.items():
+            values = [json.loads(rec)["Value"] for (rec,) in con.execute(
+                "SELECT record FROM records WHERE workbook_hash = ? ORDER BY row", [h]).fetchall()]
+            assert values == [batch_value(k, r) for r in range(1, N_ROWS + 1)]
+            assets = [a for (a,) in con.execute(
+                "SELECT asset FROM lineage WHERE workbook_hash = ? ORDER BY materialized_at",
+                [h]).fetchall()]
+            assert assets == ["workbook", "parsed_sheets", "normalized_grids", "segmented_blocks",
+                              "rendered_chunks", "chunk_embeddings"]
+        n_chunks = con.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    assert VectorStore(store.lancedb_uri).count() == n_chunks > 0
