@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import threading
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from dagster import AssetRecordsFilter, AssetSelection, DagsterInstance, materialize
 from dagster._core.instance.ref import InstanceRef
@@ -153,6 +156,25 @@ def _worker_materialize(path: str, workbook_hash: str) -> IngestResult:
         return IngestResult(path, workbook_hash, "failed", error=f"{type(exc).__name__}: {exc}")
 
 
+@contextmanager
+def _worker_pool(size: int, store: DataStore, embedder: EmbedderResource | None,
+                 passwords: list[str] | None, selected: list,
+                 run_config: dict) -> Iterator[ProcessPoolExecutor | None]:
+    """``size`` worker processes for :func:`ingest_paths` (``None`` when ``size`` is 0). They
+    fork from a server process that imported Dagster and the stages, not from this one, which
+    runs Dagster's and LanceDB's threads (LanceDB is imported after the fork)."""
+    if size < 1:
+        yield None
+        return
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["dagster", "extraction_assets.stages"])
+    with ProcessPoolExecutor(
+            max_workers=size, mp_context=context, initializer=_start_worker,
+            initargs=(str(store.root), embedder.model_dump() if embedder else None, passwords,
+                      [a.key.path[-1] for a in selected], run_config)) as pool:
+        yield pool
+
+
 def ingest_paths(
     paths: Iterable[str | Path],
     data_dir: str | Path,
@@ -171,11 +193,12 @@ def ingest_paths(
     processed once. A partition whose selected assets are all materialized with the current
     code versions is left alone unless ``force``. ``passwords`` are tried on password-protected
     files (default: ``$EXTRACTION_ASSETS_PASSWORDS``). ``until`` names the last asset to
-    materialize (default: all six). ``jobs`` > 1 runs that many partitions at once, each run
-    in a worker process (spawned: ~3 s to import Dagster) on the same instance and data dir;
-    their writes meet on the file locks of the DuckDB views and the LanceDB table.
-    ``on_result`` is called after each file (for progress output; in completion order). A
-    missing or unreadable file is a ``failed`` result, not an error.
+    materialize (default: all six). ``jobs`` > 1 materializes that many partitions at once:
+    this process and ``jobs - 1`` worker processes each take the next file as they finish one,
+    every run on the same instance and data dir (their writes meet on the file locks of the
+    DuckDB views and the LanceDB table). ``on_result`` is called after each file (for progress
+    output; in completion order). A missing or unreadable file is a ``failed`` result, not an
+    error.
     Returns one result per file, in the order given.
 
     Raises:
@@ -193,11 +216,13 @@ def ingest_paths(
         run_config["ops"] = {"rendered_chunks": {"config": {"max_tokens": max_tokens}}}
     results: dict[int, IngestResult] = {}
     seen: dict[str, str] = {}
+    reporting = threading.Lock()
 
     def done(k: int, result: IngestResult) -> None:
-        results[k] = result
-        if on_result:
-            on_result(result)
+        with reporting:
+            results[k] = result
+            if on_result:
+                on_result(result)
 
     registered: list[tuple[Path, str | None, str | None]] = []  # path, hash, read error
     for path in map(Path, paths):
@@ -206,7 +231,7 @@ def ingest_paths(
         except OSError as exc:
             registered.append((path, None, f"cannot read file: {exc.strerror or exc}"))
 
-    todo: list[tuple[int, Path, str]] = []
+    todo: deque[tuple[int, Path, str]] = deque()
     with open_instance(store) as instance:
         new = set(add_partition_keys(instance, [h for _, h, _ in registered if h]))
         for k, (path, workbook_hash, error) in enumerate(registered):
@@ -224,30 +249,36 @@ def ingest_paths(
                                          counts=summarize(store, workbook_hash)))
                 else:
                     todo.append((k, path, workbook_hash))
-        if jobs == 1 or len(todo) < 2:
+        helpers = min(jobs, len(todo)) - 1
+        with _worker_pool(helpers, store, embedder, passwords, selected, run_config) as pool:
+            taking = threading.Lock()
+
+            def take() -> tuple[int, Path, str] | None:
+                with taking:
+                    return todo.popleft() if todo else None
+
+            def feed() -> None:  # keeps one worker process busy
+                while (item := take()) is not None:
+                    k, path, workbook_hash = item
+                    try:
+                        result = pool.submit(_worker_materialize, str(path), workbook_hash).result()
+                    except Exception as exc:  # noqa: BLE001 - a worker that died fails its file
+                        result = IngestResult(str(path), workbook_hash, "failed",
+                                              error=f"worker process failed: {exc}")
+                    done(k, result)
+
+            feeders = [threading.Thread(target=feed, daemon=True) for _ in range(helpers)]
+            for feeder in feeders:
+                feeder.start()
+            # this process materializes partitions too, with its instance and definitions
             resources = make_definitions(str(store.root), embedder, passwords).resources
             selection = AssetSelection.assets(*selected)
-            for k, path, workbook_hash in todo:
+            while (item := take()) is not None:
+                k, path, workbook_hash = item
                 done(k, _materialize(instance, store, resources, str(path), workbook_hash,
                                      selection, run_config, _source_tags(path)))
-    if jobs > 1 and len(todo) >= 2:
-        # spawned, not forked: the parent holds Dagster's and LanceDB's threads
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(
-                max_workers=min(jobs, len(todo)), mp_context=context, initializer=_start_worker,
-                initargs=(str(store.root), embedder.model_dump() if embedder else None, passwords,
-                          [a.key.path[-1] for a in selected], run_config)) as pool:
-            futures = {pool.submit(_worker_materialize, str(path), workbook_hash): k
-                       for k, path, workbook_hash in todo}
-            for future in as_completed(futures):
-                k = futures[future]
-                try:
-                    result = future.result()
-                except Exception as exc:  # noqa: BLE001 - a worker that died fails its file
-                    _, path, workbook_hash = next(item for item in todo if item[0] == k)
-                    result = IngestResult(str(path), workbook_hash, "failed",
-                                          error=f"worker process failed: {exc}")
-                done(k, result)
+            for feeder in feeders:
+                feeder.join()
     return [results[k] for k in sorted(results)]
 
 

@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 from filelock import FileLock
@@ -58,6 +57,8 @@ class VectorStore:
     """The LanceDB database of a data dir (``<data-dir>/lancedb``)."""
 
     def __init__(self, uri: str | Path, table_name: str = TABLE_NAME):
+        import lancedb  # ~3 s to import: only processes that touch vectors pay for it
+
         self.uri = str(uri)
         self.table_name = table_name
         self._db = lancedb.connect(self.uri)

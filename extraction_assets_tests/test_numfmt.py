@@ -13,11 +13,14 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from extraction_assets.core.numfmt import (
     format_general,
     format_text,
     format_value,
+    format_values,
     is_date_format,
     serial_to_datetime,
 )
@@ -437,3 +440,27 @@ def test_plain_number_fast_path_equals_the_general_renderer(code, monkeypatch):
         numfmt._parse.cache_clear()
         numfmt._parse_section.cache_clear()
     assert fast == slow
+
+
+# -- many values at once --------------------------------------------------------------------------
+_PLAIN_AND_OTHER_CODES = [
+    "0.00", "#,##0", '"$"#,##0.00', "0%", "0.0%", "#,##0.00;[Red]-#,##0.00", "0.00;(0.00)",
+    '"USD "#,##0.000" net"', "#,##0.00_);(#,##0.00)", "0", "#,##0;-#,##0;\"-\"",
+    "[>100]0.0;0.00", "0.000E+00", "yyyy-mm-dd", "# ?/?", "0.00 \"kg\"", "General",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False, min_value=-1e17, max_value=1e17),
+    st.integers(-10**9, 10**9).map(lambda n: n / 100),  # two decimals, as prices are written
+    st.integers(-10**6, 10**6).map(lambda n: n / 1000 + 0.0005)), min_size=1, max_size=40),
+    st.sampled_from(_PLAIN_AND_OTHER_CODES))
+def test_format_values_is_format_value_of_each(values, code):
+    assert format_values(values, code) == [format_value(v, code) for v in values]
+
+
+def test_format_values_rounds_half_up_like_format_value():
+    # 2.675 is 2.67499999... in binary; Excel (and format_value) shows 2.68
+    assert format_values([2.675, 1.005, 0.125, 12.25, -7.5], "0.00") == [
+        "2.68", "1.01", "0.13", "12.25", "-7.50"]

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .a1 import MAX_COL, column_letter, parse_range, range_ref
-from .numfmt import format_text, format_value, is_date_format, serial_to_datetime
+from .numfmt import format_text, format_values, is_date_format, serial_to_datetime
 from .ooxml import ParsedSheet, WorkbookStyles
 
 # ECMA-376 Part 1, §18.8.27: the default indexed colour palette (indices 0..63).
@@ -212,7 +212,7 @@ def _style_arrays(workbook: WorkbookStyles) -> dict[str, pa.Array]:
 def _format_numbers(numbers: np.ndarray, codes: pa.Array, date1904: bool,
                     memo: dict[tuple[str, float], str]) -> pa.Array:
     """Display text of numeric cells under their format ``codes``: whole numbers under General
-    as a batch, every other distinct (format code, value) once through :func:`format_value`
+    as a batch, every other distinct (format code, value) once through :func:`format_values`
     (memoised in ``memo`` across calls), spread back to the cells with numpy."""
     out = np.empty(len(numbers), dtype=object)
     encoded = pc.dictionary_encode(codes)
@@ -227,12 +227,14 @@ def _format_numbers(numbers: np.ndarray, codes: pa.Array, date1904: bool,
             whole = np.flatnonzero(~rest)
             texts[whole] = pc.cast(pa.array(values[whole].astype(np.int64)),
                                    pa.string()).to_numpy(zero_copy_only=False)
+        pending = []
         for i in np.flatnonzero(rest).tolist():
-            key = (code, float(values[i]))
-            text = memo.get(key)
+            text = memo.get((code, float(values[i])))
             if text is None:
-                text = memo[key] = format_value(key[1], code, date1904)
+                pending.append(i)
             texts[i] = text
+        for i, text in zip(pending, format_values(values[pending].tolist(), code, date1904)):
+            texts[i] = memo[(code, float(values[i]))] = text
         out[cells] = texts[inverse]
     return pa.array(out, pa.string())
 

@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 
 from .a1 import MAX_COL, cell_ref, column_letter, parse_cell_ref, parse_range, range_ref
 from .normalize import StyledGrid, stripped_text
-from .segment import Block, is_total_row
+from .segment import Block, total_rows
 
 
 @dataclass
@@ -346,15 +346,13 @@ def table_records(grid: StyledGrid, block: Block) -> TableRecords:
     shows[entry] = nonblank[inside]
     shows = shows.reshape(len(rows), n)
     first = source[np.arange(len(rows)) * n + shows.argmax(axis=1)]
-    first_texts = grid.table.column("display_text").take(pa.array(first)).to_pylist()
-    totals = set(block.total_rows)
-    is_total = {text: is_total_row(text) for text in set(first_texts)}
-    roles = ["total" if r in totals or is_total[text] else "data"
-             for r, text in zip(rows.tolist(), first_texts)]
+    total = np.isin(rows, block.total_rows) | total_rows(
+        grid.table.column("display_text").take(pa.array(first)).combine_chunks())
+    roles = np.where(total, "total", "data").tolist()
     merged = None
     group = next((j for j, c in enumerate(block.columns) if c.col == block.row_group_col), None)
     if group is not None:
-        data = np.array([role == "data" for role in roles])
+        data = ~total
         label = data & shows[:, group]
         last = np.maximum.accumulate(np.where(label, np.arange(len(rows)), -1))
         filled = np.flatnonzero(data & ~shows[:, group] & (last >= 0))

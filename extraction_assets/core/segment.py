@@ -1373,9 +1373,7 @@ def _data_rows(ctx: _Ctx, block: Block) -> None:
         same[where] = _np(pc.equal(ctx.texts.take(pa.array(cells[where], pa.int64())),
                                    header_texts.take(pa.array(j[where], pa.int64()))))
         repeat = (per_row == len(header)) & (np.add.reduceat(same, starts) == per_row)
-    first = ctx.texts_of(cells[starts])
-    is_total = {text: is_total_row(text) for text in set(first)}
-    total = np.array([is_total[text] for text in first], dtype=bool) & ~repeat
+    total = total_rows(ctx.texts.take(pa.array(cells[starts], pa.int64()))) & ~repeat
     data = ~repeat & ~total
     block.skip_rows.extend(numbers[repeat].tolist())
     block.total_rows.extend(numbers[total].tolist())
@@ -1405,3 +1403,19 @@ def is_total_row(first_text: str | None) -> bool:
     """Whether a row whose first non-empty cell reads ``first_text`` is a summary row
     (Total, Subtotal, Grand total, 合計, 小計, 総計...)."""
     return bool(first_text and TOTAL_RE.search(first_text))
+
+
+#: What every match of :data:`TOTAL_RE` contains (a filter run by Arrow before the exact rule).
+_TOTAL_WORDS = "(?i)total|合計|小計|総計|累計"
+
+
+def total_rows(first_texts: pa.Array) -> np.ndarray:
+    """:func:`is_total_row` of each text (bool array): Arrow keeps the texts holding a total
+    word, the exact rule runs on those."""
+    found = np.flatnonzero(_np(pc.fill_null(pc.match_substring_regex(first_texts, _TOTAL_WORDS),
+                                            False)))
+    out = np.zeros(len(first_texts), dtype=bool)
+    if len(found):
+        texts = first_texts.take(pa.array(found)).to_pylist()
+        out[found] = [is_total_row(text) for text in texts]
+    return out

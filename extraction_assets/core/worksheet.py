@@ -3,7 +3,8 @@
 Two readers share one output:
 
 * the **fast reader** streams the part in blocks, checks well-formedness with libxml2 (a parser
-  with no tree and no Python callbacks), and extracts the ``<c>`` elements of ``<sheetData>``
+  with no tree and no Python callbacks, in a thread of its own that overlaps the extraction),
+  and extracts the ``<c>`` elements of ``<sheetData>``
   with one compiled pattern per block. It only accepts blocks it can read exactly: the number of
   cells matched must equal the number of ``<c`` start tags, and a block holding CDATA, comments
   or processing instructions, or a cell without an ``r`` reference, is handed to the other reader;
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import html
 import re
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import IO
 
@@ -217,6 +220,60 @@ class _NullTarget:
         return None
 
 
+class _Checker:
+    """libxml2's well-formedness check of a part fed block by block, run in a thread of its
+    own (lxml releases the GIL while it parses) so that it overlaps the cell extraction. The
+    parser is made and used in that thread only; at most :data:`_CHECK_AHEAD` blocks wait.
+    :meth:`feed` and :meth:`close` raise :class:`_Fallback` once a block was not well-formed.
+    """
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="xml-check")
+        self._parser = None
+        self._pending: deque = deque()
+
+    def __enter__(self) -> "_Checker":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def _feed(self, block: bytes) -> None:
+        if self._parser is None:
+            self._parser = etree.XMLParser(target=_NullTarget(), **XML_OPTS)
+        self._parser.feed(block)
+
+    def _close(self) -> None:
+        if self._parser is None:
+            self._parser = etree.XMLParser(target=_NullTarget(), **XML_OPTS)
+        self._parser.close()
+
+    def _settle(self, keep: int) -> None:
+        while len(self._pending) > keep:
+            try:
+                self._pending.popleft().result()
+            except etree.XMLSyntaxError as exc:
+                raise _Fallback() from exc  # the tree reader keeps the cells before the fault
+
+    def feed(self, block: bytes) -> None:
+        """Queue ``block`` for the check (raising if an earlier block failed it)."""
+        self._pending.append(self._pool.submit(self._feed, block))
+        self._settle(_CHECK_AHEAD)
+
+    def wait(self) -> None:
+        """Wait for the blocks fed so far (raising if one failed the check)."""
+        self._settle(0)
+
+    def close(self) -> None:
+        """End the document and wait for the verdict."""
+        self._pending.append(self._pool.submit(self._close))
+        self._settle(0)
+
+
+#: Blocks :class:`_Checker` may have queued before the reader waits for it.
+_CHECK_AHEAD = 2
+
+
 @lru_cache(maxsize=16)
 def _cell_pattern(prefix: bytes) -> re.Pattern:
     """The canonical cell form (attribute order r, s, t as Excel and most writers write it)."""
@@ -339,7 +396,26 @@ class WorksheetReader:
 
     # -- fast reader ----------------------------------------------------------------------------
     def _read_fast(self) -> None:
-        validator = etree.XMLParser(target=_NullTarget(), **XML_OPTS)
+        with _Checker() as checker:
+            try:
+                state, head, tail = self._extract(checker)
+            except (_Fallback, LimitExceededError):
+                checker.wait()  # a syntax error in what was read so far comes first
+                raise
+            checker.close()
+        if state != "tail":
+            raise _Fallback()
+        if any(token in head or token in tail for token in _UNSAFE[:2]):
+            raise _Fallback()
+        try:
+            self.frame = etree.fromstring(bytes(head) + bytes(tail), etree.XMLParser(**XML_OPTS))
+        except etree.XMLSyntaxError as exc:
+            raise _Fallback() from exc
+
+    def _extract(self, checker: _Checker) -> tuple[str, bytearray, bytearray]:
+        """Stream the part: every block goes to ``checker`` and, inside ``<sheetData>``, to the
+        cell pattern; returns the final state and the frame's head and tail bytes (the cells
+        are in ``self.cells``)."""
         sink = _CellSink(self.budget, self.max_cells)
         formulas = _Formulas()
         head = bytearray()
@@ -351,10 +427,7 @@ class WorksheetReader:
         data_end = b""
         with self._open() as stream:
             for block in iter(lambda: stream.read(_BLOCK_BYTES), b""):
-                try:
-                    validator.feed(block)
-                except etree.XMLSyntaxError as exc:
-                    raise _Fallback() from exc  # the tree reader keeps the cells before the fault
+                checker.feed(block)
                 if state == "head":
                     head += block
                     if not head.lstrip().startswith(b"<"):
@@ -392,19 +465,8 @@ class WorksheetReader:
                         buf = buf[cut:]
                 elif state == "tail":
                     tail += block
-            try:
-                validator.close()
-            except etree.XMLSyntaxError as exc:
-                raise _Fallback() from exc
-        if state != "tail":
-            raise _Fallback()
-        if any(token in head or token in tail for token in _UNSAFE[:2]):
-            raise _Fallback()
-        try:
-            self.frame = etree.fromstring(bytes(head) + bytes(tail), etree.XMLParser(**XML_OPTS))
-        except etree.XMLSyntaxError as exc:
-            raise _Fallback() from exc
         self.cells = sink.table()
+        return state, head, tail
 
     def _cells_fast(self, data: bytes, prefix: bytes, sink: _CellSink, formulas: _Formulas) -> None:
         if not data:
