@@ -46,3 +46,18 @@ def test_smallest_bench_run_writes_every_stage_with_exact_counts(tmp_path):
     assert run["ratio_ours_to_calamine"] > 0
     assert "dagster" not in results and "parallel" not in results
     assert results["targets"] == []
+
+
+def test_parallel_ingest_measure_runs_both_ingests(tmp_path):
+    out = tmp_path / "bench.json"
+    result = CliRunner().invoke(app, [
+        "--no-generate", "--repeat", "1", "--no-dagster", "--parallel-files", "2",
+        "--parallel-rows", "30", "--parallel-until", "normalized_grids",
+        "--workdir", str(tmp_path / "work"), "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    parallel = json.loads(out.read_text())["parallel"]
+    assert (parallel["files"], parallel["workers"], parallel["cells_per_file"]) == (2, 2, 315)
+    assert parallel["serial_s"] > 0 and parallel["parallel_s"] > 0
+    assert parallel["ratio"] == round(parallel["serial_s"] / parallel["parallel_s"], 2)
+    [target] = json.loads(out.read_text())["targets"]
+    assert target["target"] == "parallel: ingest --jobs 2 / --jobs 1"

@@ -42,26 +42,20 @@ def dagster_run(path: Path, data_dir: Path, force: bool = False) -> dict:
             "reused": metadata["reused"].value, "chunks": result.counts["chunks"]}
 
 
-def ingest_processes(paths: list[Path], data_dir: Path, workers: int,
-                     until: str | None = None) -> float:
-    """Wall seconds for ``workers`` ``extraction-assets ingest`` processes started at once on
-    one data dir, worker ``w`` taking files ``w, w + workers, ...`` (``workers=1``: serial).
-    This is the project's concurrency path: runs of several processes share the instance,
-    the Parquet store, DuckDB and LanceDB through their file locks.
+def ingest_process(paths: list[Path], data_dir: Path, jobs: int,
+                   until: str | None = None) -> float:
+    """Wall seconds of one ``extraction-assets ingest --jobs JOBS`` process on ``paths`` (a
+    fresh interpreter, as a user runs it: imports, instance, registration and the runs).
 
     Raises:
-        RuntimeError: a worker exited non-zero (its stderr tail is in the message).
+        RuntimeError: the ingest exited non-zero (its stderr tail is in the message).
     """
     command = [sys.executable, "-m", "extraction_assets.cli", "ingest", "--data-dir",
-               str(data_dir), *(["--until", until] if until else [])]
+               str(data_dir), "--jobs", str(jobs), *(["--until", until] if until else []),
+               *[str(p) for p in paths]]
     start = time.perf_counter()
-    procs = [subprocess.Popen(command + [str(p) for p in paths[w::workers]],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-             for w in range(workers)]
-    errors = [(proc.returncode, err) for proc in procs
-              for _, err in [proc.communicate()] if proc.returncode]
+    proc = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - start
-    if errors:
-        code, err = errors[0]
-        raise RuntimeError(f"ingest worker exited {code}: {err[-2000:]}")
+    if proc.returncode:
+        raise RuntimeError(f"ingest exited {proc.returncode}: {proc.stderr[-2000:]}")
     return wall
