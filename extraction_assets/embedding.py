@@ -117,7 +117,8 @@ class Embedder(Protocol):
 def _as_text_list(texts: Sequence[str], caller: str = "embed") -> list[str]:
     """Validate ``texts`` is a sequence of ``str`` (not a single ``str``)."""
     if isinstance(texts, (str, bytes)):
-        raise TypeError(f"{caller}() expects a sequence of strings, not a single string; wrap it in a list")
+        raise TypeError(f"{caller}() expects a sequence of strings, not a single string; "
+                        "wrap it in a list")
     out = list(texts)
     for i, t in enumerate(out):
         if not isinstance(t, str):

@@ -140,7 +140,8 @@ def _start_worker(data_dir: str, embedder: dict | None, passwords: list[str] | N
     store = DataStore(data_dir)
     instance = open_instance(store)
     atexit.register(instance.dispose)
-    resources = make_definitions(str(store.root), EmbedderResource(**embedder) if embedder else None,
+    resources = make_definitions(str(store.root),
+                                 EmbedderResource(**embedder) if embedder else None,
                                  passwords).resources
     _WORKER.update(store=store, instance=instance, run_config=run_config, resources=resources,
                    selection=AssetSelection.assets(

@@ -42,14 +42,13 @@ from .core.ooxml import (
 )
 from .core.render import (
     Chunk,
-    TableRecords,
+    RecordSet,
     apply_markup,
     chunk_sheet,
     form_html,
-    form_record,
+    joined,
     table_html,
     table_markdown,
-    table_records,
 )
 from .core.segment import Block, Column, ListObject, segment_sheet
 from .core.worksheet import CELL_SCHEMA
@@ -441,57 +440,78 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
     counts table rows and chunks in batches when given. A chunk still over the budget (a single
     cell that cannot be cut) gives a ``warning`` issue."""
     grids = {g.sheet_index: g for g in grids_from_tables(cells, sheets)}
-    all_blocks = blocks_from_tables(blocks, block_columns)
-    record_tables, chunk_rows, rendering_rows, issues = [], [], [], []
     by_sheet: dict[int, list[Block]] = {}
-    for block in all_blocks:
+    for block in blocks_from_tables(blocks, block_columns):
         by_sheet.setdefault(block.sheet_index, []).append(block)
-    for sheet_index in sorted(by_sheet):
+    for sheet_index, sheet_blocks in by_sheet.items():
         grid = grids[sheet_index]
-        sheet_blocks = by_sheet[sheet_index]
         marked = {ref: text for (sheet, ref), text in (markup or {}).items()
                   if sheet == grid.sheet_name}
         if marked:
-            sheet_blocks = [apply_markup(block, grid, marked) for block in sheet_blocks]
-        records = {}
-        for block in sheet_blocks:
-            if block.kind == "table":
-                rows = records[block.block_id] = table_records(grid, block)
-                markdown, html = table_markdown(block, rows), table_html(block, rows, grid)
-                text = "\n".join(rows.texts().to_pylist())
-            elif block.kind == "key_value":
-                rows = records[block.block_id] = form_record(grid, block)
-                markdown, html = block.text, form_html(block, rows)
-                text = rows.texts()[0].as_py()
+            by_sheet[sheet_index] = [apply_markup(block, grid, marked) for block in sheet_blocks]
+    # the records of every table and form of the workbook, built in one pass
+    record_set = RecordSet([(grids[i], [b for b in by_sheet[i] if b.kind in ("table", "key_value")])
+                            for i in sorted(by_sheet)])
+    records = record_set.by_block()
+    texts = record_set.texts()
+    chunk_rows, issues = [], []
+    rendered: list[tuple[Block, pa.Array, pa.Array, pa.Array]] = []
+    for sheet_index in sorted(by_sheet):
+        grid = grids[sheet_index]
+        for block in by_sheet[sheet_index]:
+            rows = records.get(block.block_id)
+            if block.kind == "table":  # joined by Arrow: a large table's text is no Python str
+                rendered.append((block, table_markdown(block, rows), table_html(block, rows, grid),
+                                 joined([], texts.slice(rows.r0, len(rows)))))
+                continue
+            if block.kind == "key_value":
+                markdown, html, text = block.text, form_html(block, rows), texts[rows.r0].as_py()
             else:
-                rows = None
                 markdown, html, text = block.text, f"<p>{html_escape(block.text)}</p>", block.text
-            rendering_rows.append(dict(
-                workbook_hash=workbook_hash, block_id=block.block_id, sheet_name=block.sheet_name,
-                kind=block.kind, markdown=markdown, html=html, text=text))
-            if rows is not None and len(rows):
-                record_tables.append(_records_table(workbook_hash, filename, rows))
-        for chunk in chunk_sheet(sheet_blocks, records, count_tokens, max_tokens, min_tokens,
-                                 count_tokens_batch):
+            rendered.append((block, *(pa.array([v], pa.string()) for v in (markdown, html, text))))
+    renderings = _renderings_table(workbook_hash, rendered)
+    del texts, rendered
+    record_set.forget("html", "texts")  # the chunks need only the lines
+    for sheet_index in sorted(by_sheet):
+        for chunk in chunk_sheet(by_sheet[sheet_index], records, count_tokens, max_tokens,
+                                 min_tokens, count_tokens_batch):
             chunk_rows.append(_chunk_row(workbook_hash, len(chunk_rows), chunk))
             if chunk.n_tokens > max_tokens:
                 issues.append(Issue("rendered_chunks", chunk.sheet_name, chunk.a1_ranges[0],
                                     "warning", "chunk_over_budget",
                                     f"chunk has {chunk.n_tokens} tokens; the budget is {max_tokens}"))
-    records_out = pa.concat_tables(record_tables) if record_tables else _table("records", [])
-    return StageOutput({"records": records_out,
-                        "renderings": _table("renderings", rendering_rows),
+    return StageOutput({"records": _records_table(workbook_hash, filename, record_set),
+                        "renderings": renderings,
                         "chunks": _table("chunks", chunk_rows)}, issues)
 
 
-def _records_table(workbook_hash: str, filename: str, records: TableRecords) -> pa.Table:
-    """The ``records`` rows of one block (JSON objects built column-wise)."""
-    n = len(records)
-    block = records.block
+def _renderings_table(workbook_hash: str,
+                      rendered: list[tuple[Block, pa.Array, pa.Array, pa.Array]]) -> pa.Table:
+    """The ``renderings`` rows: per block its Markdown, HTML and text (one-element arrays)."""
+    if not rendered:
+        return _table("renderings", [])
+    blocks = [r[0] for r in rendered]
+    return pa.table({
+        "workbook_hash": pa.array([workbook_hash] * len(blocks), pa.string()),
+        "block_id": pa.array([b.block_id for b in blocks], pa.string()),
+        "sheet_name": pa.array([b.sheet_name for b in blocks], pa.string()),
+        "kind": pa.array([b.kind for b in blocks], pa.string()),
+        **{name: pa.concat_arrays([r[k] for r in rendered])
+           for k, name in ((1, "markdown"), (2, "html"), (3, "text"))},
+    }, schema=memory_schema("renderings"))
+
+
+def _records_table(workbook_hash: str, filename: str, records: RecordSet) -> pa.Table:
+    """The ``records`` rows of every block of ``records`` (JSON objects built column-wise)."""
+    n = len(records.rows)
+    blocks = records.blocks
+    index = pa.array(records.block_of.astype(np.int32))
     return pa.table({
         "workbook_hash": constant_column(workbook_hash, n),
-        "block_id": constant_column(block.block_id, n),
-        "sheet_name": constant_column(block.sheet_name, n),
+        "block_id": pa.DictionaryArray.from_arrays(
+            index, pa.array([b.block_id for b in blocks], pa.string())),
+        "sheet_name": pa.DictionaryArray.from_arrays(
+            index, pa.array([b.sheet_name for b in blocks], pa.string())),
         "row": pa.array(records.rows, pa.int32()), "a1_range": records.a1_ranges,
         "role": pa.array(records.roles, pa.string()), "record": records.record_json(),
         "display": records.display_json(), "merged_from": records.merged_json(),

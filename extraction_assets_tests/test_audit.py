@@ -171,9 +171,9 @@ def test_views_are_rewritten_only_when_their_sql_changes(tmp_path):
     store = DataStore(tmp_path / "data")
 
     def lineage(h):
+        when = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
         return [dict(workbook_hash=h, asset="workbook", run_id="r", code_version="1",
-                     data_version="d", materialized_at=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc),
-                     row_count=1)]
+                     data_version="d", materialized_at=when, row_count=1)]
 
     def rows(warehouse):
         with duckdb.connect(str(warehouse), read_only=True) as con:

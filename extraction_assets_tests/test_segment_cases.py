@@ -303,7 +303,8 @@ def test_repeated_header_row_is_recorded():
 
 
 def test_repeated_labels_stay_distinct_and_no_value_is_lost():
-    wb, _ = sheet_of("Dup", [["Q1", "Q1", "Q1 (2)", "Label:"], [10, 20, 30, "x"], [11, 21, 31, "y"]])
+    wb, _ = sheet_of("Dup", [["Q1", "Q1", "Q1 (2)", "Label:"], [10, 20, 30, "x"],
+                             [11, 21, 31, "y"]])
     grid, blocks = segment(wb)
     (table,) = tables(blocks)
     assert headers(table) == ["Q1", "Q1 (2)", "Q1 (2) (2)", "Label:"]

@@ -380,3 +380,31 @@ def test_borders_carry_a_text_table_across_one_empty_row(count_tokens, bordered,
                 cell.border = Border(left=thin, right=thin, top=thin, bottom=thin)
     out = run(wb, count_tokens)
     assert [b["a1_range"] for b in blocks_of(out, "table")] == ranges
+
+
+# -- regions: bitmap and graph ------------------------------------------------------------------
+def test_regions_are_the_same_on_a_bitmap_and_as_a_graph(monkeypatch, count_tokens):
+    """A dense bounding box is labelled on a bitmap, a sparse one as a graph of neighbours:
+    scattered cells, diagonal touches and a hidden row give the same blocks either way."""
+    import random
+
+    from extraction_assets.core import segment
+
+    rng = random.Random(7)
+    wb = Workbook()
+    ws = wb.active
+    for _ in range(120):
+        ws.cell(rng.randint(1, 60), rng.randint(1, 40), rng.choice(["x", 1, 2.5, "label"]))
+    for r, c in ((70, 1), (71, 2), (72, 3), (75, 5), (76, 5)):  # a diagonal chain, a pair
+        ws.cell(r, c, "d")
+    ws.row_dimensions[74].hidden = True
+    ws.cell(74, 5, "hidden")  # joins 73 and 75 only as the sheet is shown
+    ws.cell(73, 5, "above")
+    dense = run(wb, count_tokens)
+    monkeypatch.setattr(segment, "_DENSE_AREA", 0)
+    graph = run(wb, count_tokens)
+    assert len(dense["blocks"]) > 50
+    assert [(b["kind"], b["a1_range"]) for b in dense["blocks"]] == [
+        (b["kind"], b["a1_range"]) for b in graph["blocks"]]
+    assert [(b["kind"], b["a1_range"]) for b in dense["blocks"]][-2:] == [
+        ("text", "A70:C72"), ("text", "E73:E76")]

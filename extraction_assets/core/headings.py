@@ -67,7 +67,8 @@ def detect_heading_levels(grids: Iterable) -> HeadingMap:
         bold = pc.fill_null(cells.column("bold"), False)
         every.update(_counts(sizes))
         plain.update(_counts(sizes.filter(pc.invert(bold))))
-        bold_text = pc.and_(bold, pc.fill_null(pc.equal(cells.column("value_type"), "string"), False))
+        is_text = pc.fill_null(pc.equal(cells.column("value_type"), "string"), False)
+        bold_text = pc.and_(bold, is_text)
         bold_text_sizes.update(pc.unique(sizes.filter(bold_text)).to_pylist())
     body = _mode(plain)
     if body is None:

@@ -178,7 +178,8 @@ class StyledGrid:
 
     def positions(self, r1: int, c1: int, r2: int, c2: int) -> np.ndarray:
         """Positions in :attr:`table` of the cells of rows ``r1..r2``, columns ``c1..c2``."""
-        return cells_in_range(self.keys, self._cols, r1, c1, r2, c2)
+        keys = self.keys  # builds the column array too
+        return cells_in_range(keys, self._cols, r1, c1, r2, c2)
 
     @property
     def used_range(self) -> str | None:
@@ -206,6 +207,7 @@ def _style_arrays(workbook: WorkbookStyles) -> dict[str, pa.Array]:
         "font_rgb": pa.array([resolve_color(s.font_color, theme, indexed) for s in styles], pa.string()),
         "fill_rgb": pa.array([resolve_color(s.fill_color, theme, indexed) for s in styles], pa.string()),
         "has_border": pa.array([s.has_border for s in styles], pa.bool_()),
+        "is_date": pa.array([is_date_format(s.number_format) for s in styles], pa.bool_()),
     }
 
 
@@ -372,10 +374,11 @@ def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles,
     Merged ranges are propagated: every covered cell gets the top-left cell's value, display text
     and style, with ``merged_from`` set to the top-left reference; a merged range larger than
     :data:`MAX_UNCLIPPED_MERGE` cells is clipped to the area of the sheet's cells, and at most
-    :data:`MAX_MERGED_AREA` cells are filled. Work is
-    proportional to the number of cells plus the merged area; display text is memoised per
-    (number format, value). ``cf_affected`` marks cells inside a conditional-formatting range
-    (``cf_ranges``, default: the sheet's own, :attr:`ParsedSheet.cf_ranges`).
+    :data:`MAX_MERGED_AREA` cells are filled. Work is proportional to the number of cells
+    plus the merged area; display text is memoised per (number format, value) in
+    ``workbook.cache``, for all the sheets of the workbook. ``cf_affected`` marks cells inside
+    a conditional-formatting range (``cf_ranges``, default: the sheet's own,
+    :attr:`ParsedSheet.cf_ranges`).
     """
     info = sheet.info
     grid = StyledGrid(info.index, info.name, info.visibility, info.kind,
@@ -385,11 +388,11 @@ def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles,
     cells = sheet.cells
     if cells.num_rows == 0:
         return grid
-    styles = _style_arrays(workbook)
-    styles["is_date"] = pa.array([is_date_format(st.number_format) for st in workbook.styles],
-                                 pa.bool_())
+    styles = workbook.cache.get("styles")
+    if styles is None:
+        styles = workbook.cache["styles"] = _style_arrays(workbook)
+    memo = workbook.cache.setdefault("display", {})
     anchors = np.asarray([_anchor_key(ref) for ref in sheet.merged_ranges], dtype=np.int64)
-    memo: dict = {}
     table = pa.concat_tables([
         _grid_slice(cells.slice(offset, _SLICE_CELLS), styles, workbook.date1904, memo, anchors)
         for offset in range(0, cells.num_rows, _SLICE_CELLS)

@@ -167,12 +167,14 @@ class ParsedSheet:
 class WorkbookStyles:
     """What the normalizer needs besides cells: the ``cellXfs`` styles, the theme's colour
     scheme (``RRGGBB``, clrScheme order), the workbook's own indexed palette (or ``None``) and
-    the date system (``date1904``, ECMA-376 §18.2.28)."""
+    the date system (``date1904``, ECMA-376 §18.2.28). ``cache`` is the normalizer's, shared by
+    the sheets of the workbook (style arrays, display text per number format and value)."""
 
     styles: list[CellStyle]
     theme_colors: list[str]
     indexed_colors: list[str] | None
     date1904: bool
+    cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
 
 @dataclass

@@ -31,8 +31,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .a1 import MAX_COL, cell_ref, column_letter, parse_cell_ref, parse_range, range_ref
-from .normalize import StyledGrid, stripped_text
+from .a1 import MAX_COL, cell_ref, parse_cell_ref, parse_range, range_ref
+from .normalize import StyledGrid, a1_refs, stripped_text
 from .segment import Block, total_rows
 
 
@@ -152,175 +152,28 @@ _RECORD_COLUMNS = ("value_type", "number_value", "iso_value", "raw_value", "disp
 
 
 @dataclass
-class TableRecords:
-    """The records of one block, column-wise.
-
-    Record ``i`` is sheet row ``rows[i]`` (1-based) with role ``roles[i]`` (``data`` or
-    ``total``) and A1 range ``a1_ranges[i]``; its entry for block column ``j`` is element
-    ``i * n_columns + j`` of the flat arrays: ``display`` (the display text, ``""`` where the
-    row has no cell), ``values`` (JSON of the typed value, ``null`` where there is none),
-    ``merged_from`` (A1 reference of the cell the value came from, merged range or filled-down
-    group label; null otherwise) and ``markup`` (rich-text HTML of the cell, null where there
-    is none). Iterating gives :class:`Record` objects.
-    """
+class _Plan:
+    """Where the records of one block come from: ``rows`` (1-based sheet rows), ``source``
+    (record-major, block column by block column: the cell's position in the record set's
+    table, -1 for none), ``shows`` (whether each entry's display text is not blank, one row per
+    record) and, for a table, the position of each record's first shown cell (``first``)."""
 
     block: Block
     rows: np.ndarray
-    roles: list[str]
-    a1_ranges: pa.Array
-    display: pa.Array
-    values: pa.Array
-    merged_from: pa.Array
-    markup: pa.Array
-    _lines: list[str] | None = field(default=None, repr=False)
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    @property
-    def n_columns(self) -> int:
-        return len(self.block.columns)
-
-    def _offsets(self) -> np.ndarray:
-        return np.arange(len(self) + 1, dtype=np.int64) * self.n_columns
-
-    def _keyed(self, values: pa.Array, present: pa.Array | None = None) -> pa.Array:
-        """One JSON object per record: ``{"Header": value, ...}`` (``values`` are JSON texts),
-        leaving out the entries where ``present`` is false."""
-        keys = json_strings(pa.array([c.header for c in self.block.columns], pa.string()))
-        key_of = keys.take(pa.array(np.tile(np.arange(self.n_columns), len(self))))
-        pairs = pc.binary_join_element_wise(key_of, values, ": ")
-        offsets = self._offsets()
-        if present is not None:
-            keep = present.to_numpy(zero_copy_only=False)
-            pairs = pairs.filter(pa.array(keep))
-            offsets = np.r_[0, np.cumsum(keep.reshape(len(self), self.n_columns).sum(axis=1))]
-        return _wrap("{", _per_row(pairs, offsets, ", "), "}")
-
-    def record_json(self) -> pa.Array:
-        """``record`` of each row as JSON (``json.dumps(record, ensure_ascii=False)``)."""
-        return self._keyed(self.values)
-
-    def display_json(self) -> pa.Array:
-        """``display`` of each row as JSON: header -> display text."""
-        return self._keyed(json_strings(self.display))
-
-    def merged_json(self) -> pa.Array:
-        """``merged_from`` of each row as JSON: header -> source reference, where there is one."""
-        return self._keyed(pc.fill_null(json_strings(self.merged_from), ""),
-                           pc.is_valid(self.merged_from))
-
-    def lines(self) -> list[str]:
-        """The GFM table line of each record (rich-text markup where a cell has some)."""
-        if self._lines is None:
-            shown = md_cells(pc.coalesce(self.markup, self.display))
-            self._lines = _wrap("| ", _per_row(shown, self._offsets(), " | "), " |").to_pylist()
-        return self._lines
-
-    def html_rows(self) -> pa.Array:
-        """The ``<tr>`` of each record: display text escaped, rich-text markup as it is."""
-        shown = pc.coalesce(self.markup, _each_distinct(self.display, escape))
-        return _wrap("<tr>", _per_row(_wrap("<td>", shown, "</td>"), self._offsets(), ""), "</tr>")
-
-    def texts(self) -> pa.Array:
-        """Each record as ``Header: value; Header: value`` (empty cells left out)."""
-        headers = pa.array([f"{c.header}: " for c in self.block.columns], pa.string())
-        header_of = headers.take(pa.array(np.tile(np.arange(self.n_columns), len(self))))
-        keep = pc.not_equal(self.display, "").to_numpy(zero_copy_only=False)
-        pairs = pc.binary_join_element_wise(header_of, self.display, "").filter(pa.array(keep))
-        counts = keep.reshape(len(self), self.n_columns).sum(axis=1)
-        return _per_row(pairs, np.r_[0, np.cumsum(counts)], "; ")
-
-    def row_display(self, i: int) -> list[str]:
-        """The display texts of record ``i``, by block column."""
-        return self.display.slice(i * self.n_columns, self.n_columns).to_pylist()
-
-    def row_shown(self, i: int) -> list[str]:
-        """The texts of record ``i`` as Markdown shows them (markup where a cell has some)."""
-        n = self.n_columns
-        return pc.coalesce(self.markup.slice(i * n, n), self.display.slice(i * n, n)).to_pylist()
-
-    def __getitem__(self, i: int) -> Record:
-        n, block = self.n_columns, self.block
-        headers = [c.header for c in block.columns]
-        values = [json.loads(v) for v in self.values.slice(i * n, n).to_pylist()]
-        merged = self.merged_from.slice(i * n, n).to_pylist()
-        return Record(block.block_id, block.sheet_name, int(self.rows[i]),
-                      self.a1_ranges[i].as_py(), self.roles[i], dict(zip(headers, values)),
-                      dict(zip(headers, self.row_display(i))),
-                      {h: m for h, m in zip(headers, merged) if m})
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
+    source: np.ndarray
+    shows: np.ndarray
+    first: np.ndarray | None
 
 
-def _gather(grid: StyledGrid, block: Block, rows: np.ndarray, roles: list[str],
-            a1_ranges: pa.Array, source: np.ndarray,
-            merged: tuple[np.ndarray, pa.Array] | None = None) -> TableRecords:
-    """:class:`TableRecords` whose entry ``k`` reads grid cell ``source[k]`` (-1: no cell);
-    ``merged`` = (ascending entries, references) overrides their ``merged_from``."""
-    present = source >= 0
-    taken = grid.table.select(list(_RECORD_COLUMNS)).take(pa.array(source[present]))
-    # entry k reads element slot[k] of the taken cells, or the last element: the "no cell" value
-    slot = np.where(present, np.cumsum(present) - 1, int(present.sum()))
-
-    def spread(values: pa.Array, missing) -> pa.Array:
-        values = pa.concat_arrays([values, pa.array([missing], values.type)])
-        return values.take(pa.array(slot))
-
-    merged_from = spread(taken.column("merged_from").combine_chunks(), None)
-    if merged is not None and len(merged[0]):
-        mask = np.zeros(len(source), dtype=bool)
-        mask[merged[0]] = True
-        merged_from = pc.replace_with_mask(merged_from, pa.array(mask), merged[1])
-    markup = pa.nulls(len(source), pa.string())
-    if block.markup:
-        n = len(block.columns)
-        position = {c.col: j for j, c in enumerate(block.columns)}
-        marked = {}
-        for ref, text in block.markup.items():
-            r, c = parse_cell_ref(ref)
-            i = int(np.searchsorted(rows, r))
-            if c in position and i < len(rows) and rows[i] == r:
-                marked[i * n + position[c]] = text
-        if marked:
-            mask = np.zeros(len(source), dtype=bool)
-            mask[list(marked)] = True
-            markup = pc.replace_with_mask(markup, pa.array(mask), pa.array(
-                [marked[k] for k in sorted(marked)], pa.string()))
-    return TableRecords(
-        block, rows, roles, a1_ranges,
-        display=spread(pc.fill_null(taken.column("display_text"), "").combine_chunks(), ""),
-        values=spread(_typed_json(taken), "null"), merged_from=merged_from, markup=markup)
-
-
-def _row_ranges(rows: np.ndarray, min_col: int, max_col: int) -> pa.Array:
-    """The A1 range of each sheet row ``rows`` between two columns (``B3:E3``, or ``B3``)."""
-    numbers = pc.cast(pa.array(rows, pa.int64()), pa.string())
-    start = pc.binary_join_element_wise(column_letter(min_col), numbers, "")
-    if min_col == max_col:
-        return start
-    end = pc.binary_join_element_wise(column_letter(max_col), numbers, "")
-    return pc.binary_join_element_wise(start, end, ":")
-
-
-
-def _empty(block: Block) -> TableRecords:
-    none = pa.array([], pa.string())
-    return TableRecords(block, np.zeros(0, np.int64), [], none, none, none, none, none)
-
-
-def table_records(grid: StyledGrid, block: Block) -> TableRecords:
-    """Records of every non-blank, visible row of a table block below its header rows.
-
-    Rows hidden in the sheet and rows that repeat the header (``block.skip_rows``) are left
-    out; summary rows (``block.total_rows``, or a first cell reading Total, 合計...) get role
-    ``total``; in a row-group column (``block.row_group_col``) a group's label is filled down to
-    the rows under it, recorded in ``merged_from`` as coming from the label's cell.
-    """
+def _table_plan(grid: StyledGrid, base: int, nonblank: np.ndarray, block: Block) -> _Plan:
+    """The records of a table block: every non-blank, visible row below its header rows, rows
+    repeating the header (``block.skip_rows``) left out. ``base`` is the grid's first position
+    in the record set's table, ``nonblank`` says which grid cells show text."""
     n = len(block.columns)
+    none = _Plan(block, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, n), bool),
+                 np.zeros(0, np.int64))
     if not n:
-        return _empty(block)
+        return none
     positions = grid.positions(block.min_row + block.header_row_count, block.min_col,
                                block.max_row, block.max_col)
     slot_of = np.full(block.max_col - block.min_col + 1, -1, np.int64)
@@ -332,44 +185,374 @@ def table_records(grid: StyledGrid, block: Block) -> TableRecords:
     skipped = sorted(set(grid.hidden_rows) | set(block.skip_rows))
     keep = (column >= 0) & ~np.isin(row, skipped)
     positions, column, row = positions[keep], column[keep], row[keep]
-    nonblank = pc.not_equal(stripped_text(grid.table.column("display_text").take(
-        pa.array(positions))), "").to_numpy(zero_copy_only=False)
-    rows = np.unique(row[nonblank])
+    shown = nonblank[positions]
+    rows = np.unique(row[shown])
     if not len(rows):
-        return _empty(block)
+        return none
     record = np.searchsorted(rows, row)
     inside = (record < len(rows)) & (rows[np.minimum(record, len(rows) - 1)] == row)
     entry = record[inside] * n + column[inside]
     source = np.full(len(rows) * n, -1, np.int64)
-    source[entry] = positions[inside]
+    source[entry] = positions[inside] + base
     shows = np.zeros(len(rows) * n, dtype=bool)
-    shows[entry] = nonblank[inside]
+    shows[entry] = shown[inside]
     shows = shows.reshape(len(rows), n)
     first = source[np.arange(len(rows)) * n + shows.argmax(axis=1)]
-    total = np.isin(rows, block.total_rows) | total_rows(
-        grid.table.column("display_text").take(pa.array(first)).combine_chunks())
-    roles = np.where(total, "total", "data").tolist()
-    merged = None
-    group = next((j for j, c in enumerate(block.columns) if c.col == block.row_group_col), None)
-    if group is not None:
-        data = ~total
-        label = data & shows[:, group]
-        last = np.maximum.accumulate(np.where(label, np.arange(len(rows)), -1))
-        filled = np.flatnonzero(data & ~shows[:, group] & (last >= 0))
-        source[filled * n + group] = source[last[filled] * n + group]
-        merged = (filled * n + group, _row_ranges(rows[last[filled]], block.columns[group].col,
-                                                   block.columns[group].col))
-    return _gather(grid, block, rows, roles,
-                   _row_ranges(rows, block.min_col, block.max_col), source, merged)
+    return _Plan(block, rows, source, shows, first)
+
+
+def _form_plan(grid: StyledGrid, base: int, block: Block) -> _Plan:
+    """The one record of a ``key_value`` block: each label's value cell."""
+    source = np.array([-1 if (p := grid.find(c.row, c.col)) is None else p + base
+                       for c in block.columns], np.int64)
+    return _Plan(block, np.array([block.min_row], np.int64), source,
+                 np.zeros((1, len(block.columns)), bool), None)
+
+
+#: Cells whose typed values :class:`RecordSet` computes at a time.
+_GATHER_CELLS = 1 << 18
+
+
+class RecordSet:
+    """The records of many blocks (tables and forms, of any sheets of one workbook), built
+    together: one gather of their cells from the StyledGrids and one pass of Arrow kernels for
+    the JSON, Markdown lines, HTML rows and texts of every record, whatever the number of
+    blocks. ``records(block_id)`` gives a block's :class:`TableRecords`.
+
+    Rules (per block): rows hidden in the sheet and rows repeating the header are no records;
+    summary rows (``block.total_rows``, or a first shown cell reading Total, 合計...) get role
+    ``total``, the others ``data``; in a row-group column (``block.row_group_col``) a group's
+    label is filled down to the data rows under it, ``merged_from`` naming the label's cell. A
+    form gives one record, cited at its first row and whole range.
+    """
+
+    def __init__(self, grids: list[tuple[StyledGrid, list[Block]]]):
+        tables = [grid.table.select(list(_RECORD_COLUMNS)) for grid, _ in grids]
+        self.cells = pa.concat_tables(tables) if tables else pa.table(
+            {name: pa.array([], pa.string()) for name in _RECORD_COLUMNS})
+        nonblank = pc.not_equal(stripped_text(self.cells.column("display_text")), "").to_numpy(
+            zero_copy_only=False) if self.cells.num_rows else np.zeros(0, bool)
+        plans: list[_Plan] = []
+        base = 0
+        for grid, blocks in grids:
+            local = nonblank[base:base + len(grid)]
+            for block in blocks:
+                plans.append(_form_plan(grid, base, block) if block.kind == "key_value"
+                             else _table_plan(grid, base, local, block))
+            base += len(grid)
+        self.blocks = [p.block for p in plans]
+        counts = np.array([len(p.rows) for p in plans], np.int64)
+        widths = np.array([len(p.block.columns) for p in plans], np.int64)
+        #: first record and first entry of each block
+        self.record_start = np.r_[0, np.cumsum(counts)].astype(np.int64)
+        self.entry_start = np.r_[0, np.cumsum(counts * widths)].astype(np.int64)
+        self.block_of = np.repeat(np.arange(len(plans)), counts)
+        self.rows = np.concatenate([p.rows for p in plans]) if plans else np.zeros(0, np.int64)
+        source = np.concatenate([p.source for p in plans]) if plans else np.zeros(0, np.int64)
+        # entries of record i: offsets[i]:offsets[i + 1]
+        self.offsets = np.r_[0, np.cumsum(widths[self.block_of])].astype(np.int64)
+        header_start = np.r_[0, np.cumsum(widths)]
+        self.headers = pa.array([c.header for p in plans for c in p.block.columns], pa.string())
+        self.header_of = pa.array(np.concatenate(
+            [header_start[k] + np.tile(np.arange(widths[k]), counts[k]) for k in range(len(plans))])
+            if plans else np.zeros(0, np.int64))
+        roles, overrides = self._roles_and_fills(plans, source)
+        self.roles = roles
+        self._gather(source, overrides)
+        self.a1_ranges = self._ranges(plans)
+        self._cache: dict = {}
+
+    def _roles_and_fills(self, plans: list[_Plan], source: np.ndarray
+                         ) -> tuple[list[str], list[tuple[int, int, int]]]:
+        """Roles of all records (one Arrow pass for the total rule) and the row-group fills:
+        ``source`` entries copied from the label above, as (entry, label row, label column)."""
+        tables = [k for k, p in enumerate(plans) if p.first is not None and len(p.rows)]
+        firsts = np.concatenate([plans[k].first for k in tables]) if tables else np.zeros(0, int)
+        by_rule = total_rows(self.cells.column("display_text").take(pa.array(firsts))
+                             .combine_chunks()) if len(firsts) else np.zeros(0, bool)
+        total = np.zeros(len(self.rows), dtype=bool)
+        fills: list[tuple[np.ndarray, np.ndarray, int]] = []
+        done = 0
+        for k in tables:
+            plan, r0 = plans[k], self.record_start[k]
+            block, n = plan.block, len(plan.block.columns)
+            mine = by_rule[done:done + len(plan.rows)] | np.isin(plan.rows, block.total_rows)
+            done += len(plan.rows)
+            total[r0:r0 + len(plan.rows)] = mine
+            group = next((j for j, c in enumerate(block.columns)
+                          if c.col == block.row_group_col), None)
+            if group is None:
+                continue
+            data = ~mine
+            label = data & plan.shows[:, group]
+            last = np.maximum.accumulate(np.where(label, np.arange(len(plan.rows)), -1))
+            filled = np.flatnonzero(data & ~plan.shows[:, group] & (last >= 0))
+            e0 = self.entry_start[k]
+            source[e0 + filled * n + group] = source[e0 + last[filled] * n + group]
+            fills.append((e0 + filled * n + group, plan.rows[last[filled]],
+                          block.columns[group].col))
+        return np.where(total, "total", "data").tolist(), fills
+
+    def _gather(self, source: np.ndarray, fills: list) -> None:
+        present = source >= 0
+        cells = source[present]
+        # the cells' texts, a slice at a time (bounded intermediates of the typed values)
+        display, values, merged = [], [], []
+        for start in range(0, len(cells), _GATHER_CELLS):
+            taken = self.cells.take(pa.array(cells[start:start + _GATHER_CELLS]))
+            display.append(pc.fill_null(taken.column("display_text"), "").combine_chunks())
+            values.append(_typed_json(taken))
+            merged.append(taken.column("merged_from").combine_chunks())
+        # entry k reads element slot[k] of the taken cells, or the last element: "no cell"
+        slot = pa.array(np.where(present, np.cumsum(present) - 1, len(cells)))
+
+        def spread(parts: list[pa.Array], missing) -> pa.Array:
+            return pa.concat_arrays([*parts, pa.array([missing], pa.string())]).take(slot)
+
+        self.display = spread(display, "")
+        self.values = spread(values, "null")
+        merged = spread(merged, None)
+        del display, values
+        if fills:
+            entries = np.concatenate([e for e, _, _ in fills])
+            refs = a1_refs(pa.array(np.concatenate([r for _, r, _ in fills]), pa.int32()),
+                           pa.array(np.concatenate([np.full(len(r), c, np.int32)
+                                                    for _, r, c in fills])))
+            order = np.argsort(entries, kind="stable")
+            merged = _replaced(merged, entries[order], refs.take(pa.array(order)))
+        self.merged_from = merged
+        marked = {}
+        for k, block in enumerate(self.blocks):
+            n = len(block.columns)
+            position = {c.col: j for j, c in enumerate(block.columns)}
+            rows = self.rows[self.record_start[k]:self.record_start[k + 1]]
+            for ref, text in block.markup.items():
+                r, c = parse_cell_ref(ref)
+                i = int(np.searchsorted(rows, r))
+                if c in position and i < len(rows) and rows[i] == r:
+                    marked[int(self.entry_start[k]) + i * n + position[c]] = text
+        entries = np.array(sorted(marked), np.int64)
+        self.markup = _replaced(pa.nulls(len(source), pa.string()), entries,
+                                pa.array([marked[e] for e in entries.tolist()], pa.string()))
+
+    def _ranges(self, plans: list[_Plan]) -> pa.Array:
+        """The A1 range of each record: its row across the block's columns (``B3:E3``, ``B3``
+        for one column), a form's whole range."""
+        first = np.array([p.block.min_col for p in plans], np.int32)[self.block_of]
+        last = np.array([p.block.max_col for p in plans], np.int32)[self.block_of]
+        rows = pa.array(self.rows, pa.int32())
+        start, end = a1_refs(rows, pa.array(first)), a1_refs(rows, pa.array(last))
+        ranges = pc.if_else(pa.array(first == last), start,
+                            pc.binary_join_element_wise(start, end, ":"))
+        forms = [k for k, p in enumerate(plans) if p.first is None]
+        return _replaced(ranges, self.record_start[forms],
+                         pa.array([plans[k].block.a1_range for k in forms], pa.string()))
+
+    # -- the texts of every record --------------------------------------------------------------
+    def _cached(self, name: str, build):
+        if name not in self._cache:
+            self._cache[name] = build()
+        return self._cache[name]
+
+    def forget(self, *names: str) -> None:
+        """Drop the texts built for every record by these methods (``html``, ``texts``,
+        ``lines``, ``line_array``, ``record``, ``display``, ``merged``): they are built again
+        when asked."""
+        for name in names:
+            self._cache.pop(name, None)
+
+    def _keyed(self, values: pa.Array, keep: np.ndarray | None = None) -> pa.Array:
+        """One JSON object per record: ``{"Header": value, ...}`` (``values`` are JSON texts),
+        leaving out the entries where ``keep`` is false."""
+        key_of = json_strings(self.headers).take(self.header_of)
+        pairs = pc.binary_join_element_wise(key_of, values, ": ")
+        offsets = self.offsets
+        if keep is not None:
+            pairs = pairs.filter(pa.array(keep))
+            offsets = np.r_[0, np.cumsum(keep)][offsets]
+        return _wrap("{", _per_row(pairs, offsets, ", "), "}")
+
+    def record_json(self) -> pa.Array:
+        """``record`` of each row as JSON (``json.dumps(record, ensure_ascii=False)``)."""
+        return self._cached("record", lambda: self._keyed(self.values))
+
+    def display_json(self) -> pa.Array:
+        """``display`` of each row as JSON: header -> display text."""
+        return self._cached("display", lambda: self._keyed(json_strings(self.display)))
+
+    def merged_json(self) -> pa.Array:
+        """``merged_from`` of each row as JSON: header -> source reference, where there is one."""
+        return self._cached("merged", lambda: self._keyed(
+            pc.fill_null(json_strings(self.merged_from), ""),
+            pc.is_valid(self.merged_from).to_numpy(zero_copy_only=False)))
+
+    def line_array(self) -> pa.Array:
+        """The GFM table line of each record (rich-text markup where a cell has some)."""
+        return self._cached("line_array", lambda: _wrap("| ", _per_row(
+            md_cells(pc.coalesce(self.markup, self.display)), self.offsets, " | "), " |"))
+
+    def lines(self) -> list[str]:
+        """:meth:`line_array` as Python strings (what the chunks are cut from)."""
+        return self._cached("lines", lambda: self.line_array().to_pylist())
+
+    def html_rows(self) -> pa.Array:
+        """The ``<tr>`` of each record: display text escaped, rich-text markup as it is."""
+        def build():
+            shown = pc.coalesce(self.markup, _each_distinct(self.display, escape))
+            return _wrap("<tr>", _per_row(_wrap("<td>", shown, "</td>"), self.offsets, ""),
+                         "</tr>")
+        return self._cached("html", build)
+
+    def texts(self) -> pa.Array:
+        """Each record as ``Header: value; Header: value`` (empty cells left out)."""
+        def build():
+            header_of = pc.binary_join_element_wise(self.headers, ": ", "").take(self.header_of)
+            keep = pc.not_equal(self.display, "").to_numpy(zero_copy_only=False)
+            pairs = pc.binary_join_element_wise(header_of, self.display, "").filter(
+                pa.array(keep))
+            return _per_row(pairs, np.r_[0, np.cumsum(keep)][self.offsets], "; ")
+        return self._cached("texts", build)
+
+    def records(self, block_id: str) -> TableRecords:
+        """The records of one block (empty when it has none)."""
+        for k, block in enumerate(self.blocks):
+            if block.block_id == block_id:
+                return TableRecords(self, k)
+        raise KeyError(block_id)
+
+    def by_block(self) -> dict[str, TableRecords]:
+        """:class:`TableRecords` of every block, by block id."""
+        return {block.block_id: TableRecords(self, k) for k, block in enumerate(self.blocks)}
+
+
+def _replaced(values: pa.Array, entries: np.ndarray, new: pa.Array) -> pa.Array:
+    """``values`` with the ascending ``entries`` replaced by ``new`` (in order)."""
+    if not len(entries):
+        return values
+    mask = np.zeros(len(values), dtype=bool)
+    mask[entries] = True
+    return pc.replace_with_mask(values, pa.array(mask), new)
+
+
+class TableRecords:
+    """The records of one block of a :class:`RecordSet`, column-wise.
+
+    Record ``i`` is sheet row ``rows[i]`` (1-based) with role ``roles[i]`` (``data`` or
+    ``total``) and A1 range ``a1_ranges[i]``; its entry for block column ``j`` is element
+    ``i * n_columns + j`` of the flat arrays: ``display`` (the display text, ``""`` where the
+    row has no cell), ``values`` (JSON of the typed value, ``null`` where there is none),
+    ``merged_from`` (A1 reference of the cell the value came from, merged range or filled-down
+    group label; null otherwise) and ``markup`` (rich-text HTML of the cell, null where there
+    is none). Iterating gives :class:`Record` objects.
+    """
+
+    def __init__(self, records: RecordSet, k: int):
+        self.set, self.block = records, records.blocks[k]
+        self.r0, self.r1 = int(records.record_start[k]), int(records.record_start[k + 1])
+        self.e0, self.e1 = int(records.entry_start[k]), int(records.entry_start[k + 1])
+
+    def __len__(self) -> int:
+        return self.r1 - self.r0
+
+    @property
+    def n_columns(self) -> int:
+        return len(self.block.columns)
+
+    def _records(self, values: pa.Array) -> pa.Array:
+        return values.slice(self.r0, len(self))
+
+    def _entries(self, values: pa.Array) -> pa.Array:
+        return values.slice(self.e0, self.e1 - self.e0)
+
+    @property
+    def rows(self) -> np.ndarray:
+        return self.set.rows[self.r0:self.r1]
+
+    @property
+    def roles(self) -> list[str]:
+        return self.set.roles[self.r0:self.r1]
+
+    @property
+    def a1_ranges(self) -> pa.Array:
+        return self._records(self.set.a1_ranges)
+
+    @property
+    def display(self) -> pa.Array:
+        return self._entries(self.set.display)
+
+    @property
+    def values(self) -> pa.Array:
+        return self._entries(self.set.values)
+
+    @property
+    def merged_from(self) -> pa.Array:
+        return self._entries(self.set.merged_from)
+
+    @property
+    def markup(self) -> pa.Array:
+        return self._entries(self.set.markup)
+
+    def record_json(self) -> pa.Array:
+        """See :meth:`RecordSet.record_json`."""
+        return self._records(self.set.record_json())
+
+    def display_json(self) -> pa.Array:
+        """See :meth:`RecordSet.display_json`."""
+        return self._records(self.set.display_json())
+
+    def merged_json(self) -> pa.Array:
+        """See :meth:`RecordSet.merged_json`."""
+        return self._records(self.set.merged_json())
+
+    def lines(self) -> list[str]:
+        """See :meth:`RecordSet.lines`."""
+        return self.set.lines()[self.r0:self.r1]
+
+    def line_array(self) -> pa.Array:
+        """See :meth:`RecordSet.line_array`."""
+        return self._records(self.set.line_array())
+
+    def html_rows(self) -> pa.Array:
+        """See :meth:`RecordSet.html_rows`."""
+        return self._records(self.set.html_rows())
+
+    def texts(self) -> pa.Array:
+        """See :meth:`RecordSet.texts`."""
+        return self._records(self.set.texts())
+
+    def row_display(self, i: int) -> list[str]:
+        """The display texts of record ``i``, by block column."""
+        n = self.n_columns
+        return self.set.display.slice(self.e0 + i * n, n).to_pylist()
+
+    def row_shown(self, i: int) -> list[str]:
+        """The texts of record ``i`` as Markdown shows them (markup where a cell has some)."""
+        n, at = self.n_columns, self.e0 + i * self.n_columns
+        return pc.coalesce(self.set.markup.slice(at, n), self.set.display.slice(at, n)).to_pylist()
+
+    def __getitem__(self, i: int) -> Record:
+        n, block, at = self.n_columns, self.block, self.e0 + i * self.n_columns
+        headers = [c.header for c in block.columns]
+        values = [json.loads(v) for v in self.set.values.slice(at, n).to_pylist()]
+        merged = self.set.merged_from.slice(at, n).to_pylist()
+        return Record(block.block_id, block.sheet_name, int(self.rows[i]),
+                      self.a1_ranges[i].as_py(), self.roles[i], dict(zip(headers, values)),
+                      dict(zip(headers, self.row_display(i))),
+                      {h: m for h, m in zip(headers, merged) if m})
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+
+def table_records(grid: StyledGrid, block: Block) -> TableRecords:
+    """The records of one table block (see :class:`RecordSet` for the rules)."""
+    return RecordSet([(grid, [block])]).records(block.block_id)
 
 
 def form_record(grid: StyledGrid, block: Block) -> TableRecords:
     """The one record of a ``key_value`` block: label -> typed value of its value cell
     (``None`` for a label without a value), cited at the block's first row and whole range."""
-    source = np.array([-1 if (p := grid.find(c.row, c.col)) is None else p
-                       for c in block.columns], np.int64)
-    return _gather(grid, block, np.array([block.min_row], np.int64), ["data"],
-                   pa.array([block.a1_range], pa.string()), source)
+    return RecordSet([(grid, [block])]).records(block.block_id)
 
 
 def form_html(block: Block, record: TableRecords) -> str:
@@ -419,15 +602,25 @@ def _header_lines(columns: list) -> str:
     return _row_line([c.header for c in columns]) + "\n|" + "|".join(" --- " for _ in columns) + "|"
 
 
-def table_markdown(block: Block, records: TableRecords) -> str:
-    """The whole table as a GFM pipe table (flattened headers, then one line per record)."""
-    return "\n".join([_header_lines(block.columns)] + records.lines())
+def joined(head: list[str], lines: pa.Array, tail: list[str] = ()) -> pa.Array:
+    """``head``, ``lines`` and ``tail`` joined by line breaks, as a one-element Arrow string
+    array (the text of a large table never becomes a Python string)."""
+    values = pa.concat_arrays([pa.array(list(head), pa.string()), lines.cast(pa.string()),
+                               pa.array(list(tail), pa.string())])
+    return pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(values)], pa.int32()),
+                                                   values), "\n")
 
 
-def table_html(block: Block, records: TableRecords, grid: StyledGrid) -> str:
+def table_markdown(block: Block, records: TableRecords) -> pa.Array:
+    """The whole table as a GFM pipe table (flattened headers, then one line per record), as
+    one :func:`joined` text."""
+    return joined([_header_lines(block.columns)], records.line_array())
+
+
+def table_html(block: Block, records: TableRecords, grid: StyledGrid) -> pa.Array:
     """The table as HTML: ``<thead>`` with one ``<tr>`` per header row, merged header cells as
     ``colspan``/``rowspan`` (counted in the table's columns), then ``<tbody>`` rows; all text
-    escaped."""
+    escaped. One :func:`joined` text."""
     cols = [c.col for c in block.columns]
     header_rows = list(range(block.min_row, block.min_row + block.header_row_count))
     out = ["<table>", "<thead>"]
@@ -454,8 +647,8 @@ def table_html(block: Block, records: TableRecords, grid: StyledGrid) -> str:
                         f' rowspan="{span_r}"' if span_r > 1 else "")
                 cells.append(f"<th{attrs}>{escape(text or '')}</th>")
             out.append("<tr>" + "".join(cells) + "</tr>")
-    out += ["</thead>", "<tbody>", *records.html_rows().to_pylist(), "</tbody>", "</table>"]
-    return "\n".join(out)
+    out += ["</thead>", "<tbody>"]
+    return joined(out, records.html_rows(), ["</tbody>", "</table>"])
 
 
 @dataclass
@@ -516,7 +709,7 @@ def chunk_sheet(
     pieces: list[_Piece] = []
     for block in blocks:
         if block.kind == "table":
-            pieces += _table_pieces(block, records.get(block.block_id) or _empty(block),
+            pieces += _table_pieces(block, records.get(block.block_id),
                                     counter, max_tokens)
         elif block.text and not (block.kind == "title" and block.text in used):
             pieces += _text_pieces(block, count_tokens, max_tokens)
@@ -572,7 +765,8 @@ def _runs(costs: list[int], base: int, max_tokens: int, text_of: Callable[[int, 
                 end += 1
             planned.append((start, end))
             start = end
-        for (first, end), n_tokens in zip(planned, counter.many([text_of(a, b) for a, b in planned])):
+        counts = counter.many([text_of(a, b) for a, b in planned])
+        for (first, end), n_tokens in zip(planned, counts):
             if n_tokens > max_tokens and end - first > 1:
                 while n_tokens > max_tokens and end - first > 1:
                     end -= 1
@@ -588,12 +782,12 @@ def _runs(costs: list[int], base: int, max_tokens: int, text_of: Callable[[int, 
 _PLANNED = 64
 
 
-def _table_pieces(block: Block, records: TableRecords, counter: _Counter,
+def _table_pieces(block: Block, records: TableRecords | None, counter: _Counter,
                   max_tokens) -> list[_Piece]:
     head = headings_markdown(block.heading_path)
     columns = block.columns
     header = _header_lines(columns)
-    if not len(records):
+    if records is None or not len(records):
         return [_Piece(block.heading_path, header, [block.block_id], [block.a1_range], [])]
     lines = records.lines()
     overhead = counter.one("")

@@ -62,6 +62,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from scipy import ndimage
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
@@ -201,9 +202,9 @@ class _Ctx:
     indexed by *position* 0..n-1 in (row, col) order, and the lookups the rules share.
 
     A region, a row or any set of cells is an ascending numpy array of positions; ``row``,
-    ``col`` (1-based) and ``key`` (:func:`~.normalize.cell_keys`) are int64 arrays; text, merges and styles are
-    read per position. Work is one pass of Arrow kernels over the StyledGrid; nothing here is
-    a Python object per cell.
+    ``col`` (1-based) and ``key`` (:func:`~.normalize.cell_keys`) are int64 arrays; text,
+    merges and styles are read per position. Work is one pass of Arrow kernels over the
+    StyledGrid; nothing here is a Python object per cell.
     """
 
     def __init__(self, grid: StyledGrid, headings: HeadingMap | None):
@@ -395,35 +396,52 @@ def _regions(ctx: _Ctx, cells: np.ndarray) -> list[np.ndarray]:
     bounding boxes joined; each region ascending, regions in the order of their first cell.
 
     Adjacency is judged as the sheet is shown: hidden rows and columns are skipped, so a
-    hidden row inside a table does not split it. The neighbours of every cell are found by
-    binary search over the shown keys and the components by SciPy's
-    ``connected_components``.
+    hidden row inside a table does not split it. See :func:`_component_labels`.
     """
-    n = len(cells)
-    if n == 0:
+    if not len(cells):
         return []
-    shown = cell_keys(ctx.srow[cells], ctx.scol[cells])
+    labels = _component_labels(ctx.srow[cells], ctx.scol[cells])
+    # number the regions in the order of their first cell
+    _, first, label = np.unique(labels, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    region = rank[label]
+    order = np.argsort(region, kind="stable")
+    bounds = np.flatnonzero(np.diff(region[order])) + 1
+    groups = np.split(cells[order], bounds)
+    return [np.sort(g) for g in _join_overlapping(ctx, groups)]
+
+
+#: Largest bounding box (cells) labelled on a dense bitmap (~5 bytes a cell while it is
+#: labelled); a sparser sheet is a graph.
+_DENSE_AREA = 1 << 23
+
+
+def _component_labels(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Connected-component label (8-neighbourhood) of each cell of the ascending (row, col)
+    arrays: SciPy's ``ndimage.label`` on a bitmap of their bounding box when it holds at most
+    :data:`_DENSE_AREA` cells, else ``csgraph.connected_components`` over the neighbours found
+    by binary search over the cell keys (memory proportional to the cells, not the box)."""
+    r0, c0 = int(rows.min()), int(cols.min())
+    height, width = int(rows.max()) - r0 + 1, int(cols.max()) - c0 + 1
+    if height * width <= _DENSE_AREA:
+        bitmap = np.zeros((height, width), dtype=bool)
+        bitmap[rows - r0, cols - c0] = True
+        labelled, _ = ndimage.label(bitmap, structure=np.ones((3, 3), dtype=bool))
+        return labelled[rows - r0, cols - c0]
+    n = len(rows)
+    keys = cell_keys(rows, cols)
     sources, targets = [], []
     for dr, dc in ((-1, -1), (-1, 0), (-1, 1), (0, -1)):
-        j = np.searchsorted(shown, shown + int(cell_keys(dr, dc))).astype(np.int32)
+        j = np.searchsorted(keys, keys + int(cell_keys(dr, dc))).astype(np.int32)
         np.minimum(j, n - 1, out=j)
-        hit = shown[j] == shown + int(cell_keys(dr, dc))
+        hit = keys[j] == keys + int(cell_keys(dr, dc))
         sources.append(np.flatnonzero(hit).astype(np.int32))
         targets.append(j[hit])
     sources, targets = np.concatenate(sources), np.concatenate(targets)
     graph = coo_matrix((np.ones(len(sources), np.int8), (sources, targets)), shape=(n, n))
     del sources, targets
-    _, labels = connected_components(graph, directed=False)
-    del graph
-    # number the regions in the order of their first cell
-    _, first = np.unique(labels, return_index=True)
-    rank = np.empty(len(first), np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
-    region = rank[labels]
-    order = np.argsort(region, kind="stable")
-    bounds = np.flatnonzero(np.diff(region[order])) + 1
-    groups = np.split(cells[order], bounds)
-    return [np.sort(g) for g in _join_overlapping(ctx, groups)]
+    return connected_components(graph, directed=False)[1]
 
 
 def _join_overlapping(ctx: _Ctx, regions: list[np.ndarray]) -> list[np.ndarray]:
@@ -1081,7 +1099,8 @@ def _text_blocks(ctx: _Ctx, rows: _Rows, order: list[int]) -> list[Block]:
             break
         (p,) = ctx.logical(rows[order[i]])
         level = ctx.level(p)
-        block = _make_block(ctx, rows[order[i]], "title", [f"heading H{level}: bold {_size(ctx, p)} pt"])
+        block = _make_block(ctx, rows[order[i]], "title",
+                            [f"heading H{level}: bold {_size(ctx, p)} pt"])
         block.level = level
         out.append(block)
         start = i + 1
