@@ -222,13 +222,15 @@ class _NullTarget:
 
 class _Checker:
     """libxml2's well-formedness check of a part fed block by block, run in a thread of its
-    own (lxml releases the GIL while it parses) so that it overlaps the cell extraction. The
-    parser is made and used in that thread only; at most :data:`_CHECK_AHEAD` blocks wait.
+    own (lxml releases the GIL while it parses) so that it overlaps the cell extraction; a part
+    that fits in its first block is checked in place (no thread for a small sheet). The parser
+    is made and used in one thread only; at most :data:`_CHECK_AHEAD` blocks wait.
     :meth:`feed` and :meth:`close` raise :class:`_Fallback` once a block was not well-formed.
     """
 
     def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="xml-check")
+        self._pool: ThreadPoolExecutor | None = None
+        self._inline = False
         self._parser = None
         self._pending: deque = deque()
 
@@ -236,7 +238,8 @@ class _Checker:
         return self
 
     def __exit__(self, *exc) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
 
     def _feed(self, block: bytes) -> None:
         if self._parser is None:
@@ -248,6 +251,15 @@ class _Checker:
             self._parser = etree.XMLParser(target=_NullTarget(), **XML_OPTS)
         self._parser.close()
 
+    def _run(self, step, *args) -> None:
+        if self._inline:
+            try:
+                step(*args)
+            except etree.XMLSyntaxError as exc:
+                raise _Fallback() from exc
+        else:
+            self._pending.append(self._pool.submit(step, *args))
+
     def _settle(self, keep: int) -> None:
         while len(self._pending) > keep:
             try:
@@ -256,8 +268,13 @@ class _Checker:
                 raise _Fallback() from exc  # the tree reader keeps the cells before the fault
 
     def feed(self, block: bytes) -> None:
-        """Queue ``block`` for the check (raising if an earlier block failed it)."""
-        self._pending.append(self._pool.submit(self._feed, block))
+        """Check ``block`` (raising if it, or an earlier block, failed the check)."""
+        if self._pool is None and not self._inline:
+            if len(block) < _BLOCK_BYTES:  # a short first read: the whole part
+                self._inline = True
+            else:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="xml-check")
+        self._run(self._feed, block)
         self._settle(_CHECK_AHEAD)
 
     def wait(self) -> None:
@@ -266,7 +283,9 @@ class _Checker:
 
     def close(self) -> None:
         """End the document and wait for the verdict."""
-        self._pending.append(self._pool.submit(self._close))
+        if self._pool is None:
+            self._inline = True
+        self._run(self._close)
         self._settle(0)
 
 
