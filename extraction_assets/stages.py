@@ -293,7 +293,7 @@ def _format_issues(grid: StyledGrid) -> list[Issue]:
     table = grid.table
     numeric = table.filter(pc.is_valid(table.column("number_value")))
     issues = []
-    for code in sorted(set(numeric.column("number_format").to_pylist())):
+    for code in sorted(pc.unique(numeric.column("number_format")).to_pylist()):
         if not is_valid_format(code):
             first = numeric.filter(pc.equal(numeric.column("number_format"), code)).column("ref")[0]
             issues.append(Issue("normalized_grids", grid.sheet_name, first.as_py(), "warning",

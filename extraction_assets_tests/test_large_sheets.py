@@ -1,8 +1,14 @@
 """Sheets that are mostly empty but declare a huge extent (acceptance kinds B33 and B34): only
-the real cells are read, the used range comes from them, and segmentation is not stretched."""
+the real cells are read, the used range comes from them, and segmentation is not stretched;
+and the Arrow memory pool the package selects to keep the peak of large sheets low."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
+import pyarrow as pa
 import pytest
 
 from extraction_assets.stages import run_pipeline
@@ -61,3 +67,20 @@ def _columns(n: int) -> list[str]:
     from extraction_assets.core.a1 import column_letter
 
     return [column_letter(i) for i in range(1, n + 1)]
+
+
+@pytest.mark.parametrize("chosen, expected", [(None, "jemalloc"), ("system", "system")])
+def test_arrow_allocates_from_jemalloc_unless_a_pool_is_chosen(chosen, expected):
+    """Importing the package selects Arrow's jemalloc pool (lower peak RSS on large sheets);
+    a pool named by ARROW_DEFAULT_MEMORY_POOL is left as the user chose it."""
+    try:
+        pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        pytest.skip("this pyarrow build has no jemalloc pool")
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    if chosen:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = chosen
+    code = "import extraction_assets, pyarrow; print(pyarrow.default_memory_pool().backend_name)"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == expected

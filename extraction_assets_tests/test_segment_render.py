@@ -7,11 +7,15 @@ Markdown chunks, resolved colours and chunk ids. Token counts use the real USE t
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from dataclasses import dataclass
 
+import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from openpyxl import Workbook
 from openpyxl.styles import Color, Font, PatternFill
 
@@ -21,6 +25,7 @@ from extraction_assets.core.normalize import (
     apply_tint,
     resolve_color,
 )
+from extraction_assets.core.render import html_texts, json_strings
 from extraction_assets.embedding import LocalEmbedder
 
 try:
@@ -265,6 +270,18 @@ def test_b17_pipes_escaped_in_markdown_raw_in_records(tmp_path, count_tokens):
     assert lines[-4:] == ["| a | col\\|withpipe |", "| --- | --- |", "| x\\|y | 2 |",
                           "| if (a \\|\\| b) | y\\|n\\|unknown |"]
     assert all(len(gfm_cells(line)) == 2 for line in lines[-4:])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(alphabet=st.sampled_from(
+    'a"\\\n\r\t\x00\x1f\x7f\u2028<>&\'日😀 /')) | st.text()), max_size=30))
+def test_column_wise_escapes_match_the_standard_library(texts):
+    """JSON string literals and HTML text built column-wise are what json.dumps and
+    html.escape write for each string; nulls stay null."""
+    arr = pa.array(texts, pa.string())
+    assert json_strings(arr).to_pylist() == [
+        None if t is None else json.dumps(t, ensure_ascii=False) for t in texts]
+    assert html_texts(arr).to_pylist() == [None if t is None else html.escape(t) for t in texts]
 
 
 def test_total_row_role(tmp_path, count_tokens):

@@ -1,8 +1,8 @@
 """The benchmark command: ``python -m extraction_assets.bench [OPTIONS] [FILE...]``.
 
 For every workbook (the generated ones chosen with ``--generate``, plus the files given) it
-measures, ``--repeat`` times each, in fresh processes (so a peak RSS is not what earlier
-measurements left in the heap):
+measures, ``--repeat`` times each, in fresh processes (one per workbook for our stages, one for
+the reference readers: a peak RSS is not what other measurements left in the heap):
 
 * our stages one by one (hash, parse, normalize, segment, render, then embed with the model
   loaded only after the others; see :mod:`.measure`), the sum of hash..render being

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .a1 import MAX_COL, column_letter, parse_range, range_ref
+from .arrays import scatter
 from .numfmt import format_text, format_values, is_date_format, serial_to_datetime
 from .ooxml import ParsedSheet, WorkbookStyles
 
@@ -261,16 +262,6 @@ def _to_float(text: str) -> float | None:
         return None
 
 
-def _scatter(base: pa.Array, positions: np.ndarray, values) -> pa.Array:
-    """``base`` with the (sorted) ``positions`` replaced by ``values``."""
-    if len(positions) == 0:
-        return base
-    where = np.zeros(len(base), dtype=bool)
-    where[positions] = True
-    values = values if isinstance(values, pa.Array) else pa.array(values, base.type)
-    return pc.replace_with_mask(base, pa.array(where), values)
-
-
 def _typed_columns(cells: pa.Table, codes: pa.Array, is_date: np.ndarray, date1904: bool,
                    memo: dict) -> dict[str, pa.Array]:
     """value_type, raw_value, number_value, iso_value, value_status and display_text of every
@@ -309,7 +300,7 @@ def _typed_columns(cells: pa.Table, codes: pa.Array, is_date: np.ndarray, date19
     if len(styled_text):
         code_list = codes.to_pylist()
         shown = values.take(pa.array(styled_text)).to_pylist()
-        display = _scatter(display, styled_text,
+        display = scatter(display, styled_text,
                            [format_text(v, code_list[i]) for v, i in zip(shown, styled_text.tolist())])
     if len(numeric):
         raw_numbers = values.take(pa.array(numeric))
@@ -323,24 +314,24 @@ def _typed_columns(cells: pa.Table, codes: pa.Array, is_date: np.ndarray, date19
         bad = numeric[~parsed_ok]  # text in a number cell: an error literal or plain text
         if len(bad):
             words = values.take(pa.array(bad)).to_pylist()
-            vtype = _scatter(vtype, bad, ["error" if w.strip() in _ERROR_VALUES else "string"
+            vtype = scatter(vtype, bad, ["error" if w.strip() in _ERROR_VALUES else "string"
                                           for w in words])
         finite = parsed_ok & np.isfinite(parsed)
         nonfinite = numeric[parsed_ok & ~np.isfinite(parsed)]
-        vtype = _scatter(vtype, nonfinite, ["error"] * len(nonfinite))
-        display = _scatter(display, nonfinite, ["#NUM!"] * len(nonfinite))
+        vtype = scatter(vtype, nonfinite, ["error"] * len(nonfinite))
+        display = scatter(display, nonfinite, ["#NUM!"] * len(nonfinite))
         good, numbers = numeric[finite], parsed[finite]
-        number = _scatter(number, good, numbers)
+        number = scatter(number, good, numbers)
         good_dates = is_date[good]
         kinds = good_dates.copy()  # shown as a date (else as a number)
-        display = _scatter(display, good, _format_numbers(numbers, codes.take(pa.array(good)),
+        display = scatter(display, good, _format_numbers(numbers, codes.take(pa.array(good)),
                                                           date1904, memo))
         dated = good[good_dates]
         if len(dated):
             isos = _iso_dates(numbers[good_dates], date1904)
-            iso = _scatter(iso, dated, isos)
+            iso = scatter(iso, dated, isos)
             kinds[np.flatnonzero(good_dates)[isos.is_null().to_numpy(zero_copy_only=False)]] = False
-        vtype = _scatter(vtype, good, pc.if_else(pa.array(kinds), "date", "number"))
+        vtype = scatter(vtype, good, pc.if_else(pa.array(kinds), "date", "number"))
     return {"value_type": vtype, "raw_value": raw, "number_value": number, "iso_value": iso,
             "value_status": status, "display_text": display}
 
@@ -471,7 +462,7 @@ def _grid_slice(cells: pa.Table, styles: dict[str, pa.Array], date1904: bool, me
                    pc.not_equal(typed["value_status"], "ok")).to_numpy(zero_copy_only=False)
     if len(anchors):
         shows = shows | np.isin(cell_keys(rows.to_numpy(), cols.to_numpy()), anchors)
-    return table.filter(pa.array(shows))
+    return table if shows.all() else table.filter(pa.array(shows))
 
 
 def _apply_merges(table: pa.Table, merged_ranges: list[str]) -> pa.Table:
@@ -515,7 +506,7 @@ def _apply_merges(table: pa.Table, merged_ranges: list[str]) -> pa.Table:
     present = keys[anchor_row] == anchor_keys
     anchored = np.flatnonzero(present)
     order_of_rows = np.argsort(anchor_row[anchored], kind="stable")
-    table = table.set_column(table.schema.get_field_index("merge_range"), "merge_range", _scatter(
+    table = table.set_column(table.schema.get_field_index("merge_range"), "merge_range", scatter(
         table.column("merge_range").combine_chunks(), anchor_row[anchored][order_of_rows],
         [ranges[j] for j in anchored[order_of_rows].tolist()]))
     which = np.asarray(covered_anchor, dtype=np.int64)

@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .a1 import MAX_COL, cell_ref, parse_cell_ref, parse_range, range_ref
+from .arrays import scatter
 from .normalize import StyledGrid, a1_refs, stripped_text
 from .segment import Block, total_rows
 
@@ -80,10 +81,31 @@ def _each_distinct(texts: pa.Array, fn: Callable[[str], str]) -> pa.Array:
     return mapped.take(encoded.indices)
 
 
+def _escaped(texts: pa.Array, pattern: str, fn: Callable[[str], str]) -> pa.Array:
+    """``texts`` with ``fn`` applied to the strings that contain a match of the RE2 ``pattern``
+    (once per distinct such string); the others, and nulls, as they are."""
+    found = pc.fill_null(pc.match_substring_regex(texts, pattern), False)
+    positions = np.flatnonzero(found.to_numpy(zero_copy_only=False))
+    if not len(positions):
+        return texts
+    return scatter(texts, positions, _each_distinct(texts.take(pa.array(positions)), fn))
+
+
+#: The characters ``json.dumps(..., ensure_ascii=False)`` escapes in a string (RFC 8259 §7).
+_JSON_ESCAPED = r'[\x00-\x1f"\\]'
+#: The characters ``html.escape`` replaces.
+_HTML_ESCAPED = r"[&<>\"']"
+
+
 def json_strings(texts: pa.Array) -> pa.Array:
     """Each string as a JSON string literal, as ``json.dumps(text, ensure_ascii=False)`` writes
     it (RFC 8259 §7); nulls stay null."""
-    return _each_distinct(texts, encode_basestring)
+    return _wrap('"', _escaped(texts, _JSON_ESCAPED, lambda t: encode_basestring(t)[1:-1]), '"')
+
+
+def html_texts(texts: pa.Array) -> pa.Array:
+    """:func:`html.escape` of every string (``&``, ``<``, ``>``, ``"``, ``'``); nulls stay null."""
+    return _escaped(texts, _HTML_ESCAPED, escape)
 
 
 #: GFM table-cell escapes, applied in this order: ``\`` -> ``\\``, ``|`` -> ``\|``, line
@@ -398,7 +420,7 @@ class RecordSet:
     def html_rows(self) -> pa.Array:
         """The ``<tr>`` of each record: display text escaped, rich-text markup as it is."""
         def build():
-            shown = pc.coalesce(self.markup, _each_distinct(self.display, escape))
+            shown = pc.coalesce(self.markup, html_texts(self.display))
             return _wrap("<tr>", _per_row(_wrap("<td>", shown, "</td>"), self.offsets, ""),
                          "</tr>")
         return self._cached("html", build)

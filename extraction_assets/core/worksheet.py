@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 from lxml import etree
 
 from .a1 import MAX_COL, MAX_ROW, cell_ref, column_index, column_letter, parse_cell_ref
+from .arrays import scatter
 from .errors import CorruptWorkbookError, LimitExceededError
 
 XML_OPTS = dict(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
@@ -198,15 +199,6 @@ class _Formulas:
             return text
         base, brow, bcol = master
         return translate_formula(base, row - brow, col - bcol)
-
-
-def _scatter_values(base: pa.Array, positions: np.ndarray, values: pa.Array) -> pa.Array:
-    """``base`` with the sorted ``positions`` replaced by ``values`` (in order)."""
-    if len(positions) == 0:
-        return base
-    where = np.zeros(len(base), dtype=bool)
-    where[positions] = True
-    return pc.replace_with_mask(base, pa.array(where), values)
 
 
 class _Fallback(Exception):
@@ -543,7 +535,7 @@ class WorksheetReader:
                                                       _INLINE_TEXT_PATTERN), [0])
             found = pc.is_valid(inline).to_numpy(zero_copy_only=False)
             texts = inline.filter(pa.array(found))
-            values = _scatter_values(values, other[found],
+            values = scatter(values, other[found],
                                      pc.if_else(pc.equal(texts, ""), None, texts))
             complex_rows = other[~found]
         formula = pa.nulls(n, pa.string())
@@ -556,15 +548,15 @@ class WorksheetReader:
                 text = formulas.resolve(formula_kind, si, text, int(digits_i),
                                         column_index(letters_i.decode()))
                 parsed.append((value, text, formula_kind))
-            values = _scatter_values(values, complex_rows, pa.array([p[0] for p in parsed], pa.string()))
-            formula = _scatter_values(formula, complex_rows, pa.array([p[1] for p in parsed], pa.string()))
-            kind = _scatter_values(kind, complex_rows, pa.array([p[2] for p in parsed], pa.string()))
+            values = scatter(values, complex_rows, pa.array([p[0] for p in parsed], pa.string()))
+            formula = scatter(formula, complex_rows, pa.array([p[1] for p in parsed], pa.string()))
+            kind = scatter(kind, complex_rows, pa.array([p[2] for p in parsed], pa.string()))
         escaped = np.flatnonzero(pc.fill_null(pc.or_(pc.match_substring(values, "&"),
                                                      pc.match_substring(values, "_x")),
                                               False).to_numpy(zero_copy_only=False))
         if len(escaped):
             fixed = [unescape_xstring(html.unescape(v)) for v in values.take(pa.array(escaped)).to_pylist()]
-            values = _scatter_values(values, escaped, pa.array(fixed, pa.string()))
+            values = scatter(values, escaped, pa.array(fixed, pa.string()))
         values, string_index = self._resolve_shared_strings(values, types, rows, cols)
         keep = pc.or_(pc.or_(pc.is_valid(values), pc.is_valid(formula)), pc.not_equal(styles, 0))
         batch = pa.record_batch([rows, cols, types, values, formula, kind, styles, string_index],
