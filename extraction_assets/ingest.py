@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
+import multiprocessing.forkserver
 import threading
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
@@ -157,6 +158,16 @@ def _worker_materialize(path: str, workbook_hash: str) -> IngestResult:
         return IngestResult(path, workbook_hash, "failed", error=f"{type(exc).__name__}: {exc}")
 
 
+def _start_forkserver() -> multiprocessing.context.BaseContext:
+    """The forkserver context of :func:`_worker_pool`, its server started (it imports Dagster
+    and the stages, ~3 s, while this process goes on: registering files, opening the
+    instance)."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["dagster", "extraction_assets.stages"])
+    multiprocessing.forkserver.ensure_running()
+    return context
+
+
 @contextmanager
 def _worker_pool(size: int, store: DataStore, embedder: EmbedderResource | None,
                  passwords: list[str] | None, selected: list,
@@ -167,8 +178,7 @@ def _worker_pool(size: int, store: DataStore, embedder: EmbedderResource | None,
     if size < 1:
         yield None
         return
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["dagster", "extraction_assets.stages"])
+    context = _start_forkserver()
     with ProcessPoolExecutor(
             max_workers=size, mp_context=context, initializer=_start_worker,
             initargs=(str(store.root), embedder.model_dump() if embedder else None, passwords,
@@ -210,6 +220,8 @@ def ingest_paths(
         raise ValueError(f"unknown asset {until!r}; choose one of {', '.join(names)}")
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
+    if jobs > 1:
+        _start_forkserver()
     store = DataStore(data_dir)
     selected = ALL_ASSETS[: names.index(until) + 1] if until else ALL_ASSETS
     run_config: dict = dict(QUIET_LOGGERS)
