@@ -1,8 +1,9 @@
 """The benchmark command: ``python -m extraction_assets.bench [OPTIONS] [FILE...]``.
 
 For every workbook (the generated ones chosen with ``--generate``, plus the files given) it
-measures, ``--repeat`` times each, in fresh processes (one per workbook for our stages, one for
-the reference readers: a peak RSS is not what other measurements left in the heap):
+measures, ``--repeat`` times each, in fresh processes (a run of our stages and one of the
+reference readers alternating: both meet the same moments of a noisy machine, and a peak RSS
+is not what other measurements left in the heap):
 
 * our stages one by one (hash, parse, normalize, segment, render, then embed with the model
   loaded only after the others; see :mod:`.measure`), the sum of hash..render being
@@ -85,26 +86,41 @@ def in_fresh_process(fn, *args):
         return pool.submit(fn, *args).result()
 
 
+def _warm_up_workbook() -> bytes:
+    """A generated workbook of 20 rows, read untimed before the measured runs of a process:
+    first-call costs (lazy imports, compiled patterns) are paid outside the timings, as by
+    any file after the first in an ingest process."""
+    with tempfile.TemporaryDirectory(prefix="bench-warm-up-") as tmp:
+        return generate_workbook(Path(tmp) / "warm_up.xlsx", 20).read_bytes()
+
+
 def bench_references(path: Path, repeat: int, docling: bool) -> dict[str, list[Timing]]:
-    """The reference readers on one file, alternating, ``repeat`` times each."""
+    """The reference readers on one file, alternating, ``repeat`` times each (each first called
+    once, untimed, on a small workbook, as :func:`bench_ours` warms up ours)."""
     data = path.read_bytes()
-    readers = {"calamine": lambda: read_calamine(data), "openpyxl": lambda: read_openpyxl(data)}
+    readers = {"calamine": read_calamine, "openpyxl": read_openpyxl}
     if docling:
-        readers["docling"] = lambda: convert_docling(data, path.name)
+        readers["docling"] = lambda data: convert_docling(data, path.name)
+    warm_up = _warm_up_workbook()
+    for read in readers.values():
+        read(warm_up)
     runs: dict[str, list[Timing]] = {name: [] for name in readers}
     for _ in range(repeat):
         for name, fn in readers.items():
-            runs[name].append(timed(fn, lambda n: n)[1])
+            runs[name].append(timed(lambda: fn(data), lambda n: n)[1])
     return runs
 
 
-def bench_ours(path: Path, repeat: int, embed_chunks: int | None) -> tuple[dict, dict]:
+def bench_ours(path: Path, repeat: int, embed_chunks: int | None,
+               embed_runs: int | None = None) -> tuple[dict, dict]:
     """Our stages on one file ``repeat`` times, then (the model loaded only then, so that the
     hash -> chunks peaks do not hold it) the embedding of the first ``embed_chunks`` chunks
-    (all when ``None``) ``repeat`` times. Returns (timings by stage, counts)."""
+    (all when ``None``, none when 0) ``embed_runs`` times (default ``repeat``). Returns
+    (timings by stage, counts)."""
     data = path.read_bytes()
     embedder = LocalEmbedder()
     embedder.count_tokens("")  # the tokenizer loads outside the timings
+    run_stages(_warm_up_workbook(), "warm_up.xlsx", embedder)
     runs: dict[str, list[Timing]] = {name: [] for name in STAGES}
     for _ in range(repeat):
         timings, counts, texts = run_stages(data, path.name, embedder)
@@ -114,14 +130,16 @@ def bench_ours(path: Path, repeat: int, embed_chunks: int | None) -> tuple[dict,
     counts["embedded"] = len(texts)
     if texts:
         embedder.embed(["model load"])
-        runs["embed"] = [run_embed(embedder, texts) for _ in range(repeat)]
+        runs["embed"] = [run_embed(embedder, texts) for _ in range(embed_runs or repeat)]
     return {name: t for name, t in runs.items() if t}, counts
 
 
 def bench_file(path: Path, repeat: int, embed_chunks: int, docling: bool,
                expected: dict | None = None) -> dict:
-    """Measure one workbook: the reference readers in one fresh process, our stages in
-    another (:func:`bench_references`, :func:`bench_ours`), ``repeat`` times each.
+    """Measure one workbook ``repeat`` times: each time the reference readers in a fresh
+    process, then our stages in another (:func:`bench_references`, :func:`bench_ours`), so that
+    both meet the same moments of a noisy machine and every peak is a first run's; the
+    embedding is measured ``repeat`` times in the last of our processes.
 
     Returns a JSON-compatible dict: ``cells`` (calamine's non-empty count), ``records``,
     ``chunks``, ``references`` and ``stages`` (each: median ``seconds``, ``cells_per_s``,
@@ -129,8 +147,15 @@ def bench_file(path: Path, repeat: int, embed_chunks: int, docling: bool,
     stage peak), ``embed`` throughput and the ratios. ``expected`` (generated files) holds
     the ``cells`` and ``data_rows`` the generator wrote.
     """
-    ref_runs = in_fresh_process(bench_references, path, repeat, docling)
-    stage_runs, counts = in_fresh_process(bench_ours, path, repeat, embed_chunks)
+    ref_runs: dict[str, list[Timing]] = {}
+    stage_runs: dict[str, list[Timing]] = {}
+    for k in range(repeat):
+        for name, runs in in_fresh_process(bench_references, path, 1, docling).items():
+            ref_runs.setdefault(name, []).extend(runs)
+        last = k == repeat - 1
+        ours, counts = in_fresh_process(bench_ours, path, 1, embed_chunks if last else 0, repeat)
+        for name, runs in ours.items():
+            stage_runs.setdefault(name, []).extend(runs)
     cells, records = ref_runs["calamine"][0].rows, counts["records"]
     out: dict = {"file": path.name, "path": str(path), "size_bytes": path.stat().st_size,
                  "cells": cells, "records": records, "chunks": counts["chunks"],
