@@ -134,6 +134,17 @@ def memory_schema(table: str) -> pa.Schema:
     return schema
 
 
+def repeated_column(values: list[str], of: np.ndarray) -> pa.DictionaryArray:
+    """A ``dictionary<int32, string>`` column whose row ``i`` is ``values[of[i]]``; each
+    distinct value is once in the dictionary (as ``dictionary_encode`` makes it, and as
+    pandas' categoricals require)."""
+    distinct = list(dict.fromkeys(values))
+    position = {value: k for k, value in enumerate(distinct)}
+    codes = np.array([position[value] for value in values], np.int32)
+    return pa.DictionaryArray.from_arrays(pa.array(codes[np.asarray(of, np.intp)]),
+                                          pa.array(distinct, pa.string()))
+
+
 def constant_column(value: str, n: int) -> pa.DictionaryArray:
     """A ``dictionary<int32, string>`` column holding ``value`` in all ``n`` rows."""
     return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),

@@ -52,7 +52,7 @@ from .core.render import (
 )
 from .core.segment import Block, Column, ListObject, segment_sheet
 from .core.worksheet import CELL_SCHEMA
-from .schemas import constant_column, memory_schema
+from .schemas import constant_column, memory_schema, repeated_column
 
 
 @dataclass
@@ -504,14 +504,11 @@ def _renderings_table(workbook_hash: str,
 def _records_table(workbook_hash: str, filename: str, records: RecordSet) -> pa.Table:
     """The ``records`` rows of every block of ``records`` (JSON objects built column-wise)."""
     n = len(records.rows)
-    blocks = records.blocks
-    index = pa.array(records.block_of.astype(np.int32))
+    blocks, of = records.blocks, records.block_of
     return pa.table({
         "workbook_hash": constant_column(workbook_hash, n),
-        "block_id": pa.DictionaryArray.from_arrays(
-            index, pa.array([b.block_id for b in blocks], pa.string())),
-        "sheet_name": pa.DictionaryArray.from_arrays(
-            index, pa.array([b.sheet_name for b in blocks], pa.string())),
+        "block_id": repeated_column([b.block_id for b in blocks], of),
+        "sheet_name": repeated_column([b.sheet_name for b in blocks], of),
         "row": pa.array(records.rows, pa.int32()), "a1_range": records.a1_ranges,
         "role": pa.array(records.roles, pa.string()), "record": records.record_json(),
         "display": records.display_json(), "merged_from": records.merged_json(),

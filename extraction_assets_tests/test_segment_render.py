@@ -215,6 +215,32 @@ def test_b06_three_tables_on_one_sheet(tmp_path, count_tokens):
                 assert len(gfm_cells(line)) == 2
 
 
+def test_every_table_converts_to_pandas_with_unique_dictionaries(tmp_path, count_tokens):
+    """Two tables on one sheet (and one on another): the in-memory tables' dictionary columns
+    hold each sheet name, block id and file name once, so pandas can make categoricals."""
+    wb = book("Two", [["Item", "Qty"], ["a", 1], ["b", 2]])
+    for r, row in enumerate([["Code", "Name"], ["X", "y"], ["Z", "w"]], start=1):
+        wb.active.cell(r, 5, row[0])
+        wb.active.cell(r, 6, row[1])
+    other = wb.create_sheet("Other")
+    for row in (["K", "V"], ["k1", 3]):
+        other.append(row)
+    embedder = LocalEmbedder()
+    tables = stages.run_pipeline(save_openpyxl(wb, tmp_path / "two.xlsx"), filename="two.xlsx",
+                                 count_tokens=embedder.count_tokens)
+    records = tables["records"]
+    names = ["Two"] * 4 + ["Other"]
+    assert len(set(records.column("block_id").to_pylist())) == 3
+    assert records.column("sheet_name").to_pylist() == names
+    assert records.to_pandas()["sheet_name"].tolist() == names
+    for name, table in tables.items():
+        for column, field in zip(table.columns, table.schema):
+            if pa.types.is_dictionary(field.type):
+                dictionary = column.combine_chunks().dictionary.to_pylist()
+                assert len(dictionary) == len(set(dictionary)), (name, field.name)
+        table.to_pandas()
+
+
 def test_b07_title_row_and_spacer_column(tmp_path, count_tokens):
     wb = book("Sheet", [["PROGRESS"], [], ["Task", None, "Owner", "Status"],
                         ["Design", None, "Ana", "Done"], ["Build", None, "Ben", "In progress"]])
