@@ -163,16 +163,21 @@ def search(
 ) -> None:
     """Top chunks for a query, with file, sheet, A1 ranges and heading path. Only the latest
     version of each file path is searched unless --all-versions is given."""
+    from .embedding import EmbeddingError
     from .vectors import VectorStore
 
     store = DataStore(_data_dir(data_dir))
     if not store.lancedb_uri.is_dir():
-        err_console.print(f"no vectors in {store.root}: ingest some files first "
-                          "(or pass --data-dir)")
+        err_console.print(f"no vectors in {store.root}: ingest some files first, or embed "
+                          "those ingested with --until by `refresh` (or pass --data-dir)")
         raise typer.Exit(code=1)
-    embedder = _embedder(provider, model, base_url).get_embedder()
+    try:
+        vector = _embedder(provider, model, base_url).get_embedder().embed([query])[0]
+    except EmbeddingError as exc:
+        err_console.print(f"cannot embed the query: {exc}")
+        raise typer.Exit(code=1) from None
     exclude = set() if all_versions else store.superseded_hashes()
-    hits = VectorStore(store.lancedb_uri).search(embedder.embed([query])[0], k, exclude)
+    hits = VectorStore(store.lancedb_uri).search(vector, k, exclude)
     results = [{
         "score": round(1 - float(h["_distance"]), 4), "filename": h["filename"],
         "sheet": h["sheet_name"], "a1_ranges": list(h["a1_ranges"]),

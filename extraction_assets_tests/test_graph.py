@@ -4,6 +4,7 @@ and LanceDB, over the bundled samples, shared corpus files and acceptance cases.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -197,6 +198,7 @@ def test_cli_ingest_reports_each_file_and_exits_nonzero_on_failure(tmp_path):
         [sys.executable, "-m", "extraction_assets.cli", "search", "anything",
          "--data-dir", str(tmp_path / "data")], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "ingest some files first" in proc.stderr
+    assert "refresh" in proc.stderr  # what embeds files ingested with --until
 
 
 def test_b04_two_row_header_is_one_table(cases_dir, tmp_path):
@@ -303,6 +305,19 @@ def test_cli_search_returns_provenance_as_json(samples_ingest):
     assert top["filename"] == "quarterly_report.xlsx" and top["sheet"] == "Report"
     assert top["a1_ranges"] == ["A13:D17"]
     assert "| Product | Category | Units | Revenue |" in top["text"]
+
+
+def test_cli_search_without_an_api_key_is_one_line(samples_ingest):
+    root, _, _ = samples_ingest
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "extraction_assets.cli", "search", "revenue", "--data-dir",
+         str(root), "--provider", "openai", "--model", "text-embedding-3-small"],
+        capture_output=True, text=True, timeout=300, env=env,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("cannot embed the query: ") and "OPENAI_API_KEY" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
 
 
 def test_openai_provider_through_the_graph_and_no_mixed_dimensions(tmp_path, monkeypatch):
