@@ -301,7 +301,7 @@ def _typed_columns(cells: pa.Table, codes: pa.Array, is_date: np.ndarray, date19
         code_list = codes.to_pylist()
         shown = values.take(pa.array(styled_text)).to_pylist()
         display = scatter(display, styled_text,
-                           [format_text(v, code_list[i]) for v, i in zip(shown, styled_text.tolist())])
+                          [format_text(v, code_list[i]) for v, i in zip(shown, styled_text.tolist())])
     if len(numeric):
         raw_numbers = values.take(pa.array(numeric))
         try:
@@ -315,7 +315,7 @@ def _typed_columns(cells: pa.Table, codes: pa.Array, is_date: np.ndarray, date19
         if len(bad):
             words = values.take(pa.array(bad)).to_pylist()
             vtype = scatter(vtype, bad, ["error" if w.strip() in _ERROR_VALUES else "string"
-                                          for w in words])
+                                         for w in words])
         finite = parsed_ok & np.isfinite(parsed)
         nonfinite = numeric[parsed_ok & ~np.isfinite(parsed)]
         vtype = scatter(vtype, nonfinite, ["error"] * len(nonfinite))
@@ -325,7 +325,7 @@ def _typed_columns(cells: pa.Table, codes: pa.Array, is_date: np.ndarray, date19
         good_dates = is_date[good]
         kinds = good_dates.copy()  # shown as a date (else as a number)
         display = scatter(display, good, _format_numbers(numbers, codes.take(pa.array(good)),
-                                                          date1904, memo))
+                                                         date1904, memo))
         dated = good[good_dates]
         if len(dated):
             isos = _iso_dates(numbers[good_dates], date1904)

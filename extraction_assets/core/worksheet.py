@@ -536,7 +536,7 @@ class WorksheetReader:
             found = pc.is_valid(inline).to_numpy(zero_copy_only=False)
             texts = inline.filter(pa.array(found))
             values = scatter(values, other[found],
-                                     pc.if_else(pc.equal(texts, ""), None, texts))
+                             pc.if_else(pc.equal(texts, ""), None, texts))
             complex_rows = other[~found]
         formula = pa.nulls(n, pa.string())
         kind = pa.nulls(n, pa.string())
