@@ -453,7 +453,6 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
     record_set = RecordSet([(grids[i], [b for b in by_sheet[i] if b.kind in ("table", "key_value")])
                             for i in sorted(by_sheet)])
     records = record_set.by_block()
-    texts = record_set.texts()
     chunk_rows, issues = [], []
     rendered: list[tuple[Block, pa.Array, pa.Array, pa.Array]] = []
     for sheet_index in sorted(by_sheet):
@@ -462,15 +461,15 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
             rows = records.get(block.block_id)
             if block.kind == "table":  # joined by Arrow: a large table's text is no Python str
                 rendered.append((block, table_markdown(block, rows), table_html(block, rows, grid),
-                                 joined([], texts.slice(rows.r0, len(rows)))))
+                                 joined([], rows.texts())))
                 continue
             if block.kind == "key_value":
-                markdown, html, text = block.text, form_html(block, rows), texts[rows.r0].as_py()
+                markdown, html, text = block.text, form_html(block, rows), rows.texts()[0].as_py()
             else:
                 markdown, html, text = block.text, f"<p>{html_escape(block.text)}</p>", block.text
             rendered.append((block, *(pa.array([v], pa.string()) for v in (markdown, html, text))))
     renderings = _renderings_table(workbook_hash, rendered)
-    del texts, rendered
+    del rendered
     record_set.forget("html", "texts")  # the chunks need only the lines
     for sheet_index in sorted(by_sheet):
         for chunk in chunk_sheet(by_sheet[sheet_index], records, count_tokens, max_tokens,

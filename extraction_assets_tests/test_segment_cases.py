@@ -4,7 +4,7 @@ headers and its headings").
 Each fixture is built here with openpyxl (acceptance cases B01-B07 of EXPECTED.md rebuilt with
 their values, plus gap, note, summary-row, repeated-header, row-group and heading cases), run
 through parse and normalize, then segmented with :func:`segment_sheet` and rendered to records
-with :func:`table_records`.
+with :func:`block_records`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from openpyxl.styles import Font, PatternFill
 from extraction_assets import stages
 from extraction_assets.core.headings import HeadingMap, detect_heading_levels
 from extraction_assets.core.normalize import GRID_SCHEMA
-from extraction_assets.core.render import form_record, table_records
+from extraction_assets.core.render import block_records
 from extraction_assets.core.segment import segment_sheet
 
 try:
@@ -62,7 +62,7 @@ def headers(block):
 
 
 def records(grid, block):
-    return [r.record for r in table_records(grid, block)]
+    return [r.record for r in block_records(grid, block)]
 
 
 # -- acceptance cases ---------------------------------------------------------------------------
@@ -138,7 +138,7 @@ def test_b06_three_tables_on_one_sheet():
     assert [headers(b) for b in found] == [["Employee", "Dept"], ["Code", "Meaning"],
                                            ["Dept", "Budget"]]
     assert [len(records(grid, b)) for b in found] == [2, 2, 2]
-    assert [r.display["Budget"] for r in table_records(grid, found[2])] == ["120,000", "95,000"]
+    assert [r.display["Budget"] for r in block_records(grid, found[2])] == ["120,000", "95,000"]
 
 
 def test_b07_title_row_and_spacer_column():
@@ -290,7 +290,7 @@ def test_total_rows_stay_in_the_table():
     (table,) = tables(blocks)
     assert table.a1_range == "A1:B7"
     assert table.total_rows == [4, 6, 7]
-    assert [r.role for r in table_records(grid, table)] == ["data", "data", "total", "data",
+    assert [r.role for r in block_records(grid, table)] == ["data", "data", "total", "data",
                                                             "total", "total"]
 
 
@@ -317,7 +317,7 @@ def test_repeated_form_labels_stay_distinct():
     grid, blocks = segment(wb)
     (form,) = [b for b in blocks if b.kind == "key_value"]
     assert headers(form) == ["Name", "Name (2)", "Name (2) (2)"]
-    assert form_record(grid, form)[0].record == {"Name": "Ann", "Name (2)": "Bo",
+    assert block_records(grid, form)[0].record == {"Name": "Ann", "Name (2)": "Bo",
                                                  "Name (2) (2)": "Cy"}
 
 

@@ -341,7 +341,7 @@ class RecordSet:
                            pa.array(np.concatenate([np.full(len(r), c, np.int32)
                                                     for _, r, c in fills])))
             order = np.argsort(entries, kind="stable")
-            merged = _replaced(merged, entries[order], refs.take(pa.array(order)))
+            merged = scatter(merged, entries[order], refs.take(pa.array(order)))
         self.merged_from = merged
         marked = {}
         for k, block in enumerate(self.blocks):
@@ -354,8 +354,8 @@ class RecordSet:
                 if c in position and i < len(rows) and rows[i] == r:
                     marked[int(self.entry_start[k]) + i * n + position[c]] = text
         entries = np.array(sorted(marked), np.int64)
-        self.markup = _replaced(pa.nulls(len(source), pa.string()), entries,
-                                pa.array([marked[e] for e in entries.tolist()], pa.string()))
+        self.markup = scatter(pa.nulls(len(source), pa.string()), entries,
+                              pa.array([marked[e] for e in entries.tolist()], pa.string()))
 
     def _ranges(self, plans: list[_Plan]) -> pa.Array:
         """The A1 range of each record: its row across the block's columns (``B3:E3``, ``B3``
@@ -367,8 +367,8 @@ class RecordSet:
         ranges = pc.if_else(pa.array(first == last), start,
                             pc.binary_join_element_wise(start, end, ":"))
         forms = [k for k, p in enumerate(plans) if p.first is None]
-        return _replaced(ranges, self.record_start[forms],
-                         pa.array([plans[k].block.a1_range for k in forms], pa.string()))
+        return scatter(ranges, self.record_start[forms],
+                       pa.array([plans[k].block.a1_range for k in forms], pa.string()))
 
     # -- the texts of every record --------------------------------------------------------------
     def _cached(self, name: str, build):
@@ -445,15 +445,6 @@ class RecordSet:
     def by_block(self) -> dict[str, TableRecords]:
         """:class:`TableRecords` of every block, by block id."""
         return {block.block_id: TableRecords(self, k) for k, block in enumerate(self.blocks)}
-
-
-def _replaced(values: pa.Array, entries: np.ndarray, new: pa.Array) -> pa.Array:
-    """``values`` with the ascending ``entries`` replaced by ``new`` (in order)."""
-    if not len(entries):
-        return values
-    mask = np.zeros(len(values), dtype=bool)
-    mask[entries] = True
-    return pc.replace_with_mask(values, pa.array(mask), new)
 
 
 class TableRecords:
@@ -566,14 +557,10 @@ class TableRecords:
         return (self[i] for i in range(len(self)))
 
 
-def table_records(grid: StyledGrid, block: Block) -> TableRecords:
-    """The records of one table block (see :class:`RecordSet` for the rules)."""
-    return RecordSet([(grid, [block])]).records(block.block_id)
-
-
-def form_record(grid: StyledGrid, block: Block) -> TableRecords:
-    """The one record of a ``key_value`` block: label -> typed value of its value cell
-    (``None`` for a label without a value), cited at the block's first row and whole range."""
+def block_records(grid: StyledGrid, block: Block) -> TableRecords:
+    """The records of one ``table`` block, or the one record of a ``key_value`` block (label ->
+    typed value of its value cell, ``None`` for a label without a value, cited at the block's
+    first row and whole range); see :class:`RecordSet` for the rules."""
     return RecordSet([(grid, [block])]).records(block.block_id)
 
 

@@ -233,15 +233,17 @@ class _Checker:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
 
-    def _feed(self, block: bytes) -> None:
+    def _checking(self) -> etree.XMLParser:
+        """The parser, made in the thread that uses it."""
         if self._parser is None:
             self._parser = etree.XMLParser(target=_NullTarget(), **XML_OPTS)
-        self._parser.feed(block)
+        return self._parser
+
+    def _feed(self, block: bytes) -> None:
+        self._checking().feed(block)
 
     def _close(self) -> None:
-        if self._parser is None:
-            self._parser = etree.XMLParser(target=_NullTarget(), **XML_OPTS)
-        self._parser.close()
+        self._checking().close()
 
     def _run(self, step, *args) -> None:
         if self._inline:
