@@ -4,10 +4,13 @@ Two readers share one output:
 
 * the **fast reader** streams the part in blocks, checks well-formedness with libxml2 (a parser
   with no tree and no Python callbacks, in a thread of its own that overlaps the extraction),
-  and extracts the ``<c>`` elements of ``<sheetData>``
-  with one compiled pattern per block. It only accepts blocks it can read exactly: the number of
-  cells matched must equal the number of ``<c`` start tags, and a block holding CDATA, comments
-  or processing instructions, or a cell without an ``r`` reference, is handed to the other reader;
+  and extracts the ``<c>`` elements of each run of whole ``<row>`` elements with Arrow's RE2
+  kernels (split at every ``<c ``, one anchored pattern per cell), in two threads while the next
+  block is read (the kernels release the GIL). A run not in Excel's canonical form is matched by
+  a slower pattern that takes any attribute order and quoting. It only accepts runs it can read
+  exactly: the number of cells matched must equal the number of ``<c`` start tags, and a run
+  holding CDATA, comments or processing instructions, or a cell without an ``r`` reference, is
+  handed to the other reader;
 * the **tree reader** (``lxml.etree.iterparse``, elements cleared as soon as they are read) reads
   anything XML allows.
 
@@ -287,15 +290,87 @@ class _Checker:
 _CHECK_AHEAD = 2
 
 
+class _CellRuns:
+    """The canonical cells of a part's runs of whole rows (:func:`_canonical_cells`), extracted
+    by :data:`_RUN_THREADS` threads while the reader goes on, and handed back in order with
+    at most :data:`_RUNS_AHEAD` runs waiting; the runs of a part that fits in its first block
+    are extracted in place (no thread for a small sheet)."""
+
+    def __init__(self) -> None:
+        self._pool: ThreadPoolExecutor | None = None
+        self._inline: bool | None = None
+        self._pending: deque = deque()
+
+    def __enter__(self) -> "_CellRuns":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def start(self, first_read: int) -> None:
+        """Decide, from the size of the part's first read, whether runs go to threads."""
+        if self._inline is None:
+            self._inline = first_read < _BLOCK_BYTES
+            if not self._inline:
+                self._pool = ThreadPoolExecutor(max_workers=_RUN_THREADS,
+                                                thread_name_prefix="cells")
+
+    def put(self, run: bytes, prefix: bytes):
+        """Queue ``run``; yields the (run, extracted cells or ``None``) that are due, in order."""
+        if self._pool is None:
+            yield run, _canonical_cells(run, prefix)
+            return
+        self._pending.append((run, self._pool.submit(_canonical_cells, run, prefix)))
+        while len(self._pending) > _RUNS_AHEAD:
+            run, future = self._pending.popleft()
+            yield run, future.result()
+
+    def drain(self):
+        """Yields the runs still waiting, in order."""
+        while self._pending:
+            run, future = self._pending.popleft()
+            yield run, future.result()
+
+
+#: Threads extracting runs of rows, and runs extracted ahead of the reader (memory: at most
+#: this many blocks of :data:`_BLOCK_BYTES` and their cells).
+_RUN_THREADS = 2
+_RUNS_AHEAD = 2
+
+
+#: The fields of a cell as extracted from its XML (binary): column letters, row digits, ``s``
+#: (style index), ``t`` (data type) and the inner XML; an attribute that is absent is ``b""``.
+_CELL_FIELDS = ("letters", "digits", "s", "t", "inner")
+
+
 @lru_cache(maxsize=16)
-def _cell_pattern(prefix: bytes) -> re.Pattern:
-    """The canonical cell form (attribute order r, s, t as Excel and most writers write it)."""
-    p = re.escape(prefix)
-    return re.compile(
-        rb"<" + p + rb'c r="([A-Z]{1,3})(\d{1,7})"(?: s="(\d+)")?(?: t="(\w+)")?'
-        rb'(?: (?:cm|vm|ph)="[^"<>]*")*\s*(?:/>|>(.*?)</' + p + rb"c>)",
-        re.S,
-    )
+def _canonical_cell_regex(prefix: bytes) -> str:
+    """RE2 pattern of a cell in the canonical form (attribute order r, s, t as Excel and most
+    writers write it), matched against the text that follows ``<c `` up to the next cell: the
+    inner XML runs to the piece's only ``</c>``."""
+    p = re.escape(prefix.decode("ascii"))
+    return (r'^r="(?P<letters>[A-Z]{1,3})(?P<digits>\d{1,7})"(?: s="(?P<s>\d+)")?'
+            r'(?: t="(?P<t>\w+)")?(?: (?:cm|vm|ph)="[^"<>]*")*\s*'
+            r"(?:/>|>(?P<inner>(?s:.*))</" + p + r"c>)")
+
+
+def _canonical_cells(data: bytes, prefix: bytes) -> pa.StructArray | None:
+    """The cells of a run of whole ``<row>`` elements, extracted by Arrow's RE2 kernels (they
+    release the GIL, so blocks are read by several threads): a struct array of
+    :data:`_CELL_FIELDS`, or ``None`` when the run is not in canonical form (a comment, CDATA
+    or processing instruction, a ``<c`` followed by another white space, a cell whose
+    attributes are in another order or quoted otherwise)."""
+    run = pa.array([data], pa.binary())
+    if pc.match_substring_regex(run, _UNSAFE_REGEX)[0].as_py():
+        return None
+    opening = b"<" + prefix + b"c"
+    pieces = pc.list_flatten(pc.split_pattern(run, opening + b" ")).slice(1)
+    tags = pc.count_substring_regex(run, re.escape(opening.decode("ascii")) + r"[\s/>]")
+    if len(pieces) != tags[0].as_py():
+        return None
+    cells = pc.extract_regex(pieces, _canonical_cell_regex(prefix))
+    return None if cells.null_count else cells
 
 
 @lru_cache(maxsize=16)
@@ -328,6 +403,7 @@ _ROW_HIDDEN = re.compile(rb"\shidden\s*=\s*[\"'](?:1|true)[\"']")
 _ROW_CUSTOM_HEIGHT = re.compile(rb"\scustomHeight\s*=\s*[\"'](?:1|true)[\"']")
 _ROW_HEIGHT = re.compile(rb"\sht\s*=\s*[\"']([\d.]+)[\"']")
 _UNSAFE = (b"<![CDATA[", b"<!--", b"<?")
+_UNSAFE_REGEX = r"<!\[CDATA\[|<!--|<\?"
 #: An inline string with one plain ``<t>`` (what openpyxl and most libraries write).
 _INLINE_TEXT_PATTERN = r'^<is><t(?: xml:space="preserve")?>(?P<text>[^<]*)</t></is>$'
 _ENCODING = re.compile(rb"<\?xml[^>]*encoding\s*=\s*[\"']([\w.-]+)")
@@ -426,9 +502,9 @@ class WorksheetReader:
             raise _Fallback() from exc
 
     def _extract(self, checker: _Checker) -> tuple[str, bytearray, bytearray]:
-        """Stream the part: every block goes to ``checker`` and, inside ``<sheetData>``, to the
-        cell pattern; returns the final state and the frame's head and tail bytes (the cells
-        are in ``self.cells``)."""
+        """Stream the part: every block goes to ``checker`` and, inside ``<sheetData>``, its
+        whole rows to :class:`_CellRuns`; returns the final state and the frame's head and tail
+        bytes (the cells are in ``self.cells``)."""
         sink = _CellSink(self.budget, self.max_cells)
         formulas = _Formulas()
         head = bytearray()
@@ -438,9 +514,14 @@ class WorksheetReader:
         prefix = b""
         row_end = b""
         data_end = b""
-        with self._open() as stream:
+        with self._open() as stream, _CellRuns() as runs:
+            def cells(run: bytes) -> None:
+                for data, extracted in runs.put(run, prefix):
+                    self._cells_fast(data, extracted, prefix, sink, formulas)
+
             for block in iter(lambda: stream.read(_BLOCK_BYTES), b""):
                 checker.feed(block)
+                runs.start(len(block))
                 if state == "head":
                     head += block
                     if not head.lstrip().startswith(b"<"):
@@ -466,7 +547,7 @@ class WorksheetReader:
                     buf += block
                     end = buf.find(data_end)
                     if end >= 0:
-                        self._cells_fast(buf[:end], prefix, sink, formulas)
+                        cells(buf[:end])
                         tail += buf[end + len(data_end):]
                         buf = b""
                         state = "tail"
@@ -474,26 +555,32 @@ class WorksheetReader:
                     cut = buf.rfind(row_end)
                     if cut >= 0:
                         cut += len(row_end)
-                        self._cells_fast(buf[:cut], prefix, sink, formulas)
+                        cells(buf[:cut])
                         buf = buf[cut:]
                 elif state == "tail":
                     tail += block
+            for data, extracted in runs.drain():
+                self._cells_fast(data, extracted, prefix, sink, formulas)
         self.cells = sink.table()
         return state, head, tail
 
-    def _cells_fast(self, data: bytes, prefix: bytes, sink: _CellSink, formulas: _Formulas) -> None:
+    def _cells_fast(self, data: bytes, extracted: pa.StructArray | None, prefix: bytes,
+                    sink: _CellSink, formulas: _Formulas) -> None:
+        """Add the cells of a run of rows (``extracted``: its canonical cells, ``None`` when it
+        is not in canonical form) to ``sink``; hidden rows and custom row heights are noted."""
         if not data:
             return
-        if any(token in data for token in _UNSAFE):
-            raise _Fallback()
-        matches = _cell_pattern(prefix).findall(data)
-        opening = b"<" + prefix + b"c"
-        if len(matches) != sum(data.count(opening + end) for end in (b" ", b">", b"/")):
+        if extracted is None:
+            if any(token in data for token in _UNSAFE):
+                raise _Fallback()
             n_tags = len(_tag_pattern(prefix).findall(data))  # any white space after "<c"
+            matches = _generic_cell_pattern(prefix).findall(data)
             if len(matches) != n_tags:
-                matches = _generic_cell_pattern(prefix).findall(data)
-                if len(matches) != n_tags:
-                    raise _Fallback()
+                raise _Fallback()
+            extracted = pa.StructArray.from_arrays(
+                [pa.array(field, pa.binary()) for field in zip(*matches)]
+                if matches else [pa.array([], pa.binary())] * len(_CELL_FIELDS),
+                names=list(_CELL_FIELDS))
         if b"hidden" in data or b"customHeight" in data:
             for attrs in _row_tag_pattern(prefix).findall(data):
                 hidden = _ROW_HIDDEN.search(attrs)
@@ -505,30 +592,31 @@ class WorksheetReader:
                     raise _Fallback()
                 self._row_facts(int(r.group(1)), bool(hidden),
                                 height.group(1).decode() if height else None)
-        if matches:
-            sink.add(self._batch(matches, prefix, formulas))
+        if len(extracted):
+            sink.add(self._batch(extracted, prefix, formulas))
 
-    def _batch(self, matches: list[tuple], prefix: bytes, formulas: _Formulas) -> pa.RecordBatch:
-        """Columnar cells of one block's matches, computed with Arrow kernels; only cells with
-        formulas, rich inline text, entities or bad shared-string indices go through Python."""
-        letters = pa.array([m[0] for m in matches], pa.binary())
+    def _batch(self, extracted: pa.StructArray, prefix: bytes,
+               formulas: _Formulas) -> pa.RecordBatch:
+        """Columnar cells of one run's extracted fields, computed with Arrow kernels; only cells
+        with formulas, rich inline text, entities or bad shared-string indices go through
+        Python."""
+        letters, digits, styles, types, raw = (extracted.field(name) for name in _CELL_FIELDS)
         if pc.min(pc.binary_length(letters)).as_py() == 0:
             raise _Fallback()  # a cell without a reference: its position comes from the tree
-        rows = pc.cast(pc.cast(pa.array([m[1] for m in matches], pa.binary()), pa.string()),
-                       pa.int32())
+        rows = pc.cast(pc.cast(digits, pa.string()), pa.int32())
         letter_codes = pc.dictionary_encode(letters)
         cols = pa.array([column_index(x.decode()) for x in letter_codes.dictionary.to_pylist()],
                         pa.int32()).take(letter_codes.indices)
-        styles = pc.cast(pa.array([m[2] for m in matches], pa.binary()), pa.string())
+        styles = pc.cast(styles, pa.string())
         styles = pc.cast(pc.if_else(pc.equal(styles, ""), "0", styles), pa.int32())
-        types = pc.cast(pa.array([m[3] for m in matches], pa.binary()), pa.string())
+        types = pc.cast(types, pa.string())
         types = pc.if_else(pc.equal(types, ""), "n", types)
-        inner = pc.cast(pa.array([m[4] for m in matches], pa.binary()), pa.string())
+        inner = pc.cast(raw, pa.string())
         simple = pc.and_(pc.and_(pc.starts_with(inner, "<v>"), pc.ends_with(inner, "</v>")),
                          pc.equal(pc.count_substring(inner, "<"), 2))
         sliced = pc.utf8_slice_codeunits(inner, 3, -4)
         values = pc.if_else(pc.and_(simple, pc.not_equal(sliced, "")), sliced, None)
-        n = len(matches)
+        n = len(extracted)
         other = np.flatnonzero(pc.and_(pc.invert(simple), pc.greater(
             pc.binary_length(inner), 0)).to_numpy(zero_copy_only=False))
         complex_rows = other
@@ -544,12 +632,12 @@ class WorksheetReader:
         kind = pa.nulls(n, pa.string())
         if len(complex_rows):
             parsed = []
-            for i in complex_rows.tolist():
-                letters_i, digits_i = matches[i][0], matches[i][1]
-                value, text, formula_kind, si = self._inner(matches[i][4], prefix)
-                text = formulas.resolve(formula_kind, si, text, int(digits_i),
-                                        column_index(letters_i.decode()))
-                parsed.append((value, text, formula_kind))
+            at = pa.array(complex_rows)
+            for xml, row, col in zip(raw.take(at).to_pylist(), rows.take(at).to_pylist(),
+                                     cols.take(at).to_pylist()):
+                value, text, formula_kind, si = self._inner(xml, prefix)
+                parsed.append((value, formulas.resolve(formula_kind, si, text, row, col),
+                               formula_kind))
             values = scatter(values, complex_rows, pa.array([p[0] for p in parsed], pa.string()))
             formula = scatter(formula, complex_rows, pa.array([p[1] for p in parsed], pa.string()))
             kind = scatter(kind, complex_rows, pa.array([p[2] for p in parsed], pa.string()))
