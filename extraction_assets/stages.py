@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from html import escape as html_escape
 from pathlib import PurePath
@@ -471,14 +472,20 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
     renderings = _renderings_table(workbook_hash, rendered)
     del rendered
     record_set.forget("html", "texts")  # the chunks need only the lines
-    for sheet_index in sorted(by_sheet):
-        for chunk in chunk_sheet(by_sheet[sheet_index], records, count_tokens, max_tokens,
-                                 min_tokens, count_tokens_batch):
-            chunk_rows.append(_chunk_row(workbook_hash, len(chunk_rows), chunk))
-            if chunk.n_tokens > max_tokens:
-                issues.append(Issue("rendered_chunks", chunk.sheet_name, chunk.a1_ranges[0],
-                                    "warning", "chunk_over_budget",
-                                    f"chunk has {chunk.n_tokens} tokens; the budget is {max_tokens}"))
+    # the records' JSON is built by Arrow in other threads while the chunks are cut
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="records") as pool:
+        records_json = pool.submit(lambda: [record_set.record_json(), record_set.display_json(),
+                                            record_set.merged_json()])
+        for sheet_index in sorted(by_sheet):
+            for chunk in chunk_sheet(by_sheet[sheet_index], records, count_tokens, max_tokens,
+                                     min_tokens, count_tokens_batch):
+                chunk_rows.append(_chunk_row(workbook_hash, len(chunk_rows), chunk))
+                if chunk.n_tokens > max_tokens:
+                    issues.append(Issue(
+                        "rendered_chunks", chunk.sheet_name, chunk.a1_ranges[0], "warning",
+                        "chunk_over_budget",
+                        f"chunk has {chunk.n_tokens} tokens; the budget is {max_tokens}"))
+        records_json.result()
     return StageOutput({"records": _records_table(workbook_hash, filename, record_set),
                         "renderings": renderings,
                         "chunks": _table("chunks", chunk_rows)}, issues)
@@ -495,7 +502,7 @@ def _renderings_table(workbook_hash: str,
         "block_id": pa.array([b.block_id for b in blocks], pa.string()),
         "sheet_name": pa.array([b.sheet_name for b in blocks], pa.string()),
         "kind": pa.array([b.kind for b in blocks], pa.string()),
-        **{name: pa.concat_arrays([r[k] for r in rendered])
+        **{name: pa.chunked_array([r[k] for r in rendered], pa.string())  # no copy
            for k, name in ((1, "markdown"), (2, "html"), (3, "text"))},
     }, schema=memory_schema("renderings"))
 

@@ -84,3 +84,27 @@ def test_arrow_allocates_from_jemalloc_unless_a_pool_is_chosen(chosen, expected)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == expected
+
+
+@pytest.mark.parametrize("package, user_conf, narenas", [
+    (True, "stats_print:true", "1"), (True, "narenas:3,stats_print:true", "3"),
+    (False, "stats_print:true", None)])
+def test_arrow_jemalloc_gets_one_arena_unless_the_user_chooses(package, user_conf, narenas):
+    """Importing the package puts ``narenas:1`` before the user's ``JE_ARROW_MALLOC_CONF``
+    (Arrow's jemalloc then prints its options at exit with ``stats_print``)."""
+    try:
+        pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        pytest.skip("this pyarrow build has no jemalloc pool")
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    env["JE_ARROW_MALLOC_CONF"] = user_conf
+    code = ("import extraction_assets\n" if package else "") + (
+        "import pyarrow as pa\npa.set_memory_pool(pa.jemalloc_memory_pool())\n"
+        "pa.array(range(100000))\n")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    line = next(ln for ln in out.stderr.splitlines() if "opt.narenas:" in ln)
+    if narenas is None:
+        assert line.split(":")[1].strip() != "1"  # jemalloc's default: 4 per CPU
+    else:
+        assert line.split(":")[1].strip() == narenas

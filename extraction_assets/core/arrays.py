@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Sequence, TypeVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+T = TypeVar("T")
 
 
 def scatter(base: pa.Array, positions: np.ndarray, values: pa.Array | Sequence) -> pa.Array:
@@ -18,3 +21,17 @@ def scatter(base: pa.Array, positions: np.ndarray, values: pa.Array | Sequence) 
     where[positions] = True
     values = values if isinstance(values, pa.Array) else pa.array(values, base.type)
     return pc.replace_with_mask(base, pa.array(where), values)
+
+
+#: Threads that run independent Arrow work side by side (its kernels release the GIL).
+THREADS = 2
+
+
+def in_threads(calls: Sequence[Callable[[], T]]) -> list[T]:
+    """The results of ``calls``, in the order given, run in :data:`THREADS` threads: for work
+    that is mostly Arrow kernels, which release the GIL, so that both cores of a process are
+    used. The first exception raised by a call is raised here."""
+    if len(calls) < 2:
+        return [call() for call in calls]
+    with ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="arrow") as pool:
+        return list(pool.map(lambda call: call(), calls))

@@ -15,13 +15,14 @@ from __future__ import annotations
 import colorsys
 import datetime as dt
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .a1 import MAX_COL, column_letter, parse_range, range_ref
-from .arrays import scatter
+from .arrays import in_threads, scatter
 from .numfmt import format_text, format_values, is_date_format, serial_to_datetime
 from .ooxml import ParsedSheet, WorkbookStyles
 
@@ -384,10 +385,11 @@ def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles,
         styles = workbook.cache["styles"] = _style_arrays(workbook)
     memo = workbook.cache.setdefault("display", {})
     anchors = np.asarray([_anchor_key(ref) for ref in sheet.merged_ranges], dtype=np.int64)
-    table = pa.concat_tables([
-        _grid_slice(cells.slice(offset, _SLICE_CELLS), styles, workbook.date1904, memo, anchors)
+    table = pa.concat_tables(in_threads([
+        partial(_grid_slice, cells.slice(offset, _SLICE_CELLS), styles, workbook.date1904, memo,
+                anchors)
         for offset in range(0, cells.num_rows, _SLICE_CELLS)
-    ])
+    ]))
     table = _apply_merges(table, sheet.merged_ranges)
     table = _flag_hidden(table, grid.hidden_rows, grid.hidden_columns)
     table = _flag_conditional(table, sheet.cf_ranges if cf_ranges is None else cf_ranges)

@@ -22,7 +22,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from html import escape
 from json.encoder import encode_basestring  # what json.dumps(..., ensure_ascii=False) writes
 from typing import Callable, Sequence
@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .a1 import MAX_COL, cell_ref, parse_cell_ref, parse_range, range_ref
-from .arrays import scatter
+from .arrays import in_threads, scatter
 from .normalize import StyledGrid, a1_refs, stripped_text
 from .segment import Block, total_rows
 
@@ -318,13 +318,16 @@ class RecordSet:
     def _gather(self, source: np.ndarray, fills: list) -> None:
         present = source >= 0
         cells = source[present]
-        # the cells' texts, a slice at a time (bounded intermediates of the typed values)
-        display, values, merged = [], [], []
-        for start in range(0, len(cells), _GATHER_CELLS):
+
+        def texts(start: int) -> tuple[pa.Array, pa.Array, pa.Array]:
             taken = self.cells.take(pa.array(cells[start:start + _GATHER_CELLS]))
-            display.append(pc.fill_null(taken.column("display_text"), "").combine_chunks())
-            values.append(_typed_json(taken))
-            merged.append(taken.column("merged_from").combine_chunks())
+            return (pc.fill_null(taken.column("display_text"), "").combine_chunks(),
+                    _typed_json(taken), taken.column("merged_from").combine_chunks())
+
+        # the cells' texts, a slice at a time (bounded intermediates of the typed values)
+        display, values, merged = (list(parts) for parts in zip(*in_threads(
+            [partial(texts, start) for start in range(0, len(cells), _GATHER_CELLS)]))) \
+            if len(cells) else ([], [], [])
         # entry k reads element slot[k] of the taken cells, or the last element: "no cell"
         slot = pa.array(np.where(present, np.cumsum(present) - 1, len(cells)))
 
@@ -383,35 +386,62 @@ class RecordSet:
         for name in names:
             self._cache.pop(name, None)
 
-    def _keyed(self, values: pa.Array, keep: np.ndarray | None = None) -> pa.Array:
-        """One JSON object per record: ``{"Header": value, ...}`` (``values`` are JSON texts),
-        leaving out the entries where ``keep`` is false."""
-        key_of = json_strings(self.headers).take(self.header_of)
-        pairs = pc.binary_join_element_wise(key_of, values, ": ")
-        offsets = self.offsets
-        if keep is not None:
-            pairs = pairs.filter(pa.array(keep))
-            offsets = np.r_[0, np.cumsum(keep)][offsets]
-        return _wrap("{", _per_row(pairs, offsets, ", "), "}")
+    def _per_record(self, build: Callable[[int, int, np.ndarray], pa.Array]) -> pa.Array:
+        """One text per record, built a run of records at a time in threads
+        (:func:`~.arrays.in_threads`; bounded intermediates): ``build(e0, e1, offsets)`` gives
+        the texts of the records whose entries are ``e0:e1``, record ``i`` of the run reading
+        entries ``e0 + offsets[i]:e0 + offsets[i + 1]``. A run holds at most
+        :data:`_GATHER_CELLS` entries (or one record)."""
+        runs, r0, n_records = [], 0, len(self.rows)
+        while r0 < n_records:
+            r1 = int(np.searchsorted(self.offsets, self.offsets[r0] + _GATHER_CELLS, "right")) - 1
+            r1 = min(max(r1, r0 + 1), n_records)
+            e0, e1 = int(self.offsets[r0]), int(self.offsets[r1])
+            runs.append(partial(build, e0, e1, self.offsets[r0:r1 + 1] - e0))
+            r0 = r1
+        parts = in_threads(runs)
+        return pa.concat_arrays(parts) if parts else pa.array([], pa.string())
+
+    def _keyed(self, value_of: Callable[[pa.Array], pa.Array], entries: pa.Array,
+               keep_valid: bool = False) -> pa.Array:
+        """One JSON object per record: ``{"Header": value, ...}``, each value the JSON text
+        ``value_of`` gives for a slice of ``entries``; with ``keep_valid``, the entries where
+        ``entries`` is null are left out."""
+        keys = json_strings(self.headers)
+
+        def build(e0: int, e1: int, offsets: np.ndarray) -> pa.Array:
+            mine = entries.slice(e0, e1 - e0)
+            pairs = pc.binary_join_element_wise(keys.take(self.header_of.slice(e0, e1 - e0)),
+                                                pc.fill_null(value_of(mine), ""), ": ")
+            if keep_valid:
+                keep = pc.is_valid(mine).to_numpy(zero_copy_only=False)
+                pairs, offsets = pairs.filter(pa.array(keep)), np.r_[0, np.cumsum(keep)][offsets]
+            return _wrap("{", _per_row(pairs, offsets, ", "), "}")
+        return self._per_record(build)
+
+    def _shown(self, e0: int, e1: int) -> tuple[pa.Array, pa.Array]:
+        """(markup, display) of entries ``e0:e1``."""
+        return self.markup.slice(e0, e1 - e0), self.display.slice(e0, e1 - e0)
 
     def record_json(self) -> pa.Array:
         """``record`` of each row as JSON (``json.dumps(record, ensure_ascii=False)``)."""
-        return self._cached("record", lambda: self._keyed(self.values))
+        return self._cached("record", lambda: self._keyed(lambda values: values, self.values))
 
     def display_json(self) -> pa.Array:
         """``display`` of each row as JSON: header -> display text."""
-        return self._cached("display", lambda: self._keyed(json_strings(self.display)))
+        return self._cached("display", lambda: self._keyed(json_strings, self.display))
 
     def merged_json(self) -> pa.Array:
         """``merged_from`` of each row as JSON: header -> source reference, where there is one."""
-        return self._cached("merged", lambda: self._keyed(
-            pc.fill_null(json_strings(self.merged_from), ""),
-            pc.is_valid(self.merged_from).to_numpy(zero_copy_only=False)))
+        return self._cached("merged", lambda: self._keyed(json_strings, self.merged_from,
+                                                          keep_valid=True))
 
     def line_array(self) -> pa.Array:
         """The GFM table line of each record (rich-text markup where a cell has some)."""
-        return self._cached("line_array", lambda: _wrap("| ", _per_row(
-            md_cells(pc.coalesce(self.markup, self.display)), self.offsets, " | "), " |"))
+        def build(e0: int, e1: int, offsets: np.ndarray) -> pa.Array:
+            return _wrap("| ", _per_row(md_cells(pc.coalesce(*self._shown(e0, e1))), offsets,
+                                        " | "), " |")
+        return self._cached("line_array", lambda: self._per_record(build))
 
     def lines(self) -> list[str]:
         """:meth:`line_array` as Python strings (what the chunks are cut from)."""
@@ -419,21 +449,24 @@ class RecordSet:
 
     def html_rows(self) -> pa.Array:
         """The ``<tr>`` of each record: display text escaped, rich-text markup as it is."""
-        def build():
-            shown = pc.coalesce(self.markup, html_texts(self.display))
-            return _wrap("<tr>", _per_row(_wrap("<td>", shown, "</td>"), self.offsets, ""),
-                         "</tr>")
-        return self._cached("html", build)
+        def build(e0: int, e1: int, offsets: np.ndarray) -> pa.Array:
+            markup, display = self._shown(e0, e1)
+            cells = _wrap("<td>", pc.coalesce(markup, html_texts(display)), "</td>")
+            return _wrap("<tr>", _per_row(cells, offsets, ""), "</tr>")
+        return self._cached("html", lambda: self._per_record(build))
 
     def texts(self) -> pa.Array:
         """Each record as ``Header: value; Header: value`` (empty cells left out)."""
-        def build():
-            header_of = pc.binary_join_element_wise(self.headers, ": ", "").take(self.header_of)
-            keep = pc.not_equal(self.display, "").to_numpy(zero_copy_only=False)
-            pairs = pc.binary_join_element_wise(header_of, self.display, "").filter(
+        labels = pc.binary_join_element_wise(self.headers, ": ", "")
+
+        def build(e0: int, e1: int, offsets: np.ndarray) -> pa.Array:
+            display = self.display.slice(e0, e1 - e0)
+            keep = pc.not_equal(display, "").to_numpy(zero_copy_only=False)
+            pairs = pc.binary_join_element_wise(
+                labels.take(self.header_of.slice(e0, e1 - e0)), display, "").filter(
                 pa.array(keep))
-            return _per_row(pairs, np.r_[0, np.cumsum(keep)][self.offsets], "; ")
-        return self._cached("texts", build)
+            return _per_row(pairs, np.r_[0, np.cumsum(keep)][offsets], "; ")
+        return self._cached("texts", lambda: self._per_record(build))
 
     def records(self, block_id: str) -> TableRecords:
         """The records of one block (empty when it has none)."""
