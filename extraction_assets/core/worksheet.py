@@ -215,26 +215,47 @@ class _NullTarget:
         return None
 
 
-class _Checker:
-    """libxml2's well-formedness check of a part fed block by block, run in a thread of its
-    own (lxml releases the GIL while it parses) so that it overlaps the cell extraction; a part
-    that fits in its first block is checked in place (no thread for a small sheet). The parser
-    is made and used in one thread only; at most :data:`_CHECK_AHEAD` blocks wait.
-    :meth:`feed` and :meth:`close` raise :class:`_Fallback` once a block was not well-formed.
-    """
+class _BlockThreads:
+    """Work on the blocks of a part in :attr:`threads` threads of its own, started when the
+    part's first read fills a whole block (:data:`_BLOCK_BYTES`; the blocks of a smaller part
+    are worked on in place, with no thread); on exit the threads end, queued work cancelled."""
+
+    threads = 1
+    name = "block"
 
     def __init__(self) -> None:
         self._pool: ThreadPoolExecutor | None = None
-        self._inline = False
-        self._parser = None
+        self._inline: bool | None = None
         self._pending: deque = deque()
 
-    def __enter__(self) -> "_Checker":
+    def __enter__(self):
         return self
 
     def __exit__(self, *exc) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def start(self, first_read: int) -> None:
+        """Decide, from the size of the part's first read (bytes), whether to use threads."""
+        if self._inline is None:
+            self._inline = first_read < _BLOCK_BYTES
+            if not self._inline:
+                self._pool = ThreadPoolExecutor(max_workers=self.threads,
+                                                thread_name_prefix=self.name)
+
+
+class _Checker(_BlockThreads):
+    """libxml2's well-formedness check of a part fed block by block, run in a thread of its
+    own (lxml releases the GIL while it parses) so that it overlaps the cell extraction. The
+    parser is made and used in one thread only; at most :data:`_CHECK_AHEAD` blocks wait.
+    :meth:`feed` and :meth:`close` raise :class:`_Fallback` once a block was not well-formed.
+    """
+
+    name = "xml-check"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._parser = None
 
     def _checking(self) -> etree.XMLParser:
         """The parser, made in the thread that uses it."""
@@ -266,11 +287,7 @@ class _Checker:
 
     def feed(self, block: bytes) -> None:
         """Check ``block`` (raising if it, or an earlier block, failed the check)."""
-        if self._pool is None and not self._inline:
-            if len(block) < _BLOCK_BYTES:  # a short first read: the whole part
-                self._inline = True
-            else:
-                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="xml-check")
+        self.start(len(block))
         self._run(self._feed, block)
         self._settle(_CHECK_AHEAD)
 
@@ -280,8 +297,7 @@ class _Checker:
 
     def close(self) -> None:
         """End the document and wait for the verdict."""
-        if self._pool is None:
-            self._inline = True
+        self.start(0)
         self._run(self._close)
         self._settle(0)
 
@@ -290,31 +306,13 @@ class _Checker:
 _CHECK_AHEAD = 2
 
 
-class _CellRuns:
+class _CellRuns(_BlockThreads):
     """The canonical cells of a part's runs of whole rows (:func:`_canonical_cells`), extracted
-    by :data:`_RUN_THREADS` threads while the reader goes on, and handed back in order with
-    at most :data:`_RUNS_AHEAD` runs waiting; the runs of a part that fits in its first block
-    are extracted in place (no thread for a small sheet)."""
+    by two threads while the reader goes on, and handed back in order with at most
+    :data:`_RUNS_AHEAD` runs waiting."""
 
-    def __init__(self) -> None:
-        self._pool: ThreadPoolExecutor | None = None
-        self._inline: bool | None = None
-        self._pending: deque = deque()
-
-    def __enter__(self) -> "_CellRuns":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-
-    def start(self, first_read: int) -> None:
-        """Decide, from the size of the part's first read, whether runs go to threads."""
-        if self._inline is None:
-            self._inline = first_read < _BLOCK_BYTES
-            if not self._inline:
-                self._pool = ThreadPoolExecutor(max_workers=_RUN_THREADS,
-                                                thread_name_prefix="cells")
+    threads = 2
+    name = "cells"
 
     def put(self, run: bytes, prefix: bytes):
         """Queue ``run``; yields the (run, extracted cells or ``None``) that are due, in order."""
@@ -333,9 +331,8 @@ class _CellRuns:
             yield run, future.result()
 
 
-#: Threads extracting runs of rows, and runs extracted ahead of the reader (memory: at most
-#: this many blocks of :data:`_BLOCK_BYTES` and their cells).
-_RUN_THREADS = 2
+#: Runs of rows extracted ahead of the reader (memory: at most this many blocks of
+#: :data:`_BLOCK_BYTES` and their cells).
 _RUNS_AHEAD = 2
 
 
