@@ -63,6 +63,9 @@ def _print_result(result) -> None:
     c = result.counts
     counts = (f"sheets={c.get('sheets', 0)} tables={c.get('tables', 0)} "
               f"records={c.get('records', 0)} chunks={c.get('chunks', 0)}")
+    if c.get("errors"):  # read, but not all of it: the issues say what is missing
+        counts += (f"  [red]errors={c['errors']}[/] (see extraction_issues, e.g. a damaged "
+                   "worksheet keeps only the cells before the fault)")
     if result.status == "failed":
         line = f"[red]failed[/]    {result.path}  {result.error}"
     elif result.status == "duplicate":

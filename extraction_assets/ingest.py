@@ -65,8 +65,18 @@ def _count(store: DataStore, table: str, workbook_hash: str) -> int:
         return 0
 
 
+def _error_issues(store: DataStore, workbook_hash: str) -> int:
+    """``extraction_issues`` of severity ``error`` that any asset recorded for one partition
+    (e.g. a worksheet that is not well-formed XML: its cells after the fault are missing)."""
+    folder = store.table_path("extraction_issues", workbook_hash).parent
+    return sum(store.read_table("extraction_issues", workbook_hash, asset=path.parent.name)
+               .column("severity").to_pylist().count("error")
+               for path in sorted(folder.glob(f"*/{workbook_hash}.parquet")))
+
+
 def summarize(store: DataStore, workbook_hash: str) -> dict[str, int]:
-    """Sheets, tables, records and chunks written for one partition."""
+    """Sheets, tables, records and chunks written for one partition, and its ``errors``
+    (issues of severity ``error``: the file was read, but not all of it)."""
     sheets = _count(store, "sheets", workbook_hash)
     try:
         kinds = store.read_table("blocks", workbook_hash).column("kind").to_pylist()
@@ -74,7 +84,8 @@ def summarize(store: DataStore, workbook_hash: str) -> dict[str, int]:
         kinds = []
     return {"sheets": sheets, "tables": kinds.count("table"),
             "records": _count(store, "records", workbook_hash),
-            "chunks": _count(store, "chunks", workbook_hash)}
+            "chunks": _count(store, "chunks", workbook_hash),
+            "errors": _error_issues(store, workbook_hash)}
 
 
 def _failure_message(result) -> str:

@@ -201,6 +201,36 @@ def test_cli_ingest_reports_each_file_and_exits_nonzero_on_failure(tmp_path):
     assert "refresh" in proc.stderr  # what embeds files ingested with --until
 
 
+def test_damaged_worksheet_keeps_its_first_cells_and_the_line_shows_the_error(tmp_path):
+    """A sheet that is not well-formed XML past its second row: the file is read (the cells
+    before the fault and the other sheet), the partition has one ``error`` issue, and the
+    ingest line says so."""
+    try:
+        from extraction_assets_tests.builders import Sheet, worksheet, xlsx_bytes
+    except ImportError:  # tests collected with the test folder itself on sys.path
+        from builders import Sheet, worksheet, xlsx_bytes
+
+    rows = "".join(f'<row r="{r}"><c r="A{r}" t="inlineStr"><is><t>Item {r}</t></is></c>'
+                   f'<c r="B{r}"><v>{r}</v></c></row>' for r in range(2, 4))
+    bad = worksheet('<row r="1"><c r="A1" t="inlineStr"><is><t>Item</t></is></c>'
+                    '<c r="B1" t="inlineStr"><is><t>Qty</t></is></c></row>' + rows
+                    + '<row r="4"><c r="A4"><v>4</c></row>')  # </v> missing
+    path = tmp_path / "damaged.xlsx"
+    path.write_bytes(xlsx_bytes([Sheet("Bad", bad), Sheet("Good", worksheet(
+        '<row r="1"><c r="A1" t="inlineStr"><is><t>Note</t></is></c></row>'))]))
+    proc = subprocess.run(
+        [sys.executable, "-m", "extraction_assets.cli", "ingest", str(path),
+         "--data-dir", str(tmp_path / "data"), "--until", "rendered_chunks"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("success"))
+    assert "sheets=2" in line and "records=2" in line and "errors=1" in line
+    issues = _db(tmp_path / "data").execute(
+        "SELECT sheet_name, severity, code FROM extraction_issues").fetchall()
+    assert issues == [("Bad", "error", "corrupt_workbook")]
+
+
 def test_b04_two_row_header_is_one_table(cases_dir, tmp_path):
     results = ingest_paths([cases_dir / "B04_two_row_header.xlsx"], tmp_path,
                            until="segmented_blocks")
