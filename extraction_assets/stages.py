@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from html import escape as html_escape
 from pathlib import PurePath
@@ -22,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .core.a1 import column_index, column_letter, parse_range
+from .core.arrays import in_threads
 from .core.container import Limits, sniff
 from .core.errors import ExtractionError
 from .core.headings import detect_heading_levels
@@ -472,10 +472,8 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
     renderings = _renderings_table(workbook_hash, rendered)
     del rendered
     record_set.forget("html", "texts")  # the chunks need only the lines
-    # the records' JSON is built by Arrow in other threads while the chunks are cut
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="records") as pool:
-        records_json = pool.submit(lambda: [record_set.record_json(), record_set.display_json(),
-                                            record_set.merged_json()])
+
+    def cut_chunks() -> None:
         for sheet_index in sorted(by_sheet):
             for chunk in chunk_sheet(by_sheet[sheet_index], records, count_tokens, max_tokens,
                                      min_tokens, count_tokens_batch):
@@ -485,7 +483,10 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
                         "rendered_chunks", chunk.sheet_name, chunk.a1_ranges[0], "warning",
                         "chunk_over_budget",
                         f"chunk has {chunk.n_tokens} tokens; the budget is {max_tokens}"))
-        records_json.result()
+
+    # the records' JSON is built by Arrow while the chunks are cut
+    in_threads([cut_chunks, record_set.record_json, record_set.display_json,
+                record_set.merged_json])
     return StageOutput({"records": _records_table(workbook_hash, filename, record_set),
                         "renderings": renderings,
                         "chunks": _table("chunks", chunk_rows)}, issues)

@@ -231,7 +231,7 @@ def _form_plan(grid: StyledGrid, base: int, block: Block) -> _Plan:
                  np.zeros((1, len(block.columns)), bool), None)
 
 
-#: Cells whose typed values :class:`RecordSet` computes at a time.
+#: Cells (entries) whose typed values and texts :class:`RecordSet` computes at a time.
 _GATHER_CELLS = 1 << 18
 
 
@@ -325,9 +325,8 @@ class RecordSet:
                     _typed_json(taken), taken.column("merged_from").combine_chunks())
 
         # the cells' texts, a slice at a time (bounded intermediates of the typed values)
-        display, values, merged = (list(parts) for parts in zip(*in_threads(
-            [partial(texts, start) for start in range(0, len(cells), _GATHER_CELLS)]))) \
-            if len(cells) else ([], [], [])
+        parts = in_threads([partial(texts, start) for start in range(0, len(cells), _GATHER_CELLS)])
+        display, values, merged = ([part[k] for part in parts] for k in range(3))
         # entry k reads element slot[k] of the taken cells, or the last element: "no cell"
         slot = pa.array(np.where(present, np.cumsum(present) - 1, len(cells)))
 
@@ -457,6 +456,9 @@ class RecordSet:
 
     def texts(self) -> pa.Array:
         """Each record as ``Header: value; Header: value`` (empty cells left out)."""
+        return self._cached("texts", self._build_texts)
+
+    def _build_texts(self) -> pa.Array:
         labels = pc.binary_join_element_wise(self.headers, ": ", "")
 
         def build(e0: int, e1: int, offsets: np.ndarray) -> pa.Array:
@@ -466,7 +468,7 @@ class RecordSet:
                 labels.take(self.header_of.slice(e0, e1 - e0)), display, "").filter(
                 pa.array(keep))
             return _per_row(pairs, np.r_[0, np.cumsum(keep)][offsets], "; ")
-        return self._cached("texts", lambda: self._per_record(build))
+        return self._per_record(build)
 
     def records(self, block_id: str) -> TableRecords:
         """The records of one block (empty when it has none)."""

@@ -400,7 +400,7 @@ _ROW_HIDDEN = re.compile(rb"\shidden\s*=\s*[\"'](?:1|true)[\"']")
 _ROW_CUSTOM_HEIGHT = re.compile(rb"\scustomHeight\s*=\s*[\"'](?:1|true)[\"']")
 _ROW_HEIGHT = re.compile(rb"\sht\s*=\s*[\"']([\d.]+)[\"']")
 _UNSAFE = (b"<![CDATA[", b"<!--", b"<?")
-_UNSAFE_REGEX = r"<!\[CDATA\[|<!--|<\?"
+_UNSAFE_REGEX = "|".join(re.escape(token.decode("ascii")) for token in _UNSAFE)
 #: An inline string with one plain ``<t>`` (what openpyxl and most libraries write).
 _INLINE_TEXT_PATTERN = r'^<is><t(?: xml:space="preserve")?>(?P<text>[^<]*)</t></is>$'
 _ENCODING = re.compile(rb"<\?xml[^>]*encoding\s*=\s*[\"']([\w.-]+)")
