@@ -7,8 +7,6 @@ Used by the ``extraction-assets`` CLI and by tests; one file's failure never sto
 from __future__ import annotations
 
 import atexit
-import multiprocessing
-import multiprocessing.forkserver
 import threading
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
@@ -27,6 +25,7 @@ from .embedding import EmbedderResource
 from .lineage import export_lineage
 from .partitions import add_partition_keys, workbook_partitions
 from .storage import DataStore
+from .workers import start_forkserver
 
 QUIET_LOGGERS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
@@ -155,9 +154,16 @@ def _start_worker(data_dir: str, embedder: dict | None, passwords: list[str] | N
     resources = make_definitions(str(store.root),
                                  EmbedderResource(**embedder) if embedder else None,
                                  passwords).resources
+    # the embedder's tokenizer is loaded now, while the main process is still hashing the files
+    resources["embedder"].get_embedder().count_tokens("")
     _WORKER.update(store=store, instance=instance, run_config=run_config, resources=resources,
                    selection=AssetSelection.assets(
                        *[a for a in ALL_ASSETS if a.key.path[-1] in selected]))
+
+
+def _worker_ready() -> None:
+    """Submitted once per worker process when the pool starts, so that its start-up runs while
+    the main process registers the files."""
 
 
 def _worker_materialize(path: str, workbook_hash: str) -> IngestResult:
@@ -169,31 +175,23 @@ def _worker_materialize(path: str, workbook_hash: str) -> IngestResult:
         return IngestResult(path, workbook_hash, "failed", error=f"{type(exc).__name__}: {exc}")
 
 
-def _start_forkserver() -> multiprocessing.context.BaseContext:
-    """The forkserver context of :func:`_worker_pool`, its server started (it imports Dagster
-    and the stages, ~3 s, while this process goes on: registering files, opening the
-    instance)."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["dagster", "extraction_assets.stages"])
-    multiprocessing.forkserver.ensure_running()
-    return context
-
-
 @contextmanager
 def _worker_pool(size: int, store: DataStore, embedder: EmbedderResource | None,
                  passwords: list[str] | None, selected: list,
                  run_config: dict) -> Iterator[ProcessPoolExecutor | None]:
-    """``size`` worker processes for :func:`ingest_paths` (``None`` when ``size`` is 0). They
-    fork from a server process that imported Dagster and the stages, not from this one, which
-    runs Dagster's and LanceDB's threads (LanceDB is imported after the fork)."""
+    """``size`` worker processes for :func:`ingest_paths` (``None`` when ``size`` is 0), started
+    at once. They fork from a server process that imported Dagster and the stages
+    (:func:`~extraction_assets.workers.start_forkserver`), not from this one, which runs
+    Dagster's and LanceDB's threads (LanceDB is imported after the fork)."""
     if size < 1:
         yield None
         return
-    context = _start_forkserver()
     with ProcessPoolExecutor(
-            max_workers=size, mp_context=context, initializer=_start_worker,
+            max_workers=size, mp_context=start_forkserver(), initializer=_start_worker,
             initargs=(str(store.root), embedder.model_dump() if embedder else None, passwords,
                       [a.key.path[-1] for a in selected], run_config)) as pool:
+        for _ in range(size):  # the pool forks one process per task while none is idle
+            pool.submit(_worker_ready)
         yield pool
 
 
@@ -216,8 +214,9 @@ def ingest_paths(
     code versions is left alone unless ``force``. ``passwords`` are tried on password-protected
     files (default: ``$EXTRACTION_ASSETS_PASSWORDS``). ``until`` names the last asset to
     materialize (default: all six). ``jobs`` > 1 materializes that many partitions at once:
-    this process and ``jobs - 1`` worker processes each take the next file as they finish one,
-    every run on the same instance and data dir (their writes meet on the file locks of the
+    this process and ``jobs - 1`` worker processes (started first, so that their start-up runs
+    while the files are hashed) each take the next file as they finish one, every run on the
+    same instance and data dir (their writes meet on the file locks of the
     DuckDB views and the LanceDB table). ``on_result`` is called after each file (for progress
     output; in completion order). A missing or unreadable file is a ``failed`` result, not an
     error.
@@ -231,8 +230,7 @@ def ingest_paths(
         raise ValueError(f"unknown asset {until!r}; choose one of {', '.join(names)}")
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
-    if jobs > 1:
-        _start_forkserver()
+    paths = [Path(p) for p in paths]
     store = DataStore(data_dir)
     selected = ALL_ASSETS[: names.index(until) + 1] if until else ALL_ASSETS
     run_config: dict = dict(QUIET_LOGGERS)
@@ -248,33 +246,34 @@ def ingest_paths(
             if on_result:
                 on_result(result)
 
-    registered: list[tuple[Path, str | None, str | None]] = []  # path, hash, read error
-    for path in map(Path, paths):
-        try:
-            registered.append((path, store.register_source(path)[0], None))
-        except OSError as exc:
-            registered.append((path, None, f"cannot read file: {exc.strerror or exc}"))
+    # the worker processes start first: their start-up overlaps the hashing and the checks below
+    with _worker_pool(min(jobs, len(paths)) - 1, store, embedder, passwords, selected,
+                      run_config) as pool:
+        registered: list[tuple[Path, str | None, str | None]] = []  # path, hash, read error
+        for path in paths:
+            try:
+                registered.append((path, store.register_source(path)[0], None))
+            except OSError as exc:
+                registered.append((path, None, f"cannot read file: {exc.strerror or exc}"))
 
-    todo: deque[tuple[int, Path, str]] = deque()
-    with open_instance(store) as instance:
-        new = set(add_partition_keys(instance, [h for _, h, _ in registered if h]))
-        for k, (path, workbook_hash, error) in enumerate(registered):
-            if workbook_hash is None:
-                done(k, IngestResult(str(path), "", "failed", error=error))
-            elif workbook_hash in seen:
-                done(k, IngestResult(str(path), workbook_hash, "duplicate",
-                                     error=f"same bytes as {seen[workbook_hash]}",
-                                     counts=summarize(store, workbook_hash)))
-            else:
-                seen[workbook_hash] = str(path)
-                if (workbook_hash not in new and not force
-                        and not stale_assets(instance, workbook_hash, selected)):
-                    done(k, IngestResult(str(path), workbook_hash, "unchanged",
+        todo: deque[tuple[int, Path, str]] = deque()
+        with open_instance(store) as instance:
+            new = set(add_partition_keys(instance, [h for _, h, _ in registered if h]))
+            for k, (path, workbook_hash, error) in enumerate(registered):
+                if workbook_hash is None:
+                    done(k, IngestResult(str(path), "", "failed", error=error))
+                elif workbook_hash in seen:
+                    done(k, IngestResult(str(path), workbook_hash, "duplicate",
+                                         error=f"same bytes as {seen[workbook_hash]}",
                                          counts=summarize(store, workbook_hash)))
                 else:
-                    todo.append((k, path, workbook_hash))
-        helpers = min(jobs, len(todo)) - 1
-        with _worker_pool(helpers, store, embedder, passwords, selected, run_config) as pool:
+                    seen[workbook_hash] = str(path)
+                    if (workbook_hash not in new and not force
+                            and not stale_assets(instance, workbook_hash, selected)):
+                        done(k, IngestResult(str(path), workbook_hash, "unchanged",
+                                             counts=summarize(store, workbook_hash)))
+                    else:
+                        todo.append((k, path, workbook_hash))
             taking = threading.Lock()
 
             def take() -> tuple[int, Path, str] | None:
@@ -291,7 +290,8 @@ def ingest_paths(
                                               error=f"worker process failed: {exc}")
                     done(k, result)
 
-            feeders = [threading.Thread(target=feed, daemon=True) for _ in range(helpers)]
+            feeders = [threading.Thread(target=feed, daemon=True)
+                       for _ in range(min(jobs, len(todo)) - 1)]
             for feeder in feeders:
                 feeder.start()
             # this process materializes partitions too, with its instance and definitions

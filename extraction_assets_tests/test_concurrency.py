@@ -144,3 +144,28 @@ def test_ingest_with_two_jobs_materializes_each_partition_once(tmp_path: Path) -
                               "rendered_chunks", "chunk_embeddings"]
         n_chunks = con.execute("SELECT count(*) FROM chunks").fetchone()[0]
     assert VectorStore(store.lancedb_uri).count() == n_chunks > 0
+
+
+def test_cli_ingest_with_two_jobs_prints_every_file_and_exits_cleanly(tmp_path: Path) -> None:
+    """The ``extraction-assets`` entry point in a fresh interpreter, as a user runs it: with
+    ``--jobs 2`` the worker process is started before the files are hashed, so a second ingest
+    where every file is already up to date starts and shuts it down without work. Every
+    file's line reaches stdout although the command leaves without the interpreter's final
+    garbage collection (``gc.freeze`` on the way out)."""
+    paths = write_batch(tmp_path / "batch", 3, N_ROWS)
+    command = [sys.executable, "-m", "extraction_assets.cli", "ingest", "--data-dir",
+               str(tmp_path / "data"), "--jobs", "2", "--until", "rendered_chunks",
+               *map(str, paths)]
+
+    def lines() -> list[list[str]]:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        assert "Traceback" not in proc.stderr, proc.stderr
+        return sorted(line.split()[:2] for line in proc.stdout.splitlines() if line.strip())
+
+    names = sorted(str(p) for p in paths)
+    assert lines() == [["success", name] for name in names]
+    assert lines() == [["unchanged", name] for name in names]
+    with duckdb.connect(str(DataStore(tmp_path / "data").warehouse_path), read_only=True) as con:
+        assert con.execute("SELECT count(DISTINCT workbook_hash), count(*) FROM records"
+                           ).fetchone() == (3, 3 * N_ROWS)
