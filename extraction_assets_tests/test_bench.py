@@ -59,5 +59,9 @@ def test_parallel_ingest_measure_runs_both_ingests(tmp_path):
     assert (parallel["files"], parallel["workers"], parallel["cells_per_file"]) == (2, 2, 315)
     assert parallel["serial_s"] > 0 and parallel["parallel_s"] > 0
     assert parallel["ratio"] == round(parallel["serial_s"] / parallel["parallel_s"], 2)
+    assert parallel["independent_s"] > 0
+    assert parallel["independent_ratio"] == round(parallel["serial_s"]
+                                                  / parallel["independent_s"], 2)
+    assert "independent --jobs 1 ingests" in result.output
     [target] = json.loads(out.read_text())["targets"]
     assert target["target"] == "parallel: ingest --jobs 2 / --jobs 1"

@@ -42,20 +42,26 @@ def dagster_run(path: Path, data_dir: Path, force: bool = False) -> dict:
             "reused": metadata["reused"].value, "chunks": result.counts["chunks"]}
 
 
-def ingest_process(paths: list[Path], data_dir: Path, jobs: int,
-                   until: str | None = None) -> float:
-    """Wall seconds of one ``extraction-assets ingest --jobs JOBS`` process on ``paths`` (a
-    fresh interpreter, as a user runs it: imports, instance, registration and the runs).
+def ingest_processes(groups: list[tuple[list[Path], Path]], jobs: int,
+                     until: str | None = None) -> float:
+    """Wall seconds of ``extraction-assets ingest --jobs JOBS`` processes started together, one
+    per ``(paths, data_dir)`` group, until the last one exits (each a fresh interpreter, as a
+    user runs it: imports, instance, registration and the runs).
 
     Raises:
-        RuntimeError: the ingest exited non-zero (its stderr tail is in the message).
+        RuntimeError: an ingest exited non-zero (its stderr tail is in the message).
     """
-    command = [sys.executable, "-m", "extraction_assets.cli", "ingest", "--data-dir",
-               str(data_dir), "--jobs", str(jobs), *(["--until", until] if until else []),
-               *[str(p) for p in paths]]
     start = time.perf_counter()
-    proc = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    procs = [subprocess.Popen(
+        [sys.executable, "-m", "extraction_assets.cli", "ingest", "--data-dir", str(data_dir),
+         "--jobs", str(jobs), *(["--until", until] if until else []), *[str(p) for p in paths]],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for paths, data_dir in groups]
+    failures = []
+    for proc in procs:
+        _, err = proc.communicate()
+        if proc.returncode:
+            failures.append(f"ingest exited {proc.returncode}: {err[-2000:]}")
     wall = time.perf_counter() - start
-    if proc.returncode:
-        raise RuntimeError(f"ingest exited {proc.returncode}: {proc.stderr[-2000:]}")
+    if failures:
+        raise RuntimeError(failures[0])
     return wall
