@@ -118,12 +118,12 @@ def view_sql(store: DataStore) -> dict[str, str]:
 def refresh_views(store: DataStore, attempts: int = 20, delay_seconds: float = 0.25) -> Path:
     """(Re)create every contract view in ``<data-dir>/warehouse.duckdb``; returns its path.
 
-    Writers of all processes are serialized by a file lock; a run that still finds the DuckDB
-    file locked (by a reader, or a process not using the lock) retries with a growing delay.
-    The views are computed under the lock, from the Parquet files present at that moment; when
-    they are the ones the file already holds (recorded by the sha256 of their SQL in
-    ``.warehouse.duckdb.views``), the file is not opened: a view's glob already reads every new
-    partition, only a table's first file changes its SQL.
+    The views' SQL is computed from the Parquet files present; when it is the SQL the file
+    already holds (recorded by the sha256 of the statements in ``.warehouse.duckdb.views``),
+    nothing is done and no lock is taken: a view's glob already reads every new partition, only
+    a table's first file changes its SQL. Otherwise writers of all processes are serialized by
+    a file lock, the SQL is computed again under it, and a run that still finds the DuckDB file
+    locked (by a reader, or a process not using the lock) retries with a growing delay.
 
     Raises:
         duckdb.IOException: the file stayed locked for all ``attempts``.
@@ -132,13 +132,20 @@ def refresh_views(store: DataStore, attempts: int = 20, delay_seconds: float = 0
     path = store.warehouse_path
     path.parent.mkdir(parents=True, exist_ok=True)
     stamp = path.with_name(f".{path.name}.views")
+
+    def current() -> tuple[dict[str, str], str, bool]:
+        statements = view_sql(store)
+        digest = hashlib.sha256("\n".join(statements.values()).encode()).hexdigest()
+        return statements, digest, path.exists() and stamp.exists() and stamp.read_text() == digest
+
+    if current()[2]:
+        return path  # the views already read these globs: new files need nothing, no lock
     with _writer_lock(path):
         for attempt in range(attempts):
             try:
-                statements = view_sql(store)
-                digest = hashlib.sha256("\n".join(statements.values()).encode()).hexdigest()
-                if path.exists() and stamp.exists() and stamp.read_text() == digest:
-                    return path  # the views already read these globs: new files need nothing
+                statements, digest, up_to_date = current()
+                if up_to_date:
+                    return path  # another writer made them while this one waited
                 with duckdb.connect(str(path)) as con:
                     con.execute("BEGIN TRANSACTION")
                     for statement in statements.values():

@@ -192,3 +192,30 @@ def test_views_are_rewritten_only_when_their_sql_changes(tmp_path):
     assert refresh_views(store).stat().st_mtime_ns == second and rows(warehouse) == 2
     warehouse.unlink()
     assert rows(refresh_views(store)) == 2
+
+
+def test_views_that_are_current_need_no_writer_lock(tmp_path, monkeypatch):
+    """A run's call to refresh the views while they already read every table's glob returns
+    without taking the writers' file lock (held here by another writer): runs side by side do
+    not queue on it. A change of the views' SQL still waits for the lock."""
+    import datetime as dt
+
+    import filelock
+
+    from extraction_assets import warehouse as wh
+
+    store = DataStore(tmp_path / "data")
+    when = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    row = dict(asset="workbook", run_id="r", code_version="1", data_version="d",
+               materialized_at=when, row_count=1)
+    store.write_table("lineage", "a" * 64, [dict(workbook_hash="a" * 64, **row)])
+    warehouse = wh.refresh_views(store)
+    monkeypatch.setattr(wh, "LOCK_TIMEOUT_SECONDS", 0.2)
+    with filelock.FileLock(str(warehouse.with_name(f".{warehouse.name}.lock"))):
+        store.write_table("lineage", "b" * 64, [dict(workbook_hash="b" * 64, **row)])
+        assert wh.refresh_views(store) == warehouse
+        store.write_table("records", "a" * 64, [])  # the records view's SQL changes
+        with pytest.raises(filelock.Timeout):
+            wh.refresh_views(store)
+    with duckdb.connect(str(wh.refresh_views(store)), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM lineage").fetchone()[0] == 2
