@@ -12,11 +12,13 @@ import multiprocessing
 import multiprocessing.context
 import multiprocessing.forkserver
 
-#: Modules the forkserver imports once for all its workers: Dagster, the asset graph with the
-#: stages, and the SQLite instance storage and instance factory, which Dagster imports only when
-#: an instance is opened (~0.7 s). A module that cannot be imported is skipped by the server.
+#: Modules the forkserver imports once for all its workers, in order: Dagster, the asset graph
+#: with the stages, the SQLite instance storage and instance factory, which Dagster imports
+#: only when an instance is opened (~0.7 s), and last :mod:`.forkserver_freeze`, which freezes
+#: the server's objects before the first fork. A module that cannot be imported is skipped by
+#: the server.
 PRELOAD = ["dagster", "extraction_assets.ingest", "dagster._core.storage.sqlite_storage",
-           "dagster._core.instance.factory"]
+           "dagster._core.instance.factory", "extraction_assets.forkserver_freeze"]
 
 
 def start_forkserver() -> multiprocessing.context.BaseContext:

@@ -169,3 +169,20 @@ def test_cli_ingest_with_two_jobs_prints_every_file_and_exits_cleanly(tmp_path: 
     with duckdb.connect(str(DataStore(tmp_path / "data").warehouse_path), read_only=True) as con:
         assert con.execute("SELECT count(DISTINCT workbook_hash), count(*) FROM records"
                            ).fetchone() == (3, 3 * N_ROWS)
+
+
+def test_workers_fork_from_a_server_that_preloaded_and_froze_dagster() -> None:
+    """A worker of ``ingest --jobs N`` starts with Dagster, the stages and Dagster's SQLite
+    storage already imported by its forkserver, and with the server's objects in the garbage
+    collector's permanent generation (``gc.freeze`` before the first fork)."""
+    import gc
+    from concurrent.futures import ProcessPoolExecutor
+
+    from extraction_assets.workers import PRELOAD, start_forkserver
+
+    with ProcessPoolExecutor(max_workers=1, mp_context=start_forkserver()) as pool:
+        loaded = pool.submit(eval, "sorted(__import__('sys').modules)").result()
+        frozen = pool.submit(gc.get_freeze_count).result()
+    assert set(PRELOAD) <= set(loaded)
+    assert "extraction_assets.stages" in loaded
+    assert frozen > 100_000  # importing Dagster alone makes ~110,000 tracked objects
