@@ -10,7 +10,7 @@ import atexit
 import threading
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -163,7 +163,7 @@ def _start_worker(data_dir: str, embedder: dict | None, passwords: list[str] | N
 
 def _worker_ready() -> None:
     """Submitted once per worker process when the pool starts, so that its start-up runs while
-    the main process registers the files."""
+    the main process checks the files."""
 
 
 def _worker_materialize(path: str, workbook_hash: str) -> IngestResult:
@@ -214,9 +214,10 @@ def ingest_paths(
     code versions is left alone unless ``force``. ``passwords`` are tried on password-protected
     files (default: ``$EXTRACTION_ASSETS_PASSWORDS``). ``until`` names the last asset to
     materialize (default: all six). ``jobs`` > 1 materializes that many partitions at once:
-    this process and ``jobs - 1`` worker processes (started first, so that their start-up runs
-    while the files are hashed) each take the next file as they finish one, every run on the
-    same instance and data dir (their writes meet on the file locks of the
+    this process and ``jobs - 1`` worker processes each take the next file as they finish one
+    (the workers start as soon as the files are hashed when one of them is new to the data dir,
+    so that their start-up runs while the files are checked), every run on the same instance
+    and data dir (their writes meet on the file locks of the
     DuckDB views and the LanceDB table). ``on_result`` is called after each file (for progress
     output; in completion order). A missing or unreadable file is a ``failed`` result, not an
     error.
@@ -246,16 +247,24 @@ def ingest_paths(
             if on_result:
                 on_result(result)
 
-    # the worker processes start first: their start-up overlaps the hashing and the checks below
-    with _worker_pool(min(jobs, len(paths)) - 1, store, embedder, passwords, selected,
-                      run_config) as pool:
+    with ExitStack() as stack:
         registered: list[tuple[Path, str | None, str | None]] = []  # path, hash, read error
+        first_seen = False
         for path in paths:
             try:
-                registered.append((path, store.register_source(path)[0], None))
+                workbook_hash, new_source = store.register_source(path)
+                registered.append((path, workbook_hash, None))
+                first_seen |= new_source
             except OSError as exc:
                 registered.append((path, None, f"cannot read file: {exc.strerror or exc}"))
 
+        def start_workers(files: int) -> ProcessPoolExecutor | None:
+            return stack.enter_context(_worker_pool(min(jobs, files) - 1, store, embedder,
+                                                    passwords, selected, run_config))
+
+        # a file new to the data dir will run: the workers start now, while the instance is
+        # opened and the files are checked; otherwise only once the checks found work
+        pool = start_workers(len(registered)) if first_seen or force else None
         todo: deque[tuple[int, Path, str]] = deque()
         with open_instance(store) as instance:
             new = set(add_partition_keys(instance, [h for _, h, _ in registered if h]))
@@ -274,6 +283,8 @@ def ingest_paths(
                                              counts=summarize(store, workbook_hash)))
                     else:
                         todo.append((k, path, workbook_hash))
+            if pool is None:
+                pool = start_workers(len(todo))
             taking = threading.Lock()
 
             def take() -> tuple[int, Path, str] | None:

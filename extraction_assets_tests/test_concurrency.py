@@ -148,10 +148,10 @@ def test_ingest_with_two_jobs_materializes_each_partition_once(tmp_path: Path) -
 
 def test_cli_ingest_with_two_jobs_prints_every_file_and_exits_cleanly(tmp_path: Path) -> None:
     """The ``extraction-assets`` entry point in a fresh interpreter, as a user runs it: with
-    ``--jobs 2`` the worker process is started before the files are hashed, so a second ingest
-    where every file is already up to date starts and shuts it down without work. Every
-    file's line reaches stdout although the command leaves without the interpreter's final
-    garbage collection (``gc.freeze`` on the way out)."""
+    ``--jobs 2`` new files start the worker process as soon as they are hashed; a second
+    ingest where every file is already up to date starts none and reports them unchanged.
+    Every file's line reaches stdout although the command leaves without the interpreter's
+    final garbage collection (``gc.freeze`` on the way out)."""
     paths = write_batch(tmp_path / "batch", 3, N_ROWS)
     command = [sys.executable, "-m", "extraction_assets.cli", "ingest", "--data-dir",
                str(tmp_path / "data"), "--jobs", "2", "--until", "rendered_chunks",
