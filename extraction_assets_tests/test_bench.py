@@ -9,7 +9,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from extraction_assets.bench.main import app
+from extraction_assets.bench.main import app, targets
 from extraction_assets.bench.measure import STAGES
 from extraction_assets.bench.workbooks import GENERATED
 
@@ -63,5 +63,16 @@ def test_parallel_ingest_measure_runs_both_ingests(tmp_path):
     assert parallel["independent_ratio"] == round(parallel["serial_s"]
                                                   / parallel["independent_s"], 2)
     assert "independent --jobs 1 ingests" in result.output
-    [target] = json.loads(out.read_text())["targets"]
-    assert target["target"] == "parallel: ingest --jobs 2 / --jobs 1"
+    # the target is about 8 files: 2 tiny ones are measured but not judged
+    assert json.loads(out.read_text())["targets"] == []
+
+
+def test_parallel_target_judges_runs_of_eight_files_or_more():
+    def judged(files: int, ratio: float) -> list[tuple]:
+        rows = targets({"files": [], "parallel": {"files": files, "workers": 2, "ratio": ratio}})
+        return [(t["target"], t["measured"], t["limit"], t["met"]) for t in rows]
+
+    name = "parallel: ingest --jobs 2 / --jobs 1"
+    assert judged(8, 1.42) == [(name, 1.42, ">= 1.6", False)]
+    assert judged(16, 1.61) == [(name, 1.61, ">= 1.6", True)]
+    assert judged(2, 0.71) == []
