@@ -154,7 +154,7 @@ def _start_worker(data_dir: str, embedder: dict | None, passwords: list[str] | N
     resources = make_definitions(str(store.root),
                                  EmbedderResource(**embedder) if embedder else None,
                                  passwords).resources
-    # the embedder's tokenizer is loaded now, while the main process is still hashing the files
+    # the embedder's tokenizer is loaded now, while the main process is still checking the files
     resources["embedder"].get_embedder().count_tokens("")
     _WORKER.update(store=store, instance=instance, run_config=run_config, resources=resources,
                    selection=AssetSelection.assets(
@@ -217,10 +217,9 @@ def ingest_paths(
     this process and ``jobs - 1`` worker processes each take the next file as they finish one
     (the workers start as soon as the files are hashed when one of them is new to the data dir,
     so that their start-up runs while the files are checked), every run on the same instance
-    and data dir (their writes meet on the file locks of the
-    DuckDB views and the LanceDB table). ``on_result`` is called after each file (for progress
-    output; in completion order). A missing or unreadable file is a ``failed`` result, not an
-    error.
+    and data dir (their writes meet on the file locks of the DuckDB views and the LanceDB
+    table). ``on_result`` is called after each file (for progress output; in completion
+    order). A missing or unreadable file is a ``failed`` result, not an error.
     Returns one result per file, in the order given.
 
     Raises:
@@ -264,7 +263,8 @@ def ingest_paths(
 
         # a file new to the data dir will run: the workers start now, while the instance is
         # opened and the files are checked; otherwise only once the checks found work
-        pool = start_workers(len(registered)) if first_seen or force else None
+        early = first_seen or force
+        pool = start_workers(len(registered)) if early else None
         todo: deque[tuple[int, Path, str]] = deque()
         with open_instance(store) as instance:
             new = set(add_partition_keys(instance, [h for _, h, _ in registered if h]))
@@ -283,7 +283,7 @@ def ingest_paths(
                                              counts=summarize(store, workbook_hash)))
                     else:
                         todo.append((k, path, workbook_hash))
-            if pool is None:
+            if not early:
                 pool = start_workers(len(todo))
             taking = threading.Lock()
 
