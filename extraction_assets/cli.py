@@ -21,7 +21,7 @@ from rich.progress import (
 )
 
 from .storage import ENV_HOME, DataStore, default_data_dir
-from .workers import start_forkserver
+from .workers import import_for_runs, start_forkserver
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Turn spreadsheets into tables, records, chunks and embeddings "
@@ -128,6 +128,7 @@ def ingest(
     """
     if jobs > 1:  # the workers' server imports Dagster while this process does the same
         start_forkserver()
+    import_for_runs()
     failed = _run_ingest(paths, _data_dir(data_dir), _embedder(provider, model, base_url),
                          until.value if until else None, max_tokens, force, password or None,
                          jobs)
@@ -143,6 +144,7 @@ def refresh(
     """Re-materialize only what is stale in every partition (a bumped code version, or an
     ingest stopped early with --until). Files that could not be read at all are listed as
     unreadable and not retried. Exit code 1 when a partition failed in this refresh."""
+    import_for_runs()
     from .ingest import refresh_stale
 
     failed = 0
@@ -210,6 +212,7 @@ def search(
 @app.command()
 def demo(data_dir: Optional[Path] = DataDir) -> None:
     """Write the bundled sample workbooks and ingest them with the local embedder."""
+    import_for_runs()
     from .samples import write_samples
 
     root = _data_dir(data_dir)

@@ -178,11 +178,32 @@ def test_workers_fork_from_a_server_that_preloaded_and_froze_dagster() -> None:
     import gc
     from concurrent.futures import ProcessPoolExecutor
 
-    from extraction_assets.workers import PRELOAD, start_forkserver
+    from extraction_assets.workers import PRELOAD, RUN_MODULES, start_forkserver
 
     with ProcessPoolExecutor(max_workers=1, mp_context=start_forkserver()) as pool:
         loaded = pool.submit(eval, "sorted(__import__('sys').modules)").result()
         frozen = pool.submit(gc.get_freeze_count).result()
-    assert set(PRELOAD) <= set(loaded)
+    assert set(PRELOAD) | set(RUN_MODULES) <= set(loaded)
     assert "extraction_assets.stages" in loaded
     assert frozen > 100_000  # importing Dagster alone makes ~110,000 tracked objects
+
+
+def test_import_for_runs_freezes_the_imports_and_restores_the_collector() -> None:
+    """In a fresh interpreter, :func:`import_for_runs` imports every module a run needs and
+    freezes their objects; the collector is left as it was found (on, or off)."""
+    script = (
+        "import gc, sys\n"
+        "from extraction_assets.workers import RUN_MODULES, import_for_runs\n"
+        "was_on = sys.argv[1] == 'on'\n"
+        "gc.enable() if was_on else gc.disable()\n"
+        "import_for_runs()\n"
+        "print(gc.isenabled(), gc.get_freeze_count(), all(m in sys.modules for m in RUN_MODULES))\n"
+    )
+    for state in ("on", "off"):
+        proc = subprocess.run([sys.executable, "-c", script, state], capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        enabled, frozen, imported = proc.stdout.split()
+        assert enabled == str(state == "on")
+        assert int(frozen) > 100_000
+        assert imported == "True"

@@ -1,0 +1,13 @@
+"""The module the forkserver of a parallel ingest's workers imports (:data:`.workers.PRELOAD`).
+
+Importing it runs :func:`.workers.import_for_runs` in the server: Dagster, the asset graph, the
+stages and Dagster's SQLite storage are imported once, and frozen, for every worker forked from
+it. Freezing before ``fork()`` without ``exec()`` is what the :mod:`gc` documentation advises:
+the workers' collections skip those objects, so their memory pages stay shared with the server;
+and the server, which finishes when the ingest does, leaves without the final collections over
+them (~0.7 s during which it would still hold the command's stderr open).
+"""
+
+from .workers import import_for_runs
+
+import_for_runs()
