@@ -49,6 +49,7 @@ from rich.table import Table
 from ..embedding import LocalEmbedder
 from ..ingest import open_instance
 from ..storage import DataStore
+from ..workers import import_for_runs
 from .measure import (
     STAGES,
     TO_CHUNKS,
@@ -407,6 +408,7 @@ def main(
 ) -> None:
     """Per-stage speed and memory of the pipeline against python-calamine, openpyxl and
     Docling on the same files, the Dagster overhead per partition and the parallel speed-up."""
+    import_for_runs()  # as ``extraction-assets ingest`` does, for a like-for-like Dagster run
     workdir.mkdir(parents=True, exist_ok=True)
     with_docling = docling and docling_available()
     work: list[tuple[Path, dict | None]] = []
