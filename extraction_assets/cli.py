@@ -55,9 +55,20 @@ def _data_dir(value: Optional[Path]) -> Path:
 
 
 def _embedder(provider: str, model: Optional[str], base_url: Optional[str]):
+    """The embedder resource of ``--provider``, ``--model`` and ``--base-url``; options it
+    refuses (an unknown provider, a model the local provider does not have) are a usage error
+    (exit code 2) naming the option, not a traceback."""
+    from pydantic import ValidationError
+
     from .embedding import EmbedderResource
 
-    return EmbedderResource(provider=provider, model=model, base_url=base_url)
+    try:
+        return EmbedderResource(provider=provider, model=model, base_url=base_url)
+    except ValidationError as exc:
+        for error in exc.errors():
+            option = f"--{str(error['loc'][0]).replace('_', '-')}: " if error["loc"] else ""
+            err_console.print(f"{option}{error['msg']}", highlight=False, markup=False)
+        raise typer.Exit(code=2) from None
 
 
 def _print_result(result) -> None:

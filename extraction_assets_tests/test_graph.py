@@ -350,6 +350,20 @@ def test_cli_search_without_an_api_key_is_one_line(samples_ingest):
     assert "Traceback" not in proc.stderr and proc.stdout == ""
 
 
+def test_cli_unknown_provider_is_a_usage_error(samples_ingest, tmp_path):
+    """``--provider`` with a name the embedder resource refuses exits with code 2 and one line
+    naming the option, before any file is read (ingest) or searched (search)."""
+    root, _, _ = samples_ingest
+    for command in (["ingest", str(tmp_path / "missing.xlsx"), "--data-dir", str(tmp_path / "d")],
+                    ["search", "revenue", "--data-dir", str(root)]):
+        proc = subprocess.run([sys.executable, "-m", "extraction_assets.cli", *command,
+                               "--provider", "opneai"], capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.strip() == "--provider: Input should be 'local' or 'openai'"
+        assert proc.stdout == ""
+
+
 def test_openai_provider_through_the_graph_and_no_mixed_dimensions(tmp_path, monkeypatch):
     from test_embedding import KEY, KEY_ENV, fake_openai_server
 
