@@ -55,9 +55,9 @@ def _data_dir(value: Optional[Path]) -> Path:
 
 
 def _embedder(provider: str, model: Optional[str], base_url: Optional[str]):
-    """The embedder resource of ``--provider``, ``--model`` and ``--base-url``; options it
-    refuses (an unknown provider, a model the local provider does not have) are a usage error
-    (exit code 2) naming the option, not a traceback."""
+    """The embedder resource of ``--provider``, ``--model`` and ``--base-url``; values its
+    fields refuse (e.g. a provider other than ``local`` or ``openai``) are a usage error (exit
+    code 2) naming the option, not a traceback."""
     from pydantic import ValidationError
 
     from .embedding import EmbedderResource

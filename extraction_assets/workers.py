@@ -36,8 +36,9 @@ def import_for_runs() -> None:
     Dagster's modules make ~110,000 tracked objects, which every full collection would
     otherwise traverse: during the imports, and again several times per Dagster run. Frozen,
     they are never traversed (``ingest`` of 8 files of 50,000 cells: 10.5 s instead of
-    11.2 s, medians of 9 runs alternating with and without). Frozen objects are never freed, so this is for what lives as long as
-    the process: call it before the first run, not between runs.
+    11.2 s, medians of 9 runs alternating with and without). Frozen objects are never freed,
+    so this is for what lives as long as the process: call it before the first run, not
+    between runs.
     """
     collecting = gc.isenabled()
     gc.disable()
