@@ -17,11 +17,14 @@ from typing import Callable, Iterable, Iterator
 
 from dagster import AssetRecordsFilter, AssetSelection, DagsterInstance, materialize
 from dagster._core.instance.ref import InstanceRef
+from dagster._core.storage.sqlite_storage import DagsterSqliteStorage
+from dagster._serdes import ConfigurableClassData
 from filelock import FileLock
 
 from .assets import ALL_ASSETS
 from .definitions import make_definitions
 from .embedding import EmbedderResource
+from .instance_storage import PooledSqliteStorage
 from .lineage import export_lineage
 from .partitions import add_partition_keys, workbook_partitions
 from .storage import DataStore
@@ -32,10 +35,18 @@ QUIET_LOGGERS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 def open_instance(store: DataStore) -> DagsterInstance:
     """The Dagster instance of a data dir: SQLite storage under ``<data-dir>/dagster`` (or what
-    a ``dagster.yaml`` placed in that folder configures, e.g. Postgres). Telemetry is off; a
-    file lock serializes the creation of a new instance's schema across processes."""
+    a ``dagster.yaml`` placed in that folder configures, e.g. Postgres). Dagster's SQLite
+    storage is opened as :class:`~extraction_assets.instance_storage.PooledSqliteStorage`: the
+    same files, with connections kept open. Telemetry is off; a file lock serializes the
+    creation of a new instance's schema across processes."""
     store.dagster_home.mkdir(parents=True, exist_ok=True)
-    ref = InstanceRef.from_dir(str(store.dagster_home), overrides={"telemetry": {"enabled": False}})
+    ref = InstanceRef.from_dir(str(store.dagster_home.absolute()),
+                               overrides={"telemetry": {"enabled": False}})
+    if (ref.storage_data.module_name, ref.storage_data.class_name) == (
+            DagsterSqliteStorage.__module__, DagsterSqliteStorage.__name__):
+        ref = ref._replace(storage_data=ConfigurableClassData(
+            PooledSqliteStorage.__module__, PooledSqliteStorage.__name__,
+            ref.storage_data.config_yaml))
     # several processes opening a new instance at once race to create its SQLite schema
     with FileLock(str(store.dagster_home / ".instance.lock"), timeout=600):
         return DagsterInstance.from_ref(ref)

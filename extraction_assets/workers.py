@@ -16,10 +16,10 @@ import multiprocessing.context
 import multiprocessing.forkserver
 
 #: Modules a process imports for its runs, in order: Dagster, the asset graph with the stages,
-#: Dagster's SQLite instance storage and instance factory, which Dagster imports only when an
-#: instance is opened (~0.7 s), and pandas, which pyarrow imports in a run's first
-#: ``Table.from_pylist`` (~0.3 s).
-RUN_MODULES = ["dagster", "extraction_assets.ingest", "dagster._core.storage.sqlite_storage",
+#: the instance storage (:mod:`.instance_storage`, which imports Dagster's SQLite storage) and
+#: Dagster's instance factory, which are otherwise imported only when an instance is opened
+#: (~0.7 s), and pandas, which pyarrow imports in a run's first ``Table.from_pylist`` (~0.3 s).
+RUN_MODULES = ["dagster", "extraction_assets.ingest", "extraction_assets.instance_storage",
                "dagster._core.instance.factory", "pandas"]
 
 #: What the forkserver imports before its first fork: :mod:`.forkserver_preload`, which runs

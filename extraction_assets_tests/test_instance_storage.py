@@ -1,0 +1,81 @@
+"""The Dagster instance storage of a data dir: ``open_instance`` keeps its SQLite connections
+open (:class:`PooledSqliteStorage`) and writes the same files that Dagster's own SQLite storage
+(the UI, the daemon) reads."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import openpyxl
+from dagster import AssetKey, DagsterInstance
+from dagster._core.instance.ref import InstanceRef
+
+from extraction_assets.ingest import ingest_paths, open_instance
+from extraction_assets.instance_storage import (
+    KEPT_RUN_SHARDS,
+    PooledSqliteEventLogStorage,
+    PooledSqliteRunStorage,
+)
+from extraction_assets.storage import DataStore
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from builders import put_rows, save_openpyxl
+
+
+def _workbooks(folder: Path, count: int) -> list[Path]:
+    paths = []
+    for k in range(count):
+        wb = openpyxl.Workbook()
+        put_rows(wb.active, [["Item", "Qty"], *[[f"item {k}-{r}", r] for r in range(5)]])
+        path = folder / f"book{k}.xlsx"
+        save_openpyxl(wb, path)
+        paths.append(path)
+    return paths
+
+
+def test_runs_written_with_kept_connections_are_read_by_dagsters_own_storage(tmp_path):
+    paths = _workbooks(tmp_path, 3)
+    results = ingest_paths(paths, tmp_path / "data", until="parsed_sheets")
+    assert [r.status for r in results] == ["success"] * 3
+    home = DataStore(tmp_path / "data").dagster_home
+    # nothing is left in a write-ahead log once the ingest has closed its instance
+    assert not list(home.rglob("*.db-wal")) and not list(home.rglob("*.db-shm"))
+    shards = sorted(p.name for p in (home / "history" / "runs").glob("*.db"))
+    assert shards == sorted(["index.db", *[f"{r.run_id}.db" for r in results]])
+
+    instance = DagsterInstance.from_ref(InstanceRef.from_dir(str(home)))
+    try:
+        assert type(instance.event_log_storage).__name__ == "SqliteEventLogStorage"
+        assert {run.run_id for run in instance.get_runs()} == {r.run_id for r in results}
+        assert instance.get_materialized_partitions(AssetKey("parsed_sheets")) == {
+            r.workbook_hash for r in results}
+        for r in results:  # the events of each run are in its own shard
+            steps = [s.step_key for s in instance.get_run_step_stats(r.run_id)]
+            assert steps == ["workbook", "parsed_sheets"]
+    finally:
+        instance.dispose()
+
+
+def test_open_instance_keeps_the_index_and_the_latest_run_shards_open(tmp_path):
+    paths = _workbooks(tmp_path, 3)
+    data_dir = tmp_path / "data"
+    results = ingest_paths(paths, data_dir, until="workbook")
+    with open_instance(DataStore(data_dir)) as instance:
+        storage = instance.event_log_storage
+        assert isinstance(storage, PooledSqliteEventLogStorage)
+        assert isinstance(instance.run_storage, PooledSqliteRunStorage)
+        assert instance.get_materialized_partitions(AssetKey("workbook")) == {
+            r.workbook_hash for r in results}  # read from the index shard
+        for r in results:  # read from each run's shard, oldest first
+            assert [s.step_key for s in instance.get_run_step_stats(r.run_id)] == ["workbook"]
+        # the index shard and the last KEPT_RUN_SHARDS run shards read keep their connections
+        assert set(storage._engines) == {"index", *[r.run_id for r in results][-KEPT_RUN_SHARDS:]}
+        index = DataStore(data_dir).dagster_home / "history" / "runs" / "index.db"
+        assert index.with_name("index.db-wal").exists()
+        instance.wipe()  # the run shards' connections are closed before their files go
+        assert set(storage._engines) == {"index"}
+        assert [p.name for p in index.parent.glob("*.db")] == ["index.db"]
+        assert instance.get_runs() == []
+        assert instance.get_materialized_partitions(AssetKey("workbook")) == set()
+    assert not index.with_name("index.db-wal").exists()
