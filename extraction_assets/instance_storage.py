@@ -4,7 +4,7 @@ Dagster's :class:`~dagster._core.storage.sqlite_storage.DagsterSqliteStorage` op
 SQLAlchemy engine and SQLite connection for every read and write (``NullPool``) and closes it
 afterwards. Closing the last connection to a database in WAL mode checkpoints the write-ahead
 log into the database file, syncs it to disk and deletes the ``-wal`` and ``-shm`` files
-(SQLite, "Write-Ahead Logging", section 3.3) -- for every event a run stores, twice when the
+(https://sqlite.org/wal.html, "The WAL File") -- for every event a run stores, twice when the
 event is mirrored into the index shard. :class:`PooledSqliteStorage` reads and writes the same
 files in the same layout (``history/runs.db``, ``history/runs/index.db``, one
 ``history/runs/<run_id>.db`` per run, ``schedules/``) through engines it keeps for the life of
@@ -19,7 +19,6 @@ through them.
 
 from __future__ import annotations
 
-import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 from typing import Iterator
@@ -62,19 +61,19 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
 
     def __init__(self, base_dir: str, inst_data: ConfigurableClassData | None = None):
         self._engines: OrderedDict[str, Engine] = OrderedDict()
-        self._engines_lock = threading.Lock()
         super().__init__(base_dir, inst_data)
 
     def _engine(self, shard: str) -> Engine:
-        with self._engines_lock:
-            engine = self._engines.get(shard)
-            if engine is None:
-                engine = self._engines[shard] = _sqlite_engine(self.conn_string_for_shard(shard))
-            self._engines.move_to_end(shard)
-            runs = [name for name in self._engines if name != INDEX_SHARD_NAME]
-            for name in runs[:-KEPT_RUN_SHARDS]:
-                self._engines.pop(name).dispose()
-            return engine
+        """The kept engine of ``shard``; releases the least recently used run shards' beyond
+        :data:`KEPT_RUN_SHARDS`. Called with ``_db_lock`` held."""
+        engine = self._engines.get(shard)
+        if engine is None:
+            engine = self._engines[shard] = _sqlite_engine(self.conn_string_for_shard(shard))
+        self._engines.move_to_end(shard)
+        runs = [name for name in self._engines if name != INDEX_SHARD_NAME]
+        for name in runs[:-KEPT_RUN_SHARDS]:
+            self._engines.pop(name).dispose()
+        return engine
 
     @contextmanager
     def _connect(self, shard: str) -> Iterator[Connection]:
@@ -87,7 +86,7 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
                 yield conn
 
     def _release_engines(self) -> None:
-        with self._engines_lock:
+        with self._db_lock:
             while self._engines:
                 self._engines.popitem()[1].dispose()
 
