@@ -6,10 +6,10 @@ Used by the ``extraction-assets`` CLI and by tests; one file's failure never sto
 
 from __future__ import annotations
 
-import atexit
 import threading
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
+from multiprocessing.util import Finalize
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -161,7 +161,9 @@ def _start_worker(data_dir: str, embedder: dict | None, passwords: list[str] | N
                   selected: list[str], run_config: dict) -> None:
     store = DataStore(data_dir)
     instance = open_instance(store)
-    atexit.register(instance.dispose)
+    # closed when the worker exits (a multiprocessing worker runs these finalizers, not atexit):
+    # the kept SQLite connections checkpoint and remove their write-ahead logs
+    Finalize(instance, instance.dispose, exitpriority=10)
     resources = make_definitions(str(store.root),
                                  EmbedderResource(**embedder) if embedder else None,
                                  passwords).resources

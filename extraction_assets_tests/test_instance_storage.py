@@ -35,11 +35,12 @@ def _workbooks(folder: Path, count: int) -> list[Path]:
 
 
 def test_runs_written_with_kept_connections_are_read_by_dagsters_own_storage(tmp_path):
-    paths = _workbooks(tmp_path, 3)
-    results = ingest_paths(paths, tmp_path / "data", until="parsed_sheets")
-    assert [r.status for r in results] == ["success"] * 3
+    """Two processes (``jobs=2``) write the runs; Dagster's own SQLite storage reads them."""
+    paths = _workbooks(tmp_path, 4)
+    results = ingest_paths(paths, tmp_path / "data", until="parsed_sheets", jobs=2)
+    assert [r.status for r in results] == ["success"] * 4
     home = DataStore(tmp_path / "data").dagster_home
-    # nothing is left in a write-ahead log once the ingest has closed its instance
+    # nothing is left in a write-ahead log once the ingest and its worker closed their instance
     assert not list(home.rglob("*.db-wal")) and not list(home.rglob("*.db-shm"))
     shards = sorted(p.name for p in (home / "history" / "runs").glob("*.db"))
     assert shards == sorted(["index.db", *[f"{r.run_id}.db" for r in results]])
