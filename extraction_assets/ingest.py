@@ -9,9 +9,9 @@ from __future__ import annotations
 import threading
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
-from multiprocessing.util import Finalize
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from multiprocessing.util import Finalize
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
