@@ -4,12 +4,14 @@ open (:class:`PooledSqliteStorage`) and writes the same files that Dagster's own
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from pathlib import Path
 
 import openpyxl
 from dagster import AssetKey, DagsterInstance
 from dagster._core.instance.ref import InstanceRef
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 
 from extraction_assets.ingest import ingest_paths, open_instance
 from extraction_assets.instance_storage import (
@@ -80,3 +82,39 @@ def test_open_instance_keeps_the_index_and_the_latest_run_shards_open(tmp_path):
         assert instance.get_runs() == []
         assert instance.get_materialized_partitions(AssetKey("workbook")) == set()
     assert not index.with_name("index.db-wal").exists()
+
+
+def _schema(path: Path) -> tuple:
+    """A SQLite file's tables and indexes (with their SQL), journal mode and Alembic revision."""
+    with sqlite3.connect(path) as db:
+        return (db.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall(),
+                db.execute("PRAGMA journal_mode").fetchone(),
+                db.execute("SELECT version_num FROM alembic_version").fetchall())
+
+
+def test_new_run_shards_have_the_schema_dagster_itself_creates(tmp_path):
+    """A run's shard is written from a template, yet is the database Dagster's own set-up
+    (Alembic check, ``create_all``, stamp) makes for a run: same tables, indexes, WAL mode and
+    schema revision; and it holds the run's events."""
+    results = ingest_paths(_workbooks(tmp_path, 2), tmp_path / "data", until="workbook")
+    runs = DataStore(tmp_path / "data").dagster_home / "history" / "runs"
+    own = SqliteEventLogStorage(str(tmp_path / "dagster-own"))
+    with own.run_connection("a-run"):  # Dagster creates this shard itself
+        pass
+    own.dispose()
+    expected = _schema(tmp_path / "dagster-own" / "a-run.db")
+    assert expected[1] == ("wal",) and len(expected[2]) == 1
+    for r in results:
+        assert _schema(runs / f"{r.run_id}.db") == expected
+        with sqlite3.connect(runs / f"{r.run_id}.db") as db:
+            steps = db.execute("SELECT DISTINCT step_key FROM event_logs WHERE step_key IS NOT NULL")
+            assert [row[0] for row in steps] == ["workbook"]
+
+
+def test_tables_found_in_the_index_shard_are_remembered(tmp_path):
+    with open_instance(DataStore(tmp_path / "data")) as instance:
+        storage = instance.event_log_storage
+        assert storage.has_table("dynamic_partitions") and storage.has_table("event_logs")
+        assert not storage.has_table("no_such_table")
+        assert {"dynamic_partitions", "event_logs"} <= storage._tables
+        assert "no_such_table" not in storage._tables
