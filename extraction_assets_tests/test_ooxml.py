@@ -334,6 +334,23 @@ def test_cell_limit():
     assert stage_info.value.error.code == "limit_exceeded"
 
 
+def test_shared_strings_are_read_for_the_cells_not_for_the_workbook_facts():
+    """The ``workbook`` stage (sheet list, flags) does not parse ``xl/sharedStrings.xml``; a
+    damaged string table fails the stage that reads cells, with the typed error."""
+    rows = '<row r="1"><c r="A1" t="s"><v>0</v></c></row>'
+    good = xlsx_bytes([Sheet("Prices", worksheet(rows))], shared_strings=sst(t("Apple")))
+    assert stages.parse_stage("h", good).tables["parsed_cells"].column("value").to_pylist() \
+        == ["Apple"]
+    damaged = xlsx_bytes([Sheet("Prices", worksheet(rows))],
+                         shared_strings=f'<sst xmlns="{NS_MAIN}"><si><t>Apple</si></sst>')
+    facts = stages.workbook_stage("h", damaged, "in/prices.xlsx").tables["workbooks"].to_pylist()
+    assert (facts[0]["sheet_names"], facts[0]["sheet_count"]) == (["Prices"], 1)
+    with pytest.raises(stages.StageError) as info:
+        stages.parse_stage("h", damaged)
+    assert info.value.error.code == "corrupt_workbook"
+    assert "sharedStrings" in info.value.error.message
+
+
 def test_workbook_stage_records_a_non_spreadsheet():
     with pytest.raises(stages.StageError) as info:
         stages.workbook_stage("h", b"%PDF-1.7\n", "in/report.pdf")

@@ -118,7 +118,7 @@ def _workbook(sheets: list[SheetInfo], styles: list[CellStyle], load, limits: Li
     if len(sheets) > limits.max_sheets:
         raise LimitExceededError(f"workbook has more than {limits.max_sheets} sheets")
     return LegacyWorkbook(
-        reader=None, sheets=sheets, styles=styles or [CellStyle()], shared_strings=[],
+        reader=None, sheets=sheets, styles=styles or [CellStyle()], shared_strings_part=None,
         date1904=date1904, theme_colors=[], indexed_colors=None, has_macros=has_macros,
         has_external_links=False, issues=issues, limits=limits, load_sheet=load, closer=closer)
 

@@ -182,13 +182,17 @@ class ParsedWorkbook:
     """Workbook-level facts plus a lazy, per-sheet cell stream.
 
     Use :meth:`iter_sheets` to read the sheets one at a time; only the current sheet's cells are
-    held in memory.
+    held in memory. The shared string table is read on first use (:attr:`shared_strings`), so
+    a caller that needs only the workbook-level facts (sheet list, date system, flags) does
+    not parse it.
     """
 
-    reader: PackageReader
+    reader: PackageReader | None
     sheets: list[SheetInfo]
     styles: list[CellStyle]
-    shared_strings: list[str]
+    #: the shared string table's part (``xl/sharedStrings.xml`` as the workbook's
+    #: relationships name it), ``None`` when the package has none
+    shared_strings_part: str | None
     date1904: bool
     theme_colors: list[str]
     indexed_colors: list[str] | None
@@ -212,7 +216,11 @@ class ParsedWorkbook:
         Raises:
             LimitExceededError: more cells than ``limits.max_cells`` in the workbook, or more
                 merged ranges than ``limits.max_merged_ranges`` on one sheet.
+            CorruptWorkbookError, HostileContentError: the shared string table cannot be read
+                (see :attr:`shared_strings`; it is read before the first sheet, since every
+                worksheet depends on it).
         """
+        self.shared_strings  # noqa: B018 - read (or refused) before the first sheet
         total = 0
         for info in self.sheets:
             sheet = ParsedSheet(info)
@@ -237,6 +245,19 @@ class ParsedWorkbook:
                 )
             total += len(sheet)
             yield sheet
+
+    @cached_property
+    def shared_strings(self) -> list[str]:
+        """The shared string table (ECMA-376 Part 1 §18.4.9, ``sst``), read on first use: a
+        :class:`~.parts.SharedStrings`, empty when there is no such part or no package.
+
+        Raises:
+            CorruptWorkbookError: the part is not well-formed XML.
+            HostileContentError: the part declares a DTD.
+        """
+        if self.reader is None:
+            return []
+        return read_shared_strings(self.reader, self.shared_strings_part)
 
     @property
     def rich_strings(self) -> list[RichString]:
@@ -551,7 +572,7 @@ def _open(reader: PackageReader, has_macros: bool, limits: Limits) -> ParsedWork
     objects = read_workbook_objects(reader, workbook_part, root, issues=issues)
     return ParsedWorkbook(
         reader=reader, sheets=sheets, styles=styles, objects=objects,
-        shared_strings=read_shared_strings(reader, by_type.get("sharedStrings")),
+        shared_strings_part=by_type.get("sharedStrings"),
         date1904=date1904, theme_colors=_read_theme_colors(reader, by_type.get("theme")),
         indexed_colors=indexed, has_macros=has_macros or "vbaProject" in by_type,
         has_external_links="externalLink" in by_type, issues=issues, limits=limits,
