@@ -83,6 +83,8 @@ def _print_result(result) -> None:
         line = f"[red]failed[/]    {result.path}  {result.error}"
     elif result.status == "duplicate":
         line = f"[yellow]duplicate[/] {result.path}  {result.error}"
+    elif result.status == "interrupted":
+        line = f"[yellow]interrupted[/] {result.path}  {result.error}"
     elif result.status == "unreadable":
         line = f"[yellow]unreadable[/] {result.path}  {result.error} (not retried)"
     elif result.status == "unchanged":
@@ -96,22 +98,38 @@ def _print_result(result) -> None:
 def _run_ingest(paths: list[Path], data_dir: Path, embedder, until: Optional[str],
                 max_tokens: Optional[int], force: bool = False,
                 passwords: Optional[list[str]] = None, jobs: int = 1) -> int:
-    """Ingest with a progress bar and one line per file; returns the number of failures."""
-    from .ingest import ingest_paths
+    """Ingest with a progress bar and one line per file; returns the number of failures.
+
+    Raises:
+        typer.Exit: code 130 after an interrupt (Ctrl-C), with one line saying how many files
+            were not finished.
+    """
+    from .ingest import NOT_STARTED, ingest_paths
 
     failed = 0
+    settled = 0  # files with an outcome other than interrupted
     with Progress(TextColumn("[bold]ingesting"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err_console, transient=True) as progress:
         task = progress.add_task("ingest", total=len(paths))
 
         def report(result) -> None:
-            nonlocal failed
+            nonlocal failed, settled
             failed += result.status == "failed"
-            _print_result(result)
+            settled += result.status != "interrupted"
+            if result.error != NOT_STARTED:
+                _print_result(result)
             progress.advance(task)
 
-        ingest_paths(paths, data_dir, embedder, max_tokens=max_tokens, until=until,
-                     on_result=report, force=force, passwords=passwords, jobs=jobs)
+        try:
+            ingest_paths(paths, data_dir, embedder, max_tokens=max_tokens, until=until,
+                         on_result=report, force=force, passwords=passwords, jobs=jobs)
+        except KeyboardInterrupt:  # outside the runs (e.g. while the files are hashed)
+            pass
+    unfinished = len(paths) - settled
+    if unfinished:
+        err_console.print(f"interrupted: {unfinished} of {len(paths)} files not finished; run "
+                          "the same command again to finish them", highlight=False)
+        raise typer.Exit(code=130)
     return failed
 
 
@@ -135,7 +153,8 @@ def ingest(
 ) -> None:
     """Add a partition per file content hash and materialize the asset graph for each file.
 
-    Exit code 1 when any file failed (the others are still processed).
+    Exit code 1 when any file failed (the others are still processed); 130 after Ctrl-C,
+    which stops the runs in progress and starts no further file.
     """
     if jobs > 1:  # the workers' server imports Dagster while this process does the same
         start_forkserver()
@@ -154,7 +173,8 @@ def refresh(
 ) -> None:
     """Re-materialize only what is stale in every partition (a bumped code version, or an
     ingest stopped early with --until). Files that could not be read at all are listed as
-    unreadable and not retried. Exit code 1 when a partition failed in this refresh."""
+    unreadable and not retried. Exit code 1 when a partition failed in this refresh; 130
+    after Ctrl-C, which stops the run in progress and the refresh."""
     import_for_runs()
     from .ingest import refresh_stale
 
@@ -165,7 +185,11 @@ def refresh(
         failed += result.status == "failed"
         _print_result(result)
 
-    refresh_stale(_data_dir(data_dir), _embedder(provider, model, base_url), on_result=report)
+    results = refresh_stale(_data_dir(data_dir), _embedder(provider, model, base_url),
+                            on_result=report)
+    if results and results[-1].status == "interrupted":
+        err_console.print("interrupted: run refresh again to finish", highlight=False)
+        raise typer.Exit(code=130)
     if failed:
         raise typer.Exit(code=1)
 

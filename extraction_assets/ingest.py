@@ -6,6 +6,7 @@ Used by the ``extraction-assets`` CLI and by tests; one file's failure never sto
 
 from __future__ import annotations
 
+import signal
 import threading
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from dagster import AssetRecordsFilter, AssetSelection, DagsterInstance, materialize
+from dagster._core.errors import DagsterExecutionInterruptedError
 from dagster._core.instance.ref import InstanceRef
 from dagster._core.storage.sqlite_storage import DagsterSqliteStorage
 from dagster._serdes import ConfigurableClassData
@@ -31,6 +33,10 @@ from .storage import DataStore
 from .workers import start_forkserver
 
 QUIET_LOGGERS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+
+#: ``error`` of an ``interrupted`` result whose run was stopped, and of one never started
+INTERRUPTED_RUN = "stopped by an interrupt; the next ingest of the file finishes it"
+NOT_STARTED = "not started: interrupted"
 
 
 def open_instance(store: DataStore) -> DagsterInstance:
@@ -57,8 +63,9 @@ class IngestResult:
     """Outcome of one file. ``status``: ``success``; ``failed``; ``duplicate`` (same bytes as an
     earlier file of the same call, named in ``error``); ``unchanged`` (every selected asset is
     already materialized for this content with the current code versions); ``unreadable``
-    (``refresh`` only: the file failed with a typed input error before). Counts are the rows of
-    the partition's tables."""
+    (``refresh`` only: the file failed with a typed input error before); ``interrupted`` (an
+    interrupt, Ctrl-C or SIGTERM, stopped its run, whose ``run_id`` is set, or came before it
+    started). Counts are the rows of the partition's tables."""
 
     path: str
     workbook_hash: str
@@ -96,6 +103,20 @@ def summarize(store: DataStore, workbook_hash: str) -> dict[str, int]:
             "records": _count(store, "records", workbook_hash),
             "chunks": _count(store, "chunks", workbook_hash),
             "errors": _error_issues(store, workbook_hash)}
+
+
+def _interrupted(result) -> bool:
+    """Whether a failed run was stopped by an interrupt: a step or the run itself (e.g. while
+    its resources were set up) failed with Dagster's ``DagsterExecutionInterruptedError``,
+    which its in-process executor raises on SIGINT or SIGTERM."""
+    for event in result.all_events:
+        error = (event.step_failure_data.error if event.is_step_failure
+                 else event.job_failure_data.error if event.is_job_failure else None)
+        while error is not None:
+            if error.cls_name == DagsterExecutionInterruptedError.__name__:
+                return True
+            error = error.cause
+    return False
 
 
 def _failure_message(result) -> str:
@@ -143,10 +164,13 @@ def _materialize(instance: DagsterInstance, store: DataStore, resources: dict, p
         resources=resources, run_config=run_config, raise_on_error=False, tags=tags,
     )
     export_lineage(instance, store, workbook_hash)
-    return IngestResult(
-        path, workbook_hash, "success" if run.success else "failed", run.run_id,
-        None if run.success else _failure_message(run), summarize(store, workbook_hash),
-    )
+    if run.success:
+        return IngestResult(path, workbook_hash, "success", run.run_id,
+                            counts=summarize(store, workbook_hash))
+    if _interrupted(run):
+        return IngestResult(path, workbook_hash, "interrupted", run.run_id, INTERRUPTED_RUN)
+    return IngestResult(path, workbook_hash, "failed", run.run_id, _failure_message(run),
+                        summarize(store, workbook_hash))
 
 
 def _source_tags(path: Path) -> dict[str, str]:
@@ -159,6 +183,10 @@ _WORKER: dict = {}
 
 def _start_worker(data_dir: str, embedder: dict | None, passwords: list[str] | None,
                   selected: list[str], run_config: dict) -> None:
+    # an interrupt (Ctrl-C reaches the whole process group) stops the run in progress, which
+    # Dagster's executor catches while it runs; between runs this worker ignores it and the
+    # main process stops handing out files
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     store = DataStore(data_dir)
     instance = open_instance(store)
     # closed when the worker exits (a multiprocessing worker runs these finalizers, not atexit):
@@ -186,6 +214,10 @@ def _worker_materialize(path: str, workbook_hash: str) -> IngestResult:
                             w["selection"], w["run_config"], _source_tags(Path(path)))
     except Exception as exc:  # noqa: BLE001 - one file's failure never stops the others
         return IngestResult(path, workbook_hash, "failed", error=f"{type(exc).__name__}: {exc}")
+    finally:
+        # Dagster's executor gives SIGTERM the SIGINT handler (ignored here) when a run ends;
+        # the pool stops a worker with SIGTERM when another one died
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 @contextmanager
@@ -232,7 +264,9 @@ def ingest_paths(
     so that their start-up runs while the files are checked), every run on the same instance
     and data dir (their writes meet on the file locks of the DuckDB views and the LanceDB
     table). ``on_result`` is called after each file (for progress output; in completion
-    order). A missing or unreadable file is a ``failed`` result, not an error.
+    order). A missing or unreadable file is a ``failed`` result, not an error. An interrupt
+    (Ctrl-C, SIGTERM) stops the runs in progress and starts no further file: those files are
+    ``interrupted`` results, and a later ingest of the same files redoes only them.
     Returns one result per file, in the order given.
 
     Raises:
@@ -252,8 +286,11 @@ def ingest_paths(
     results: dict[int, IngestResult] = {}
     seen: dict[str, str] = {}
     reporting = threading.Lock()
+    stop = threading.Event()  # set by an interrupt: no further file is started
 
     def done(k: int, result: IngestResult) -> None:
+        if result.status == "interrupted":
+            stop.set()
         with reporting:
             results[k] = result
             if on_result:
@@ -302,7 +339,7 @@ def ingest_paths(
 
             def take() -> tuple[int, Path, str] | None:
                 with taking:
-                    return todo.popleft() if todo else None
+                    return todo.popleft() if todo and not stop.is_set() else None
 
             def feed() -> None:  # keeps one worker process busy
                 while (item := take()) is not None:
@@ -321,12 +358,22 @@ def ingest_paths(
             # this process materializes partitions too, with its instance and definitions
             resources = make_definitions(str(store.root), embedder, passwords).resources
             selection = AssetSelection.assets(*selected)
-            while (item := take()) is not None:
-                k, path, workbook_hash = item
-                done(k, _materialize(instance, store, resources, str(path), workbook_hash,
-                                     selection, run_config, _source_tags(path)))
+            item = None
+            try:
+                while (item := take()) is not None:
+                    k, path, workbook_hash = item
+                    done(k, _materialize(instance, store, resources, str(path), workbook_hash,
+                                         selection, run_config, _source_tags(path)))
+                    item = None
+            except KeyboardInterrupt:  # outside the part of a run where Dagster catches it
+                stop.set()
+                if item is not None:
+                    done(item[0], IngestResult(str(item[1]), item[2], "interrupted",
+                                               error=INTERRUPTED_RUN))
             for feeder in feeders:
                 feeder.join()
+            for k, path, workbook_hash in todo:
+                done(k, IngestResult(str(path), workbook_hash, "interrupted", error=NOT_STARTED))
     return [results[k] for k in sorted(results)]
 
 
@@ -350,7 +397,8 @@ def refresh_stale(
     :func:`stale_assets`): after a code version is bumped, or when an ingest stopped early
     (``--until``). Partitions that are up to date are reported ``unchanged``; those whose file
     cannot be read (a typed error of the ``workbook`` asset) are reported ``unreadable`` and not
-    retried."""
+    retried. An interrupt (Ctrl-C) stops the run in progress, reported ``interrupted``, and
+    the refresh with it."""
     store = DataStore(data_dir)
     resources = make_definitions(str(store.root), embedder).resources
     results = []
@@ -374,4 +422,6 @@ def refresh_stale(
             results.append(result)
             if on_result:
                 on_result(result)
+            if result.status == "interrupted":
+                break
     return results

@@ -150,3 +150,48 @@ def test_killed_ingest_recovers_without_torn_or_duplicate_rows(tmp_path: Path) -
     assert vectors.count() == len(chunk_ids)
     stored = vectors.chunk_ids(h)
     assert sorted(stored) == sorted(chunk_ids)
+
+
+def test_ctrl_c_stops_the_ingest_and_the_next_one_finishes_it(tmp_path):
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) during ``ingest --jobs 2``
+    stops the runs in progress, starts no further file and exits 130 with one line; ingesting
+    the same files again finishes exactly the files that were not."""
+    paths = []
+    for k in range(8):
+        paths.append(tmp_path / f"orders{k}.xlsx")
+        generate_workbook(paths[-1], 3_000 + k)
+    data_dir, log = tmp_path / "data", tmp_path / "ingest.log"
+    cmd = [sys.executable, "-m", "extraction_assets.cli", "ingest", "--data-dir", str(data_dir),
+           "--jobs", "2", "--until", "rendered_chunks", *map(str, paths)]
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                env=dict(os.environ, PYTHONUNBUFFERED="1"),
+                                start_new_session=True)
+    try:
+        _wait_for(proc, lambda: "success" in log.read_text(), "the first file", log)
+        os.killpg(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=120) == 130, log.read_text()
+    finally:
+        _kill(proc)
+    lines = log.read_text().splitlines()
+    finished = {line.split()[1] for line in lines if line.startswith("success")}
+    stopped = {line.split()[1] for line in lines if line.startswith("interrupted /")}
+    summary = [line for line in lines if line.startswith("interrupted:")]
+    unfinished = len(paths) - len(finished)
+    assert finished and unfinished > len(stopped)  # some files were never started
+    assert summary == [f"interrupted: {unfinished} of 8 files not finished; run the same "
+                       "command again to finish them"]
+    assert not [line for line in lines if line.startswith("failed")]
+
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    status = {line.split()[1]: line.split()[0] for line in again.stdout.splitlines()}
+    assert set(status) == {str(p) for p in paths}
+    for path, state in status.items():
+        if path in finished:
+            assert state == "unchanged"
+        elif path in stopped:  # the interrupt may have landed after its last asset
+            assert state in ("success", "unchanged")
+        else:
+            assert state == "success"
+    assert all("chunks=0" not in line for line in again.stdout.splitlines())
