@@ -63,6 +63,11 @@ def test_parallel_ingest_measure_runs_both_ingests(tmp_path):
     assert parallel["independent_ratio"] == round(parallel["serial_s"]
                                                   / parallel["independent_s"], 2)
     assert "independent --jobs 1 ingests" in result.output
+    for mode in ("serial", "parallel"):  # where the time goes, from the runs' records
+        assert 0 < parallel[f"{mode}_first_run_s"] < parallel[f"{mode}_s"]
+        assert 0 < parallel[f"{mode}_run_s"] < parallel[f"{mode}_s"]
+    assert (f"the first run starts {parallel['serial_first_run_s']:.2f} s after the command"
+            in result.output)
     # the issue's target is about 8 files: 2 tiny ones are measured but not judged
     assert json.loads(out.read_text())["targets"] == []
 
