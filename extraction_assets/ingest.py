@@ -35,7 +35,7 @@ from .workers import start_forkserver
 QUIET_LOGGERS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 #: ``error`` of an ``interrupted`` result whose run was stopped, and of one never started
-INTERRUPTED_RUN = "stopped by an interrupt; the next ingest of the file finishes it"
+INTERRUPTED_RUN = "stopped by an interrupt; the next ingest redoes what it did not write"
 NOT_STARTED = "not started: interrupted"
 
 
@@ -181,12 +181,16 @@ def _source_tags(path: Path) -> dict[str, str]:
 _WORKER: dict = {}
 
 
+def _note_interrupt(signum: int, frame) -> None:
+    """A worker's SIGINT handler between runs."""
+    _WORKER["interrupted"] = True
+
+
 def _start_worker(data_dir: str, embedder: dict | None, passwords: list[str] | None,
                   selected: list[str], run_config: dict) -> None:
-    # an interrupt (Ctrl-C reaches the whole process group) stops the run in progress, which
-    # Dagster's executor catches while it runs; between runs this worker ignores it and the
-    # main process stops handing out files
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # an interrupt (Ctrl-C reaches the whole process group) between files is only noted: the
+    # next file handed to this worker is then not started (see _worker_materialize)
+    signal.signal(signal.SIGINT, _note_interrupt)
     store = DataStore(data_dir)
     instance = open_instance(store)
     # closed when the worker exits (a multiprocessing worker runs these finalizers, not atexit):
@@ -209,14 +213,22 @@ def _worker_ready() -> None:
 
 def _worker_materialize(path: str, workbook_hash: str) -> IngestResult:
     w = _WORKER
+    # while this file runs an interrupt stops it: Dagster's executor catches it during the
+    # steps, and KeyboardInterrupt does elsewhere (creating the run, exporting its lineage)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
+        if w.pop("interrupted", False):
+            return IngestResult(path, workbook_hash, "interrupted", error=NOT_STARTED)
         return _materialize(w["instance"], w["store"], w["resources"], path, workbook_hash,
                             w["selection"], w["run_config"], _source_tags(Path(path)))
+    except KeyboardInterrupt:
+        return IngestResult(path, workbook_hash, "interrupted", error=INTERRUPTED_RUN)
     except Exception as exc:  # noqa: BLE001 - one file's failure never stops the others
         return IngestResult(path, workbook_hash, "failed", error=f"{type(exc).__name__}: {exc}")
     finally:
-        # Dagster's executor gives SIGTERM the SIGINT handler (ignored here) when a run ends;
-        # the pool stops a worker with SIGTERM when another one died
+        signal.signal(signal.SIGINT, _note_interrupt)
+        # Dagster's executor gives SIGTERM the SIGINT handler when a run ends; the pool stops
+        # a worker with SIGTERM when another one died
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 

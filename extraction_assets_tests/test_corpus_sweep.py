@@ -77,14 +77,15 @@ def test_sweep_command_reports_each_outcome_and_fails_on_faults(tmp_path):
     (corpus / "files/notes.xlsx").write_text("meeting notes, not a workbook\n")
     rows = "".join(f'<row r="{r}">' + "".join(f'<c r="{c}{r}"><v>{r * 7 + k}</v></c>'
                                               for k, c in enumerate("ABCDEFGHIJ")) + "</row>"
-                   for r in range(1, 40_001))  # 400,000 cells: far over a 1 s limit
+                   for r in range(1, 200_001))  # 2,000,000 cells: far over a 3 s limit
     (corpus / "files/big.xlsx").write_bytes(xlsx_bytes([Sheet("Big", worksheet(rows))]))
     names = ["files/good.xlsx", "files/notes.xlsx", "files/big.xlsx", "files/missing.xlsx"]
     (corpus / "MANIFEST.tsv").write_text("corpus_path\tsource\n"
                                          + "".join(f"{n}\ttest\n" for n in names))
     out = tmp_path / "sweep.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "extraction_assets.sweep", str(corpus), "--timeout", "1",
+        # the limit leaves room for a small file's first run in a new child on a busy machine
+        [sys.executable, "-m", "extraction_assets.sweep", str(corpus), "--timeout", "3",
          "--jobs", "2", "--json", str(out)],
         capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"})
     assert proc.returncode == 1, proc.stderr

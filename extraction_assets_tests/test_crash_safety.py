@@ -20,6 +20,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow.parquet as pq
+from dagster import DagsterRunStatus
 
 from extraction_assets.bench import generate_workbook
 from extraction_assets.ingest import open_instance
@@ -170,9 +171,14 @@ def test_ctrl_c_stops_the_ingest_and_the_next_one_finishes_it(tmp_path):
     try:
         _wait_for(proc, lambda: "success" in log.read_text(), "the first file", log)
         os.killpg(proc.pid, signal.SIGINT)
+        sent = time.time()
         assert proc.wait(timeout=120) == 130, log.read_text()
     finally:
         _kill(proc)
+    with open_instance(DataStore(data_dir)) as instance:  # no run went on after the Ctrl-C
+        ended = [r.end_time for r in instance.get_run_records()
+                 if r.dagster_run.status == DagsterRunStatus.SUCCESS]
+    assert ended and max(ended) < sent + 0.5
     lines = log.read_text().splitlines()
     finished = {line.split()[1] for line in lines if line.startswith("success")}
     stopped = {line.split()[1] for line in lines if line.startswith("interrupted /")}
