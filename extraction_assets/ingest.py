@@ -379,7 +379,7 @@ def ingest_paths(
                     item = None
             except KeyboardInterrupt:  # outside the part of a run where Dagster catches it
                 stop.set()
-                if item is not None:
+                if item is not None and item[0] not in results:
                     done(item[0], IngestResult(str(item[1]), item[2], "interrupted",
                                                error=INTERRUPTED_RUN))
             for feeder in feeders:
