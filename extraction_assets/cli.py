@@ -185,9 +185,13 @@ def refresh(
         failed += result.status == "failed"
         _print_result(result)
 
-    results = refresh_stale(_data_dir(data_dir), _embedder(provider, model, base_url),
-                            on_result=report)
-    if results and results[-1].status == "interrupted":
+    try:
+        results = refresh_stale(_data_dir(data_dir), _embedder(provider, model, base_url),
+                                on_result=report)
+        interrupted = bool(results) and results[-1].status == "interrupted"
+    except KeyboardInterrupt:  # between runs (e.g. while the stale assets are looked up)
+        interrupted = True
+    if interrupted:
         err_console.print("interrupted: run refresh again to finish", highlight=False)
         raise typer.Exit(code=130)
     if failed:
