@@ -105,6 +105,13 @@ def summarize(store: DataStore, workbook_hash: str) -> dict[str, int]:
             "errors": _error_issues(store, workbook_hash)}
 
 
+def _error_chain(error) -> Iterator:
+    """A Dagster ``SerializableErrorInfo`` and its causes, outermost first (none for ``None``)."""
+    while error is not None:
+        yield error
+        error = error.cause
+
+
 def _interrupted(result) -> bool:
     """Whether a failed run was stopped by an interrupt: a step or the run itself (e.g. while
     its resources were set up) failed with Dagster's ``DagsterExecutionInterruptedError``,
@@ -112,10 +119,9 @@ def _interrupted(result) -> bool:
     for event in result.all_events:
         error = (event.step_failure_data.error if event.is_step_failure
                  else event.job_failure_data.error if event.is_job_failure else None)
-        while error is not None:
-            if error.cls_name == DagsterExecutionInterruptedError.__name__:
-                return True
-            error = error.cause
+        if any(e.cls_name == DagsterExecutionInterruptedError.__name__
+               for e in _error_chain(error)):
+            return True
     return False
 
 
@@ -126,12 +132,11 @@ def _failure_message(result) -> str:
             data = event.step_failure_data
             if data.user_failure_data and data.user_failure_data.description:
                 return f"{event.step_key}: {data.user_failure_data.description}"
-            error = data.error
-            while error is not None and error.cause is not None:
-                error = error.cause
-            if error is not None:
-                lines = [line for line in error.message.strip().splitlines() if line.strip()]
-                return f"{event.step_key}: {' '.join(lines[-2:]) if lines else error.cls_name}"
+            chain = list(_error_chain(data.error))
+            if chain:
+                root = chain[-1]
+                lines = [line for line in root.message.strip().splitlines() if line.strip()]
+                return f"{event.step_key}: {' '.join(lines[-2:]) if lines else root.cls_name}"
     return "run failed"
 
 
