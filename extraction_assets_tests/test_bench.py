@@ -9,7 +9,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from extraction_assets.bench.main import app, targets
+from extraction_assets.bench.main import app, parallel_bounds, targets
 from extraction_assets.bench.measure import STAGES
 from extraction_assets.bench.workbooks import GENERATED
 
@@ -68,8 +68,20 @@ def test_parallel_ingest_measure_runs_both_ingests(tmp_path):
         assert 0 < parallel[f"{mode}_run_s"] < parallel[f"{mode}_s"]
     assert (f"the first run starts {parallel['serial_first_run_s']:.2f} s after the command"
             in result.output)
+    assert (parallel["bound_ratio"], parallel["ceiling_ratio"]) == parallel_bounds(parallel)
+    assert f"x{parallel['ceiling_ratio']:.2f} as fast as alone" in result.output
     # the issue's target is about 8 files: 2 tiny ones are measured but not judged
     assert json.loads(out.read_text())["targets"] == []
+
+
+def test_parallel_bounds_leave_the_time_before_the_first_run_unshared():
+    measured = {"serial_s": 18.35, "serial_first_run_s": 3.79, "parallel_first_run_s": 4.38,
+                "serial_run_s": 1.55, "parallel_run_s": 1.75, "workers": 2}
+    # 18.35 / (4.38 + 14.56 x 1.75 / 1.55 / 2) and 18.35 / (3.79 + 14.56 / 2)
+    assert parallel_bounds(measured) == (1.46, 1.66)
+    # no time before the first run and no slowdown: the workers' count
+    assert parallel_bounds({**measured, "serial_first_run_s": 0, "parallel_first_run_s": 0,
+                            "parallel_run_s": 1.55}) == (2.0, 2.0)
 
 
 def test_parallel_target_judges_runs_of_eight_files_or_more():

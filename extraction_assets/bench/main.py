@@ -247,6 +247,22 @@ def _run_times(data_dir: Path, started: float) -> tuple[float, float]:
             _median([r.end_time - r.start_time for r in records]))
 
 
+def parallel_bounds(result: dict) -> tuple[float, float]:
+    """Amdahl's law for a parallel result of :func:`bench_parallel`: the seconds before the
+    first run (imports, instance, checks) are not shared between the processes, everything
+    after it is. Returns the throughput ratio ``--jobs WORKERS`` / ``--jobs 1`` that this gives
+    when the serial ingest's seconds after its first run start are split evenly over the
+    workers, ``(bound, ceiling)``: ``bound`` with each run as slow as measured side by side
+    (``parallel_run_s`` / ``serial_run_s``) after the parallel ingest's own first run start,
+    ``ceiling`` with the runs as fast as alone after the serial one's."""
+    after = result["serial_s"] - result["serial_first_run_s"]
+    slowdown = result["parallel_run_s"] / result["serial_run_s"]
+    bound = result["serial_s"] / (result["parallel_first_run_s"]
+                                  + after * slowdown / result["workers"])
+    ceiling = result["serial_s"] / (result["serial_first_run_s"] + after / result["workers"])
+    return round(bound, 2), round(ceiling, 2)
+
+
 def bench_parallel(folder: Path, files: int, rows: int, workers: int, repeat: int,
                    until: Optional[str]) -> dict:
     """``files`` distinct generated workbooks (``rows``.. rows x 10) ingested, alternating, by
@@ -258,7 +274,8 @@ def bench_parallel(folder: Path, files: int, rows: int, workers: int, repeat: in
     Besides the wall seconds and ratios, where the time goes in each mode (medians over the
     repeats, :func:`_run_times`): ``*_first_run_s``, seconds from the command's start to its
     first run (imports, instance, checks), and ``*_run_s``, the median seconds of one run
-    (alone with ``--jobs 1``, side by side with ``--jobs WORKERS``)."""
+    (alone with ``--jobs 1``, side by side with ``--jobs WORKERS``); from them
+    ``bound_ratio`` and ``ceiling_ratio`` (:func:`parallel_bounds`)."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for k in range(files):
@@ -287,6 +304,7 @@ def bench_parallel(folder: Path, files: int, rows: int, workers: int, repeat: in
     for mode, runs in times.items():
         out[f"{mode}_first_run_s"] = round(_median([first for first, _ in runs]), 3)
         out[f"{mode}_run_s"] = round(_median([run for _, run in runs]), 3)
+    out["bound_ratio"], out["ceiling_ratio"] = parallel_bounds(out)
     return out
 
 
@@ -392,6 +410,10 @@ def print_results(results: dict) -> None:
             f"{p['workers']}; a run takes {p['serial_run_s']:.2f} s alone, "
             f"{p['parallel_run_s']:.2f} s side by side "
             f"(x{p['parallel_run_s'] / p['serial_run_s']:.2f})", highlight=False)
+        console.print(
+            f"  bound (Amdahl: the seconds before the first run are not shared): "
+            f"x{p['bound_ratio']:.2f} with the runs as slow as side by side, "
+            f"x{p['ceiling_ratio']:.2f} as fast as alone", highlight=False)
     if not results["targets"]:
         console.print("no issue #8 target applies to the workbooks run (they name 1m, 200k, "
                       "merged, the Dagster run and the parallel ingests)", style="dim")
