@@ -35,7 +35,8 @@ from .workers import start_forkserver
 QUIET_LOGGERS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 #: ``error`` of an ``interrupted`` result whose run was stopped, and of one never started
-INTERRUPTED_RUN = "stopped by an interrupt; the next ingest redoes what it did not write"
+INTERRUPTED_RUN = ("stopped by an interrupt; the same command run again redoes what it did not "
+                   "write")
 NOT_STARTED = "not started: interrupted"
 
 
