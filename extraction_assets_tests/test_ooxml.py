@@ -318,6 +318,9 @@ def test_malformed_worksheet_keeps_the_workbook_and_records_an_issue():
     assert cells(sheets[1])["A1"]["v"] == "9"
     assert [(i.sheet_name, i.severity, i.code) for i in wb.issues] == [
         ("Bad", "error", "corrupt_workbook")]
+    # libxml2's message with the part's line and column, not lxml's "(<string>, line 2)"
+    assert wb.issues[0].message == ("worksheet is not well-formed XML: Opening and ending tag "
+                                    "mismatch: v line 2 and c, line 2, column 274")
 
 
 def test_cell_limit():
@@ -348,7 +351,9 @@ def test_shared_strings_are_read_for_the_cells_not_for_the_workbook_facts():
     with pytest.raises(stages.StageError) as info:
         stages.parse_stage("h", damaged)
     assert info.value.error.code == "corrupt_workbook"
-    assert "sharedStrings" in info.value.error.message
+    assert info.value.error.message == (
+        "part xl/sharedStrings.xml is not well-formed XML: Opening and ending tag mismatch: "
+        "t line 1 and si, line 1, column 89")
 
 
 def test_workbook_stage_records_a_non_spreadsheet():

@@ -55,6 +55,7 @@ from .errors import (
 )
 from .ooxml import CellStyle, ParsedSheet, ParsedWorkbook, SheetInfo
 from .parts import Issue
+from .worksheet import syntax_error_message
 from .worksheet import CELL_SCHEMA
 
 #: Seconds a LibreOffice conversion may take before its process group is killed.
@@ -570,7 +571,8 @@ def fods_to_ods(data: bytes) -> tuple[bytes, bytes]:
     try:
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as exc:
-        raise CorruptWorkbookError(f"the flat ODS XML is malformed: {_one_line(exc)}") from None
+        raise CorruptWorkbookError(
+            f"the flat ODS XML is malformed: {_one_line(syntax_error_message(exc))}") from None
     o = "{%s}" % _OFFICE
     content = etree.Element(o + "document-content", nsmap=root.nsmap)
     styles = etree.Element(o + "document-styles", nsmap=root.nsmap)

@@ -12,7 +12,7 @@ from lxml import etree
 
 from .container import PackageReader, resolve_target
 from .errors import CorruptWorkbookError
-from .worksheet import XML_OPTS, local, unescape_xstring
+from .worksheet import XML_OPTS, local, syntax_error_message, unescape_xstring
 
 
 @dataclass
@@ -44,7 +44,8 @@ def parse_part(stream: IO[bytes], part: str):
     try:
         return etree.parse(stream, etree.XMLParser(**XML_OPTS)).getroot()
     except etree.XMLSyntaxError as exc:
-        raise CorruptWorkbookError(f"part {part} is not well-formed XML: {exc}") from exc
+        raise CorruptWorkbookError(
+            f"part {part} is not well-formed XML: {syntax_error_message(exc)}") from exc
 
 
 def read_rels(reader: PackageReader, part: str) -> dict[str, tuple[str, str]]:
@@ -242,7 +243,8 @@ def read_rich_strings(reader: PackageReader, part: str | None) -> SharedStrings:
                 while el.getprevious() is not None:
                     del parent[0]
         except etree.XMLSyntaxError as exc:
-            raise CorruptWorkbookError(f"part {part} is not well-formed XML: {exc}") from exc
+            raise CorruptWorkbookError(
+                f"part {part} is not well-formed XML: {syntax_error_message(exc)}") from exc
     return out
 
 

@@ -40,6 +40,13 @@ from .errors import CorruptWorkbookError, LimitExceededError
 
 XML_OPTS = dict(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
 
+
+def syntax_error_message(exc: etree.XMLSyntaxError) -> str:
+    """libxml2's message of an XML syntax error with its line and column (e.g. ``Opening and
+    ending tag mismatch: v line 3 and c, line 3, column 41``), without the ``(<string>, line
+    3)`` that lxml appends to name the parser's input rather than the part."""
+    return exc.msg or str(exc)
+
 #: Arrow schema of the cells read from a worksheet (rows and columns 1-based).
 CELL_SCHEMA = pa.schema([
     ("row", pa.int32()), ("col", pa.int32()), ("data_type", pa.string()),
@@ -732,7 +739,8 @@ class WorksheetReader:
                                 string_index)
             except etree.XMLSyntaxError as exc:
                 self.cells = sink.table()
-                raise CorruptWorkbookError(f"worksheet is not well-formed XML: {exc}") from exc
+                raise CorruptWorkbookError(
+                    f"worksheet is not well-formed XML: {syntax_error_message(exc)}") from exc
             except ValueError as exc:
                 self.cells = sink.table()
                 raise CorruptWorkbookError(f"worksheet has an invalid value: {exc}") from exc
