@@ -262,6 +262,22 @@ def test_long_line_in_the_first_column_under_a_table_is_a_note():
     assert [(b.kind, b.a1_range) for b in blocks] == [("table", "A1:B3"), ("text", "A4")]
 
 
+def test_a_lone_sentence_is_text_and_a_lone_label_a_title():
+    wb, ws = sheet_of("Info", [["Quarterly summary"]])
+    ws["A5"] = "Figures are provisional and may change before the audit."
+    ws["A9"] = "この資料は社外秘です。"
+    ws["A13"] = "Acme Co., Ltd."
+    put(ws, [["Read this before you fill in the form below."], [], ["Name", "Team"],
+             ["Ana", "Core"], ["Ben", "Ops"]], start_row=17)
+    _, blocks = segment(wb)
+    assert [(b.kind, b.a1_range) for b in blocks if b.kind != "table"] == [
+        ("title", "A1"), ("text", "A5"), ("text", "A9"), ("title", "A13"),
+        ("title", "A17")]
+    (table,) = tables(blocks)
+    # the sentence just above the table is still its title
+    assert (table.a1_range, table.title) == ("A19:B21", "Read this before you fill in the form below.")
+
+
 def test_merged_title_row_is_the_title_never_a_header_row():
     wb, ws = sheet_of("Merged", [["Stock by warehouse"], ["Region", "2023", None],
                                  [None, "Q1", "Q2"], ["North", 1, 2], ["South", 3, 4]])

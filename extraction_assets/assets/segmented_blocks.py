@@ -12,7 +12,7 @@ from ..storage import atomic_write_bytes
 from .common import check_result, finish, stage_asset
 from .normalized_grids import normalized_grids
 
-CODE_VERSION = "6"
+CODE_VERSION = "7"
 
 
 @stage_asset(
