@@ -55,8 +55,7 @@ from .errors import (
 )
 from .ooxml import CellStyle, ParsedSheet, ParsedWorkbook, SheetInfo
 from .parts import Issue
-from .worksheet import syntax_error_message
-from .worksheet import CELL_SCHEMA
+from .worksheet import CELL_SCHEMA, syntax_error_message
 
 #: Seconds a LibreOffice conversion may take before its process group is killed.
 SOFFICE_TIMEOUT = float(os.environ.get("EXTRACTION_ASSETS_SOFFICE_TIMEOUT", "120"))

@@ -47,6 +47,7 @@ def syntax_error_message(exc: etree.XMLSyntaxError) -> str:
     3)`` that lxml appends to name the parser's input rather than the part."""
     return exc.msg or str(exc)
 
+
 #: Arrow schema of the cells read from a worksheet (rows and columns 1-based).
 CELL_SCHEMA = pa.schema([
     ("row", pa.int32()), ("col", pa.int32()), ("data_type", pa.string()),
