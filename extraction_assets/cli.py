@@ -71,8 +71,11 @@ def _embedder(provider: str, model: Optional[str], base_url: Optional[str]):
         raise typer.Exit(code=2) from None
 
 
-def _print_result(result) -> None:
-    """One line per file or partition: status, path, counts or the error."""
+def _print_result(result, earlier_version: bool = False) -> None:
+    """One line per file or partition: status, path, counts or the error. ``earlier_version``:
+    the partition is not the latest content of its path (``refresh``), which the line says; an
+    ``ingest --force`` of the path would not redo it."""
+    path = f"{result.path} (an earlier version)" if earlier_version else result.path
     c = result.counts
     counts = (f"sheets={c.get('sheets', 0)} tables={c.get('tables', 0)} "
               f"records={c.get('records', 0)} chunks={c.get('chunks', 0)}")
@@ -80,18 +83,19 @@ def _print_result(result) -> None:
         counts += (f"  [red]errors={c['errors']}[/] (see extraction_issues, e.g. a damaged "
                    "worksheet keeps only the cells before the fault)")
     if result.status == "failed":
-        line = f"[red]failed[/]    {result.path}  {result.error}"
+        line = f"[red]failed[/]    {path}  {result.error}"
     elif result.status == "duplicate":
-        line = f"[yellow]duplicate[/] {result.path}  {result.error}"
+        line = f"[yellow]duplicate[/] {path}  {result.error}"
     elif result.status == "interrupted":
-        line = f"[yellow]interrupted[/] {result.path}  {result.error}"
+        line = f"[yellow]interrupted[/] {path}  {result.error}"
     elif result.status == "unreadable":
-        line = f"[yellow]unreadable[/] {result.path}  {result.error} (not retried)"
+        line = f"[yellow]unreadable[/] {path}  {result.error} (not retried)"
     elif result.status == "unchanged":
-        line = (f"[cyan]unchanged[/] {result.path}  {counts}  "
-                f"partition={result.workbook_hash[:12]} (up to date; ingest --force redoes it)")
+        line = (f"[cyan]unchanged[/] {path}  {counts}  "
+                f"partition={result.workbook_hash[:12]} (up to date"
+                + ("" if earlier_version else "; ingest --force redoes it") + ")")
     else:
-        line = f"[green]success[/]   {result.path}  {counts}  partition={result.workbook_hash[:12]}"
+        line = f"[green]success[/]   {path}  {counts}  partition={result.workbook_hash[:12]}"
     console.print(line, highlight=False)
 
 
@@ -178,16 +182,17 @@ def refresh(
     import_for_runs()
     from .ingest import refresh_stale
 
+    root = _data_dir(data_dir)
+    superseded = DataStore(root).superseded_hashes()
     failed = 0
 
     def report(result) -> None:
         nonlocal failed
         failed += result.status == "failed"
-        _print_result(result)
+        _print_result(result, result.workbook_hash in superseded)
 
     try:
-        results = refresh_stale(_data_dir(data_dir), _embedder(provider, model, base_url),
-                                on_result=report)
+        results = refresh_stale(root, _embedder(provider, model, base_url), on_result=report)
         interrupted = bool(results) and results[-1].status == "interrupted"
     except KeyboardInterrupt:  # between runs (e.g. while the stale assets are looked up)
         interrupted = True

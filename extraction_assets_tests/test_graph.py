@@ -461,6 +461,20 @@ def test_unchanged_chunks_of_a_new_version_are_not_embedded_again(tmp_path):
     metadata = [e.asset_materialization.metadata for e in events]
     assert [(m["embedded"].value, m["reused"].value) for m in metadata] == [(2, 0), (1, 1)]
     assert VectorStore(DataStore(root).lancedb_uri).count(second[0].workbook_hash) == 2
+    # refresh lists both partitions of the path and says which one is the earlier version
+    from typer.testing import CliRunner
+
+    from extraction_assets.cli import app
+
+    result = CliRunner().invoke(app, ["refresh", "--data-dir", str(root)])
+    assert result.exit_code == 0, result.output
+    lines = {line.split("partition=")[1][:12]: line for line in result.output.splitlines()
+             if line.startswith("unchanged ")}
+    assert lines[first[0].workbook_hash[:12]].startswith(
+        f"unchanged {path.resolve()} (an earlier version)  sheets=")
+    assert lines[first[0].workbook_hash[:12]].endswith(" (up to date)")
+    assert lines[second[0].workbook_hash[:12]].startswith(f"unchanged {path.resolve()}  sheets=")
+    assert lines[second[0].workbook_hash[:12]].endswith(" (up to date; ingest --force redoes it)")
 
 
 def test_rechunking_with_until_makes_the_embeddings_stale(tmp_path):
