@@ -558,7 +558,9 @@ class EmbedderResource(ConfigurableResource):
         another core) or the ``tokenizer_encoding`` BPE for ``openai``. It goes into the
         process-wide cache that every embedder of the process counts tokens with; a thread
         that needs it meanwhile waits for this load instead of starting another. A failure
-        (e.g. an unknown encoding) is left for that first real use to raise and report."""
+        (e.g. an unknown encoding) is left for that first real use to raise and report.
+        Join the thread before the process exits: an interpreter that exits while the C++
+        library is still reading aborts (``terminate called without an active exception``)."""
         load = (_use_tokenizer if self.provider == "local"
                 else functools.partial(_bpe_encoding, self.tokenizer_encoding))
 

@@ -198,14 +198,16 @@ def _start_worker(data_dir: str, embedder: dict | None, passwords: list[str] | N
     # next file handed to this worker is then not started (see _worker_materialize)
     signal.signal(signal.SIGINT, _note_interrupt)
     embedder_resource = EmbedderResource(**embedder) if embedder else None
-    if "rendered_chunks" in selected:  # loaded while the instance is opened
-        (embedder_resource or EmbedderResource()).load_tokenizer_in_background()
+    loading = ((embedder_resource or EmbedderResource()).load_tokenizer_in_background()
+               if "rendered_chunks" in selected else None)  # while the instance is opened
     store = DataStore(data_dir)
     instance = open_instance(store)
     # closed when the worker exits (a multiprocessing worker runs these finalizers, not atexit):
     # the kept SQLite connections checkpoint and remove their write-ahead logs
     Finalize(instance, instance.dispose, exitpriority=10)
     resources = make_definitions(str(store.root), embedder_resource, passwords).resources
+    if loading:
+        loading.join()
     _WORKER.update(store=store, instance=instance, run_config=run_config, resources=resources,
                    selection=AssetSelection.assets(
                        *[a for a in ALL_ASSETS if a.key.path[-1] in selected]))
@@ -297,8 +299,6 @@ def ingest_paths(
     paths = [Path(p) for p in paths]
     store = DataStore(data_dir)
     selected = ALL_ASSETS[: names.index(until) + 1] if until else ALL_ASSETS
-    if "rendered_chunks" in names[:len(selected)]:  # loaded while the files are checked
-        (embedder or EmbedderResource()).load_tokenizer_in_background()
     run_config: dict = dict(QUIET_LOGGERS)
     if max_tokens:
         run_config["ops"] = {"rendered_chunks": {"config": {"max_tokens": max_tokens}}}
@@ -316,6 +316,9 @@ def ingest_paths(
                 on_result(result)
 
     with ExitStack() as stack:
+        if "rendered_chunks" in names[:len(selected)]:  # loaded while the files are checked
+            # joined on the way out, also with nothing to run: see load_tokenizer_in_background
+            stack.callback((embedder or EmbedderResource()).load_tokenizer_in_background().join)
         registered: list[tuple[Path, str | None, str | None]] = []  # path, hash, read error
         first_seen = False
         for path in paths:
@@ -420,9 +423,11 @@ def refresh_stale(
     the refresh with it."""
     store = DataStore(data_dir)
     resources = make_definitions(str(store.root), embedder).resources
-    resources["embedder"].load_tokenizer_in_background()  # while the stale assets are looked up
     results = []
-    with open_instance(store) as instance:
+    with ExitStack() as stack:
+        # loaded while the stale assets are looked up; joined on the way out
+        stack.callback(resources["embedder"].load_tokenizer_in_background().join)
+        instance = stack.enter_context(open_instance(store))
         for workbook_hash in sorted(instance.get_dynamic_partitions(workbook_partitions.name)):
             stale = stale_assets(instance, workbook_hash)
             try:

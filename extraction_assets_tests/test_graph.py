@@ -420,6 +420,23 @@ def test_segmentation_picture_shows_the_two_tables_of_the_report(samples_ingest)
         assert any(key.startswith("segmentation: ") for key in event.asset_materialization.metadata)
 
 
+def test_ingest_and_refresh_wait_for_the_tokenizer_load_they_started(samples_ingest):
+    """With nothing to run the commands return within ~0.3 s, before the tokenizer (~0.4 s)
+    is read: they still wait for the load, since an interpreter that exits while the C++
+    library reads it aborts (exit code 134)."""
+    import threading
+
+    from extraction_assets.embedding import _load_use_tokenizer
+    from extraction_assets.ingest import refresh_stale
+
+    root, paths, _ = samples_ingest
+    for command in (lambda: ingest_paths(paths[:1], root), lambda: refresh_stale(root)):
+        _load_use_tokenizer.cache_clear()
+        assert {r.status for r in command()} == {"unchanged"}
+        assert not [t for t in threading.enumerate() if t.name == "tokenizer-load"]
+        assert _load_use_tokenizer.cache_info().currsize == 1
+
+
 def test_refresh_materializes_only_what_is_stale(tmp_path):
     from extraction_assets.ingest import refresh_stale, stale_assets
     from extraction_assets.samples import write_samples
