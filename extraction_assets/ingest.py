@@ -399,11 +399,24 @@ def ingest_paths(
     return [results[k] for k in sorted(results)]
 
 
-def _input_error(store: DataStore, workbook_hash: str) -> str | None:
-    """``code: message`` of the typed error that failed the partition's ``workbook`` asset (a
-    file that cannot be read, e.g. encrypted or not a spreadsheet), or ``None``."""
+#: The assets that read the file itself: a typed error of theirs is the file's, not the code's.
+_READING_ASSETS = ALL_ASSETS[:2]
+
+
+def _input_error(instance: DagsterInstance, store: DataStore, workbook_hash: str,
+                 asset) -> str | None:
+    """``code: message`` of the typed error with which ``asset``, one of the two that read the
+    file (``workbook``: e.g. encrypted, not a spreadsheet; ``parsed_sheets``: e.g. a shared
+    string table that is not well-formed XML), failed for the partition and was never
+    materialized; ``None`` otherwise (an error issue of a materialized asset is a file read in
+    part)."""
+    if asset not in _READING_ASSETS or instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=asset.key, asset_partitions=[workbook_hash]),
+            limit=1).records:
+        return None
     try:
-        issues = store.read_table("extraction_issues", workbook_hash, asset="workbook").to_pylist()
+        issues = store.read_table("extraction_issues", workbook_hash,
+                                  asset=asset.key.path[-1]).to_pylist()
     except FileNotFoundError:
         return None
     errors = [i for i in issues if i["severity"] == "error"]
@@ -418,8 +431,8 @@ def refresh_stale(
     """Re-materialize, for every known partition, only its stale assets (see
     :func:`stale_assets`): after a code version is bumped, or when an ingest stopped early
     (``--until``). Partitions that are up to date are reported ``unchanged``; those whose file
-    cannot be read (a typed error of the ``workbook`` asset) are reported ``unreadable`` and not
-    retried. An interrupt (Ctrl-C) stops the run in progress, reported ``interrupted``, and
+    cannot be read (a typed error of the ``workbook`` or ``parsed_sheets`` asset, which then
+    has no materialization) are reported ``unreadable`` and not retried. An interrupt (Ctrl-C) stops the run in progress, reported ``interrupted``, and
     the refresh with it."""
     store = DataStore(data_dir)
     resources = make_definitions(str(store.root), embedder).resources
@@ -437,9 +450,8 @@ def refresh_stale(
             if not stale:
                 result = IngestResult(path, workbook_hash, "unchanged",
                                       counts=summarize(store, workbook_hash))
-            elif stale[0] is ALL_ASSETS[0] and _input_error(store, workbook_hash):
-                result = IngestResult(path, workbook_hash, "unreadable",
-                                      error=_input_error(store, workbook_hash))
+            elif error := _input_error(instance, store, workbook_hash, stale[0]):
+                result = IngestResult(path, workbook_hash, "unreadable", error=error)
             else:
                 result = _materialize(instance, store, resources, path, workbook_hash,
                                       AssetSelection.assets(*stale), dict(QUIET_LOGGERS),

@@ -516,6 +516,38 @@ def test_rechunking_with_until_makes_the_embeddings_stale(tmp_path):
     assert statuses == ["unchanged", "unreadable"]
 
 
+def test_refresh_does_not_retry_a_file_whose_string_table_cannot_be_read(tmp_path):
+    """A damaged ``xl/sharedStrings.xml`` fails ``parsed_sheets`` with a typed error: refresh
+    lists the file ``unreadable`` with that error and runs nothing; a damaged worksheet, read
+    in part (materialized, with an error issue), is up to date."""
+    try:
+        from extraction_assets_tests.builders import NS_MAIN, Sheet, worksheet, xlsx_bytes
+    except ImportError:  # tests collected with the test folder itself on sys.path
+        from builders import NS_MAIN, Sheet, worksheet, xlsx_bytes
+    from extraction_assets.ingest import refresh_stale
+
+    strings = tmp_path / "strings.xlsx"
+    strings.write_bytes(xlsx_bytes(
+        [Sheet("Prices", worksheet('<row r="1"><c r="A1" t="s"><v>0</v></c></row>'))],
+        shared_strings=f'<sst xmlns="{NS_MAIN}"><si><t>Apple</si></sst>'))
+    partial = tmp_path / "partial.xlsx"
+    partial.write_bytes(xlsx_bytes([Sheet("Bad", worksheet(
+        '<row r="1"><c r="A1"><v>1</v></c></row><row r="2"><c r="A2"><v>2</c></row>'))]))
+    root = tmp_path / "data"
+    first = ingest_paths([strings, partial], root, until="segmented_blocks")
+    assert [r.status for r in first] == ["failed", "success"]
+    error = ("corrupt_workbook: part xl/sharedStrings.xml is not well-formed XML: Opening and "
+             "ending tag mismatch: t line 1 and si, line 1, column 89")
+    assert first[0].error == f"parsed_sheets: {error}"
+    with open_instance(DataStore(root)) as instance:
+        runs = len(instance.get_run_records())
+    refreshed = {r.path: (r.status, r.error) for r in refresh_stale(root)}
+    assert refreshed[str(strings.resolve())] == ("unreadable", error)
+    assert refreshed[str(partial.resolve())][0] == "success"  # its --until assets, then on
+    with open_instance(DataStore(root)) as instance:
+        assert len(instance.get_run_records()) == runs + 1
+
+
 def test_issues_of_a_file_read_by_value_are_reported_once(tmp_path):
     csv_path = tmp_path / "prices.csv"
     csv_path.write_text("item,price\nbolt,1.5\nnut,0.25\nwasher,0.1\n")
