@@ -56,19 +56,28 @@ def _data_dir(value: Optional[Path]) -> Path:
 
 def _embedder(provider: str, model: Optional[str], base_url: Optional[str]):
     """The embedder resource of ``--provider``, ``--model`` and ``--base-url``; values its
-    fields refuse (e.g. a provider other than ``local`` or ``openai``) are a usage error (exit
-    code 2) naming the option, not a traceback."""
+    fields refuse (e.g. a provider other than ``local`` or ``openai``), and a ``--model`` or
+    ``--base-url`` the local provider does not take, are a usage error (exit code 2) in one
+    line, not a traceback or a failure of every file."""
     from pydantic import ValidationError
 
     from .embedding import EmbedderResource
 
     try:
-        return EmbedderResource(provider=provider, model=model, base_url=base_url)
+        resource = EmbedderResource(provider=provider, model=model, base_url=base_url)
     except ValidationError as exc:
         for error in exc.errors():
             option = f"--{str(error['loc'][0]).replace('_', '-')}: " if error["loc"] else ""
             err_console.print(f"{option}{error['msg']}", highlight=False, markup=False)
         raise typer.Exit(code=2) from None
+    if provider == "local":  # built at once: it needs no key, and checks model and URL
+        try:
+            resource.get_embedder()
+        except ValueError as exc:
+            err_console.print(f"{exc} (--provider openai takes --model and --base-url)",
+                              highlight=False, markup=False)
+            raise typer.Exit(code=2) from None
+    return resource
 
 
 def _print_result(result, earlier_version: bool = False) -> None:
@@ -129,12 +138,20 @@ def _run_ingest(paths: list[Path], data_dir: Path, embedder, until: Optional[str
                          on_result=report, force=force, passwords=passwords, jobs=jobs)
         except KeyboardInterrupt:  # outside the runs (e.g. while the files are hashed)
             pass
-    unfinished = len(paths) - settled
-    if unfinished:
-        err_console.print(f"interrupted: {unfinished} of {len(paths)} files not finished; run "
-                          "the same command again to finish them", highlight=False)
-        raise typer.Exit(code=130)
+    if settled < len(paths):
+        _exit_interrupted(len(paths) - settled, len(paths))
     return failed
+
+
+def _exit_interrupted(unfinished: int, files: int) -> None:
+    """Say how many files an interrupt left unfinished and exit with code 130.
+
+    Raises:
+        typer.Exit: always.
+    """
+    err_console.print(f"interrupted: {unfinished} of {files} files not finished; run the same "
+                      "command again to finish them", highlight=False)
+    raise typer.Exit(code=130)
 
 
 @app.command()
@@ -160,9 +177,12 @@ def ingest(
     Exit code 1 when any file failed (the others are still processed); 130 after Ctrl-C,
     which stops the runs in progress and starts no further file.
     """
-    if jobs > 1:  # the workers' server imports Dagster while this process does the same
-        start_forkserver()
-    import_for_runs()
+    try:
+        if jobs > 1:  # the workers' server imports Dagster while this process does the same
+            start_forkserver()
+        import_for_runs()
+    except KeyboardInterrupt:  # Ctrl-C before any file was looked at
+        _exit_interrupted(len(paths), len(paths))
     failed = _run_ingest(paths, _data_dir(data_dir), _embedder(provider, model, base_url),
                          until.value if until else None, max_tokens, force, password or None,
                          jobs)

@@ -362,6 +362,15 @@ def test_cli_unknown_provider_is_a_usage_error(samples_ingest, tmp_path):
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.strip() == "--provider: Input should be 'local' or 'openai'"
         assert proc.stdout == ""
+    # an OpenAI model name without --provider openai: refused before any file is read
+    proc = subprocess.run([sys.executable, "-m", "extraction_assets.cli", "ingest",
+                           str(tmp_path / "missing.xlsx"), "--data-dir", str(tmp_path / "d"),
+                           "--model", "text-embedding-3-small"], capture_output=True, text=True,
+                          timeout=300)
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+    assert proc.stderr.strip() == (
+        "provider 'local' only serves 'universal-sentence-encoder-multilingual-3', got "
+        "model='text-embedding-3-small' (--provider openai takes --model and --base-url)")
 
 
 def test_openai_provider_through_the_graph_and_no_mixed_dimensions(tmp_path, monkeypatch):
