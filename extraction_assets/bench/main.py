@@ -415,8 +415,9 @@ def print_results(results: dict) -> None:
             f"x{p['bound_ratio']:.2f} with the runs as slow as side by side, "
             f"x{p['ceiling_ratio']:.2f} as fast as alone", highlight=False)
     if not results["targets"]:
-        console.print("no issue #8 target applies to the workbooks run (they name 1m, 200k, "
-                      "merged, the Dagster run and the parallel ingests)", style="dim")
+        console.print("no issue #8 target applies to what was run (they name 1m, 200k, "
+                      "merged, the Dagster run and parallel ingests of 8 files or more)",
+                      style="dim")
         return
     table = Table(title="Targets (issue #8)")
     for col in ("target", "measured", "limit", "met"):
