@@ -432,8 +432,8 @@ def refresh_stale(
     :func:`stale_assets`): after a code version is bumped, or when an ingest stopped early
     (``--until``). Partitions that are up to date are reported ``unchanged``; those whose file
     cannot be read (a typed error of the ``workbook`` or ``parsed_sheets`` asset, which then
-    has no materialization) are reported ``unreadable`` and not retried. An interrupt (Ctrl-C) stops the run in progress, reported ``interrupted``, and
-    the refresh with it."""
+    has no materialization) are reported ``unreadable`` and not retried. An interrupt (Ctrl-C)
+    stops the run in progress, reported ``interrupted``, and the refresh with it."""
     store = DataStore(data_dir)
     resources = make_definitions(str(store.root), embedder).resources
     results = []
