@@ -199,11 +199,7 @@ def refresh(
     ingest stopped early with --until). Files that could not be read at all are listed as
     unreadable and not retried. Exit code 1 when a partition failed in this refresh; 130
     after Ctrl-C, which stops the run in progress and the refresh."""
-    import_for_runs()
-    from .ingest import refresh_stale
-
     root = _data_dir(data_dir)
-    superseded = DataStore(root).superseded_hashes()
     failed = 0
 
     def report(result) -> None:
@@ -212,9 +208,14 @@ def refresh(
         _print_result(result, result.workbook_hash in superseded)
 
     try:
-        results = refresh_stale(root, _embedder(provider, model, base_url), on_result=report)
+        embedder = _embedder(provider, model, base_url)  # imports Dagster (~1.5 s)
+        import_for_runs()
+        from .ingest import refresh_stale
+
+        superseded = DataStore(root).superseded_hashes()
+        results = refresh_stale(root, embedder, on_result=report)
         interrupted = bool(results) and results[-1].status == "interrupted"
-    except KeyboardInterrupt:  # between runs (e.g. while the stale assets are looked up)
+    except KeyboardInterrupt:  # between runs (e.g. while importing or looking up stale assets)
         interrupted = True
     if interrupted:
         err_console.print("interrupted: run refresh again to finish", highlight=False)
