@@ -410,9 +410,7 @@ def _input_error(instance: DagsterInstance, store: DataStore, workbook_hash: str
     string table that is not well-formed XML), failed for the partition and was never
     materialized; ``None`` otherwise (an error issue of a materialized asset is a file read in
     part)."""
-    if asset not in _READING_ASSETS or instance.fetch_materializations(
-            AssetRecordsFilter(asset_key=asset.key, asset_partitions=[workbook_hash]),
-            limit=1).records:
+    if asset not in _READING_ASSETS:
         return None
     try:
         issues = store.read_table("extraction_issues", workbook_hash,
@@ -420,7 +418,13 @@ def _input_error(instance: DagsterInstance, store: DataStore, workbook_hash: str
     except FileNotFoundError:
         return None
     errors = [i for i in issues if i["severity"] == "error"]
-    return f"{errors[0]['code']}: {errors[0]['message']}" if errors else None
+    # the instance is asked only about an asset that recorded an error (stale_assets just
+    # fetched its latest materialization, but says only that it is stale)
+    if not errors or instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=asset.key, asset_partitions=[workbook_hash]),
+            limit=1).records:
+        return None
+    return f"{errors[0]['code']}: {errors[0]['message']}"
 
 
 def refresh_stale(
