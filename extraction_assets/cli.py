@@ -249,9 +249,9 @@ def search(
     provider: str = Provider, model: Optional[str] = Model, base_url: Optional[str] = BaseUrl,
 ) -> None:
     """Top chunks for a query, ranked by their own text and their table rows', with file,
-    sheet, A1 ranges, heading path and the row that matched. Only the latest version of each file path is searched unless
-    --all-versions is given. With --queries FILE, each line is a query (--json then prints one
-    JSON object a line: the query and its results)."""
+    sheet, A1 ranges, heading path and the row that matched. Only the latest version of each
+    file path is searched unless --all-versions is given. With --queries FILE, each line is a
+    query (--json then prints one JSON object a line: the query and its results)."""
     from .embedding import EmbeddingError
     from .retrieval import Searcher
 

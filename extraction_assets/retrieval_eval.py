@@ -162,7 +162,8 @@ def _cells_of(ranges: list[str]) -> set[tuple[int, int]]:
 
 def _joined(cells, text: dict) -> str:
     """The distinct non-empty display texts of ``cells`` in order, joined by spaces."""
-    return " ".join(dict.fromkeys(text[cell].strip() for cell in cells if text.get(cell, "").strip()))
+    return " ".join(dict.fromkeys(text[cell].strip() for cell in cells
+                                  if text.get(cell, "").strip()))
 
 
 def labelled_questions(filename: str, sheets: dict,

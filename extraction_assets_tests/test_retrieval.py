@@ -251,8 +251,8 @@ def test_cli_search_modes_json_and_queries_file(samples_ingest, tmp_path):
     assert [h["mode"] for h in hits] == ["text"]  # one chunk holds the word
     assert hits[0]["kind"] == "record" and hits[0]["filename"] == "spec_ja.xlsx"
     assert hits[0]["a1_ranges"] == ["A5:D9"] and hits[0]["sheet"] == "仕様書"
-    assert hits[0]["record"] == {"a1_range": "A5:D5", "text": (
-        "仕様書 > 製品仕様書 > 1. 基本仕様 — 項目: 定格電圧; 値: 100; 単位: V; 備考: AC 50/60 Hz")}
+    assert hits[0]["record"] == {"a1_range": "A5:D5", "text": "仕様書 > 製品仕様書 > 1. 基本仕様 — "
+                                 "項目: 定格電圧; 値: 100; 単位: V; 備考: AC 50/60 Hz"}
     assert "| 定格電圧 | 100 | V | AC 50/60 Hz |" in hits[0]["text"]
 
     queries = tmp_path / "queries.txt"
@@ -273,7 +273,8 @@ def test_cli_search_modes_json_and_queries_file(samples_ingest, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert [line for line in proc.stdout.splitlines() if line.startswith("query:")] == [
         "query: Top products revenue", "query: 定格電圧", "query: ledger debit credit total"]
-    assert "1. " in proc.stdout and "   row A5:D5 (best match): 項目: 定格電圧; 値: 100" in proc.stdout
+    assert "1. " in proc.stdout
+    assert "   row A5:D5 (best match): 項目: 定格電圧; 値: 100" in proc.stdout
 
     for bad in ([], ["x", "--queries", str(queries)], ["x", "--mode", "fuzzy"],
                 ["--queries", str(tmp_path / "missing.txt")]):
