@@ -51,7 +51,7 @@ from .core.render import (
     table_html,
     table_markdown,
 )
-from .core.segment import Block, Column, ListObject, segment_sheet
+from .core.segment import Block, Column, ListObject, PivotTable, segment_sheet
 from .core.worksheet import CELL_SCHEMA
 from .schemas import constant_column, memory_schema, repeated_column
 
@@ -347,11 +347,12 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
     """Blocks of every visible sheet: tables ``blocks`` and ``block_columns``. Headings come
     from the workbook's font sizes (body size and bold size -> level, reported in ``facts``).
     Charts and pictures of ``objects`` (the ``sheet_objects`` table) become ``chart`` and
-    ``image`` blocks. Hidden sheets are not segmented; each gives an ``info`` issue so the skip
+    ``image`` blocks; its Excel tables (ListObjects) and pivot tables are taken as declared. Hidden sheets are not segmented; each gives an ``info`` issue so the skip
     is visible."""
     block_rows, column_rows, issues = [], [], []
     drawings: dict[str, list[dict]] = {}
     list_objects: dict[str, list[ListObject]] = {}
+    pivot_tables: dict[str, list[PivotTable]] = {}
     for obj in (objects.to_pylist() if objects is not None else []):
         drawings.setdefault(obj["sheet_name"], []).append(obj)
         if obj["kind"] == "table" and obj["ref"]:
@@ -359,6 +360,11 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
             list_objects.setdefault(obj["sheet_name"], []).append(ListObject(
                 obj["name"] or "", obj["ref"], details.get("header_row_count", 1),
                 details.get("totals_row_count", 0), tuple(c or "" for c in details.get("columns", []))))
+        elif obj["kind"] == "pivot_table" and obj["ref"]:
+            details = json.loads(obj["details"] or "{}")
+            pivot_tables.setdefault(obj["sheet_name"], []).append(PivotTable(
+                obj["name"] or "", obj["ref"], details.get("first_data_row", 1),
+                details.get("first_data_col", 1), tuple(details.get("row_items", []))))
     grids = grids_from_tables(cells, sheets)
     headings = detect_heading_levels([g for g in grids if g.visibility == "visible"])
     for grid in grids:
@@ -376,7 +382,8 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
                                 "hidden_cells_skipped",
                                 f"{n_hidden} non-empty cells in hidden rows or columns are in no "
                                 "block"))
-        blocks = segment_sheet(grid, headings, list_objects.get(grid.sheet_name, [])) + drawing_blocks(
+        blocks = segment_sheet(grid, headings, list_objects.get(grid.sheet_name, []),
+                               pivot_tables.get(grid.sheet_name, [])) + drawing_blocks(
             grid.sheet_index, grid.sheet_name, drawings.get(grid.sheet_name, []))
         for block in sorted(blocks, key=lambda b: (b.min_row, b.min_col, b.kind)):
             block_rows.append(dict(
@@ -387,7 +394,8 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
                 header_row_count=block.header_row_count, title=block.title,
                 heading_path=block.heading_path, n_cells=block.n_cells, reasons=block.reasons,
                 text=block.text, level=block.level, skip_rows=block.skip_rows,
-                total_rows=block.total_rows, row_group_col=block.row_group_col, unit=block.unit,
+                total_rows=block.total_rows, row_group_cols=block.row_group_cols,
+                group_rows=block.group_rows, unit=block.unit,
             ))
             for position, column in enumerate(block.columns, start=1):
                 column_rows.append(dict(
@@ -416,7 +424,9 @@ def blocks_from_tables(blocks: pa.Table, block_columns: pa.Table) -> list[Block]
                       row["header_row_count"], row["title"], row["heading_path"],
                       row["reasons"], columns.get(row["block_id"], []), row["text"] or "",
                       level=row["level"], skip_rows=row["skip_rows"] or [],
-                      total_rows=row["total_rows"] or [], row_group_col=row["row_group_col"],
+                      total_rows=row["total_rows"] or [],
+                      row_group_cols=row["row_group_cols"] or [],
+                      group_rows=row["group_rows"] or [],
                       unit=row["unit"])
         out.append(block)
     return out

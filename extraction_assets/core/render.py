@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 from .a1 import MAX_COL, cell_ref, parse_cell_ref, parse_range, range_ref
 from .arrays import in_threads, scatter
 from .normalize import StyledGrid, a1_refs, stripped_text
-from .segment import Block, total_rows
+from .segment import Block
 
 
 @dataclass
@@ -242,9 +242,10 @@ class RecordSet:
     blocks. ``records(block_id)`` gives a block's :class:`TableRecords`.
 
     Rules (per block): rows hidden in the sheet and rows repeating the header are no records;
-    summary rows (``block.total_rows``, or a first shown cell reading Total, 合計...) get role
-    ``total``, the others ``data``; in a row-group column (``block.row_group_col``) a group's
-    label is filled down to the data rows under it, ``merged_from`` naming the label's cell. A
+    total rows (``block.total_rows``) get role ``total``, group-label rows
+    (``block.group_rows``) role ``group``, the others ``data``; in a row-group column
+    (``block.row_group_cols``) a group's label is filled down to the data rows under it,
+    ``merged_from`` naming the label's cell. A
     form gives one record, cited at its first row and whole range.
     """
 
@@ -286,34 +287,30 @@ class RecordSet:
 
     def _roles_and_fills(self, plans: list[_Plan], source: np.ndarray
                          ) -> tuple[list[str], list[tuple[int, int, int]]]:
-        """Roles of all records (one Arrow pass for the total rule) and the row-group fills:
-        ``source`` entries copied from the label above, as (entry, label row, label column)."""
-        tables = [k for k, p in enumerate(plans) if p.first is not None and len(p.rows)]
-        firsts = np.concatenate([plans[k].first for k in tables]) if tables else np.zeros(0, int)
-        by_rule = total_rows(self.cells.column("display_text").take(pa.array(firsts))
-                             .combine_chunks()) if len(firsts) else np.zeros(0, bool)
-        total = np.zeros(len(self.rows), dtype=bool)
+        """Roles of all records (``total`` for the block's ``total_rows``, ``group`` for its
+        ``group_rows``, else ``data``) and the row-group fills: ``source`` entries copied from
+        the label above, as (entries, label rows, label column)."""
+        roles = np.full(len(self.rows), "data", dtype=object)
         fills: list[tuple[np.ndarray, np.ndarray, int]] = []
-        done = 0
-        for k in tables:
-            plan, r0 = plans[k], self.record_start[k]
-            block, n = plan.block, len(plan.block.columns)
-            mine = by_rule[done:done + len(plan.rows)] | np.isin(plan.rows, block.total_rows)
-            done += len(plan.rows)
-            total[r0:r0 + len(plan.rows)] = mine
-            group = next((j for j, c in enumerate(block.columns)
-                          if c.col == block.row_group_col), None)
-            if group is None:
+        for k, plan in enumerate(plans):
+            if plan.first is None or not len(plan.rows):
                 continue
-            data = ~mine
-            label = data & plan.shows[:, group]
-            last = np.maximum.accumulate(np.where(label, np.arange(len(plan.rows)), -1))
-            filled = np.flatnonzero(data & ~plan.shows[:, group] & (last >= 0))
-            e0 = self.entry_start[k]
-            source[e0 + filled * n + group] = source[e0 + last[filled] * n + group]
-            fills.append((e0 + filled * n + group, plan.rows[last[filled]],
-                          block.columns[group].col))
-        return np.where(total, "total", "data").tolist(), fills
+            r0, block, n = self.record_start[k], plan.block, len(plan.block.columns)
+            total = np.isin(plan.rows, block.total_rows)
+            group = np.isin(plan.rows, block.group_rows) & ~total
+            roles[r0:r0 + len(plan.rows)][total] = "total"
+            roles[r0:r0 + len(plan.rows)][group] = "group"
+            data = ~total & ~group
+            for j, column in enumerate(block.columns):
+                if column.col not in block.row_group_cols:
+                    continue
+                label = (data | group) & plan.shows[:, j]
+                last = np.maximum.accumulate(np.where(label, np.arange(len(plan.rows)), -1))
+                filled = np.flatnonzero(data & ~plan.shows[:, j] & (last >= 0))
+                e0 = self.entry_start[k]
+                source[e0 + filled * n + j] = source[e0 + last[filled] * n + j]
+                fills.append((e0 + filled * n + j, plan.rows[last[filled]], column.col))
+        return roles.tolist(), fills
 
     def _gather(self, source: np.ndarray, fills: list) -> None:
         present = source >= 0

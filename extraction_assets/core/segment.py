@@ -46,7 +46,7 @@ First-level rules (deterministic, no model):
 * Inside a table's data: summary rows (Total, Subtotal, Grand total, 合計, 小計...) stay rows of
   the table and are listed in ``total_rows``; rows repeating the header texts are listed in
   ``skip_rows``; a leftmost column whose labels sit only on the first row of each group is
-  recorded as ``row_group_col`` (to be filled down).
+  recorded in ``row_group_cols`` (to be filled down).
 
 Every decision appends a human-readable reason to ``Block.reasons``.
 """
@@ -69,8 +69,8 @@ from scipy.sparse.csgraph import connected_components
 from .a1 import cell_ref, column_letter, parse_cell_ref, parse_range, range_ref
 from .headings import HeadingMap, detect_heading_levels
 from .normalize import StyledGrid, cell_keys, cells_in_range, find_cell, stripped_text
+from .totals import TOTAL_HINT_RE, TOTAL_LABEL_RE, ColumnSums, aggregates_above
 
-TOTAL_RE = re.compile(r"^\s*((grand|sub)[\s-]*)?totals?\b|^\s*(合計|小計|総計|累計)", re.IGNORECASE)
 NOTE_RE = re.compile(
     r"^\s*(※|\*|＊|†|‡|注\s*[\d０-９]*\s*[:：.．)）]|注記|備考\s*[:：]|[(（]注[\d０-９]*[)）]|"
     r"出典\s*[:：]|出所\s*[:：]|notes?\s*\d*\s*[:：.]|source\s*[:：]|remarks?\s*[:：])",
@@ -128,6 +128,28 @@ class ListObject:
     columns: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class PivotTable:
+    """A pivot table (ECMA-376 Part 1 §18.10.1.73) as Excel drew it on one sheet.
+
+    ``ref`` is the A1 range of its ``location`` (§18.10.1.49: the body, page fields
+    excluded); ``first_data_row`` and ``first_data_col`` are 0-based offsets from its top-left
+    cell to the first row and column of values (the rows above are its header rows, the
+    columns left of it its row labels); ``row_items`` gives the type of each body row from
+    ``first_data_row`` on (``data``, or §18.10.1.44's ``default``, ``sum``, ``grand``...:
+    subtotal and grand total rows)."""
+
+    name: str
+    ref: str
+    first_data_row: int = 1
+    first_data_col: int = 1
+    row_items: tuple[str, ...] = ()
+
+
+#: Pivot row item types that are not totals (§18.10.1.44 ``ST_ItemType``).
+_PIVOT_BODY_ITEMS = ("data", "blank")
+
+
 @dataclass
 class Block:
     """A detected block. Bounds are 1-based and inclusive; ``heading_path`` starts with the sheet
@@ -135,9 +157,12 @@ class Block:
 
     ``level`` is the heading level (2..6) of a heading ``title`` block, else ``None``;
     ``skip_rows`` are the sheet rows of a table that repeat its header (not data);
-    ``total_rows`` are the sheet rows of a table that are summary rows (kept as rows);
-    ``row_group_col`` is the sheet column of a table whose group labels sit only on the first row
-    of each group (a renderer fills them down), else ``None``;
+    ``total_rows`` are the sheet rows of a table that are total rows (kept as rows, see
+    :mod:`.totals`);
+    ``row_group_cols`` are the sheet columns of a table whose labels sit only on the first row
+    of each group (a renderer fills them down);
+    ``group_rows`` are the sheet rows of a table that hold only a group label (a label row
+    heading the rows under it; a record of role ``group``);
     ``unit`` is the unit line of a table (``(単位：千円)``, ``Unit: USD``), else ``None``.
     """
 
@@ -158,7 +183,8 @@ class Block:
     level: int | None = None
     skip_rows: list[int] = field(default_factory=list)
     total_rows: list[int] = field(default_factory=list)
-    row_group_col: int | None = None
+    row_group_cols: list[int] = field(default_factory=list)
+    group_rows: list[int] = field(default_factory=list)
     unit: str | None = None
     markup: dict[str, str] = field(default_factory=dict)
 
@@ -238,6 +264,10 @@ class _Ctx:
         self.fill_code = _np(pc.fill_null(fills.indices, -1)).astype(np.int32)
         self.fill_values = fills.dictionary.to_pylist()
         self.border = _np(pc.fill_null(table.column("has_border").take(take), False))
+        #: the cell's number (``nan`` for none) and formula (Arrow, null for none)
+        self.number = _np(pc.fill_null(table.column("number_value").take(take), np.nan))
+        self.formula = table.column("formula").take(take).combine_chunks()
+        self.has_formula = _np(pc.is_valid(self.formula))
         self._merged_from = table.column("merged_from").take(take).combine_chunks()
         self._merge_range = table.column("merge_range").take(take).combine_chunks()
         #: whether a cell carries its own value (cells covered by a merge do not)
@@ -554,6 +584,12 @@ def _join_vertical(ctx: _Ctx, upper: _Info, lower: _Info) -> str | None:
             head = "cell borders continue on both sides of the empty row"
         else:
             return None  # plain text on both sides: no sign that they are one table
+    data = _data_cells(ctx, upper)
+    if len(data) and len(data) < len(upper.rows.cells):
+        conflict = _schema_conflict(_profile(ctx, data), _profile(ctx, lower.rows.cells),
+                                    set(ctx.col[upper.rows.cells].tolist()))
+        if conflict:
+            return None
     return (f"rows {upper.box[0]}-{lower.box[2]}: a single empty row above row {lower.box[0]} "
             f"inside the table (no new header row below it; {head})")
 
@@ -651,6 +687,8 @@ def _join_horizontal(ctx: _Ctx, left: _Info, right: _Info, lone: list[tuple[int,
         if len(extra) > 3 or not all(_all_strings(ctx, side.rows[r]) for r in extra):
             return None
         extra = side.order[bisect_right(side.order, bottom):]
+        if extra and other.width == 1 and len(other.order) * 2 < len(side.order):
+            return None  # a short column beside a long table is no column of it
         if extra and other.width != 1 and (len(extra) > 2 or any(
                 len(ctx.logical(side.rows[r])) != 1 and not _starts_total(ctx, side.rows[r])
                 for r in extra)):
@@ -741,9 +779,264 @@ def _join_gaps(ctx: _Ctx, regions: list[_Region]) -> list[_Region]:
     return regions
 
 
+# -- tables across gaps -----------------------------------------------------------------------
+#: Most empty rows (as shown) between a table and rows below it that continue it.
+MAX_CONTINUATION_GAP = 8
+#: Most empty rows (as shown) between a table's header rows and its first data row.
+MAX_HEADER_GAP = 2
+
+
+@dataclass
+class _Profile:
+    """The column schema of a set of rows: per sheet column the number of value-carrying cells
+    and of numbers/dates among them; the median and the largest number of cells in a row."""
+
+    counts: dict[int, int]
+    typed: dict[int, int]
+    width: float
+    widest: int
+
+    def typed_share(self, c: int) -> float:
+        return self.typed.get(c, 0) / self.counts[c]
+
+
+def _profile(ctx: _Ctx, cells: np.ndarray) -> _Profile:
+    logical = ctx.logical(cells)
+    cols, n = np.unique(ctx.col[logical], return_counts=True)
+    typed_cols, n_typed = np.unique(ctx.col[logical[ctx.typed[logical]]], return_counts=True)
+    _, per_row = np.unique(ctx.row[logical], return_counts=True)
+    return _Profile(dict(zip(cols.tolist(), n.tolist())),
+                    dict(zip(typed_cols.tolist(), n_typed.tolist())),
+                    float(np.median(per_row)) if len(per_row) else 0.0,
+                    int(per_row.max()) if len(per_row) else 0)
+
+
+def _schema_conflict(upper: _Profile, lower: _Profile, columns: set[int]) -> str | None:
+    """Why rows with profile ``lower`` do not continue a table whose data rows have profile
+    ``upper`` (``None``: they may): a value in a column outside the table's ``columns`` (the
+    columns its header or data use), a column of numbers/dates above that holds text
+    below or the converse, or rows less than half as wide."""
+    for c in lower.counts:
+        if c not in columns:
+            return f"a value in column {column_letter(c)}, which the table above does not use"
+        if upper.counts.get(c, 0) >= 2:
+            up, low = upper.typed_share(c), lower.typed_share(c)
+            if (up >= 0.8 and low <= 0.2) or (up <= 0.2 and low >= 0.8):
+                return f"column {column_letter(c)} holds {'text' if up >= 0.8 else 'numbers'} " \
+                       f"below {'numbers' if up >= 0.8 else 'text'}"
+    if lower.widest < 2 or lower.widest * 2 <= upper.width:
+        return "the rows are at most half as wide as the table's"
+    return None
+
+
+def _data_cells(ctx: _Ctx, info: _Info) -> np.ndarray:
+    """A region's cells below its header: from its first row of several cells, the rows of
+    text only (at most :data:`MAX_HEADER_ROWS`) are left out when a row below holds a number
+    or date (all of its cells when none does)."""
+    start = info.order.index(_body_top(ctx, info))
+    end = start
+    while end < min(len(info.order), start + MAX_HEADER_ROWS) and bool(
+            ctx.is_str[ctx.logical(info.rows[info.order[end]])].all()):
+        end += 1
+    rest = info.rows.cells_of(info.order[end:]) if end < len(info.order) else info.rows.cells[:0]
+    return rest if ctx.typed[ctx.logical(rest)].any() else info.rows.cells_of(info.order[start:])
+
+
+def _has_own_header(ctx: _Ctx, info: _Info) -> bool:
+    """Whether a region starts (after single-cell lines) with a header-like row."""
+    top = info.order.index(_body_top(ctx, info))
+    return top < len(info.order) - 1 and bool(_header_like(ctx, info.rows, info.order, top))
+
+
+def _header_fragment(ctx: _Ctx, info: _Info) -> bool:
+    """Whether a region could be (part of) a header band on its own: text only, at most
+    :data:`MAX_HEADER_ROWS` rows, two or more cells on its last row."""
+    logical = ctx.logical(info.rows.cells)
+    last = ctx.logical(info.rows[info.order[-1]])
+    return (len(info.order) <= MAX_HEADER_ROWS and len(last) >= 2
+            and bool(ctx.is_str[logical].all()))
+
+
+def _header_tail(ctx: _Ctx, info: _Info) -> bool:
+    """Whether a region of data rows ends with a header-like row of its own: two or more text
+    cells, styled (bold, filled or bordered), under a row holding numbers or dates."""
+    if len(info.order) < 3:
+        return False
+    last = ctx.logical(info.rows[info.order[-1]])
+    above = ctx.logical(info.rows[info.order[-2]])
+    return (len(last) >= 2 and bool(ctx.is_str[last].all()) and bool(ctx.typed[above].any())
+            and bool((ctx.bold[last] | (ctx.fill_code[last] >= 0) | ctx.border[last]).all())
+            and _band_styles(ctx, last) != _band_styles(ctx, above))
+
+
+def _split_last_row(ctx: _Ctx, regions: list[_Region], i: int) -> list[_Region]:
+    """``regions`` with the last row of region ``i`` made a region of its own."""
+    cells = regions[i].cells
+    last = ctx.row[cells] == ctx.row[cells].max()
+    out = list(regions)
+    out[i] = _Region(cells[~last], regions[i].reasons)
+    out.insert(i + 1, _Region(cells[last], [f"row {int(ctx.row[cells].max())} reads as the header "
+                                            "of the rows below, not as a row of the table above"]))
+    return out
+
+
+def _join_tables(ctx: _Ctx, regions: list[_Region]) -> list[_Region]:
+    """Join what people read as one table across empty rows (see the module docstring):
+
+    * **a header band and its data**: text-only regions (header rows, possibly split into
+      several regions by empty header cells) ending one or two empty rows above a region with
+      no header of its own, inside that region's columns, two or more of them labelling its
+      columns, with any single-cell lines (group labels) between;
+    * **continuation rows**: regions below a table that has a header row, at most
+      :data:`MAX_CONTINUATION_GAP` empty rows down, inside its columns, with no header of
+      their own, no heading or note first, and the table's column schema
+      (:func:`_schema_conflict`); the regions that start within those rows' span count as one.
+    """
+    if len(regions) < 2 or len(regions) > _MAX_REGIONS:
+        return regions
+    regions = list(regions)
+    changed = True
+    while changed:
+        changed = False
+        infos = [_info(ctx, g.cells) for g in regions]
+        order = sorted(range(len(regions)), key=lambda i: (infos[i].shown[0], infos[i].shown[1]))
+        for d in order:
+            D = infos[d]
+            if len(D.order) < 2 or _header_fragment(ctx, D) or _has_own_header(ctx, D):
+                continue
+            top = D.shown[0]
+            near = [h for h in order if h != d and 2 <= top - infos[h].shown[2] <= MAX_HEADER_GAP + 1
+                    and D.shown[1] <= infos[h].shown[1] and infos[h].shown[3] <= D.shown[3]]
+            heads = [h for h in near if _header_fragment(ctx, infos[h])]
+            tails = [h for h in near if h not in heads and _header_tail(ctx, infos[h])]
+            if tails and not heads:
+                # a header row glued under the rows above (a total row, then the next table's
+                # header): split it off, to be joined with its data on the next pass
+                regions = _split_last_row(ctx, regions, tails[0])
+                changed = True
+                break
+            if not heads:
+                continue
+            data_cols = set(ctx.col[ctx.logical(D.rows.cells)].tolist())
+            labelled = {int(c) for h in heads for c in ctx.col[ctx.logical(
+                infos[h].rows[infos[h].order[-1]])].tolist() if int(c) in data_cols}
+            if len(labelled) < 2:
+                continue
+            head_top = min(infos[h].shown[0] for h in heads)
+            between = [g for g in order if g != d and g not in heads and infos[g].n_logical == 1
+                       and head_top <= infos[g].shown[0] and infos[g].shown[2] < top
+                       and D.shown[1] - 1 <= infos[g].shown[1] <= D.shown[3]]
+            members = [d, *heads, *between]
+            why = (f"header rows {min(infos[h].box[0] for h in heads)}-"
+                   f"{max(infos[h].box[2] for h in heads)} over the data from row {D.box[0]} "
+                   "(empty rows between them)")
+            regions = _merge_regions(regions, members, why)
+            changed = True
+            break
+        if changed:
+            continue
+        for t in order:
+            T = infos[t]
+            if len(T.order) < 2 or not _has_own_header(ctx, T):
+                continue
+            below = [i for i in order if i != t and 2 <= infos[i].shown[0] - T.shown[2]
+                     <= MAX_CONTINUATION_GAP + 1
+                     and T.shown[1] <= infos[i].shown[1] and infos[i].shown[3] <= T.shown[3]]
+            if not below:
+                continue
+            first = min(infos[i].shown[0] for i in below)
+            band = [i for i in below if infos[i].shown[0] == first]
+            span_end = max(infos[i].shown[2] for i in band)
+            band += [i for i in order if i not in band and i != t
+                     and first < infos[i].shown[0] <= span_end + 1
+                     and T.shown[1] <= infos[i].shown[1] and infos[i].shown[3] <= T.shown[3]]
+            # something in the way: a region between them that reaches outside the table
+            if any(T.shown[2] < infos[i].shown[0] < first and i not in band for i in order):
+                continue
+            cells = np.concatenate([regions[i].cells for i in band])
+            lower = _info(ctx, np.sort(cells))
+            if _has_own_header(ctx, lower) or any(_has_own_header(ctx, infos[i]) for i in band):
+                continue
+            lead = ctx.logical(lower.rows[lower.order[0]])
+            if len(lead) == 1 and (ctx.level(lead[0]) is not None
+                                   or NOTE_RE.match(ctx.text(lead[0]))):
+                continue
+            upper = _profile(ctx, _data_cells(ctx, T))
+            if not upper.counts:
+                continue
+            conflict = _schema_conflict(upper, _profile(ctx, lower.rows.cells),
+                                        set(ctx.col[T.rows.cells].tolist()))
+            if conflict:
+                continue
+            why = (f"rows {lower.box[0]}-{lower.box[2]} continue the table above after "
+                   f"{first - T.shown[2] - 1} empty rows (no header of their own, the same "
+                   "columns and types)")
+            regions = _merge_regions(regions, [t, *band], why)
+            changed = True
+            break
+    return regions
+
+
+def _header_period(labels: list[str]) -> int | None:
+    """The width of the repeating groups of a header row's labels (one per column, ``""`` for
+    an empty cell), or ``None``: two or more groups of ``p >= 2`` columns, the first of
+    ``p`` distinct labels, each starting with the first label and repeating at least half of
+    the first group's labels in place (``E-rating | Call Credit | E-rating | Call Credit``:
+    lists side by side; one label over every column is a parent, not groups)."""
+    width = len(labels)
+    for p in range(2, width // 2 + 1):
+        if width % p or not labels[0] or len(set(labels[:p])) < p:
+            continue
+        groups = [labels[k:k + p] for k in range(0, width, p)]
+        if all(g[0] == labels[0] for g in groups) and all(
+                2 * sum(a == b for a, b in zip(g, groups[0])) >= p for g in groups[1:]):
+            return p
+    return None
+
+
+def _split_repeated_headers(ctx: _Ctx, regions: list[_Region]) -> list[_Region]:
+    """Regions whose first row of several cells is a header repeating in groups of columns
+    (:func:`_header_period`), with no merged cell in it, split into one region per group (a
+    cell left or right of the header goes with the nearest group): tables side by side with
+    no empty column between them."""
+    out: list[_Region] = []
+    for region in regions:
+        info = _info(ctx, region.cells)
+        top = _body_top(ctx, info)
+        head = info.rows[top]
+        logical = ctx.logical(head)
+        if len(logical) < 4 or len(info.order) < 3 or (~ctx.owns[head]).any() or \
+                ctx.anchors[logical].any():
+            out.append(region)
+            continue
+        c0, c1 = int(ctx.col[logical].min()), int(ctx.col[logical].max())
+        texts = dict(zip(ctx.col[logical].tolist(), ctx.texts_of(logical)))
+        p = _header_period([texts.get(c, "") for c in range(c0, c1 + 1)])
+        if p is None:
+            out.append(region)
+            continue
+        group = np.clip((ctx.col[region.cells] - c0) // p, 0, (c1 - c0 + 1) // p - 1)
+        for g in np.unique(group).tolist():
+            out.append(_Region(region.cells[group == g], region.reasons + [
+                f"header row {top} repeats its labels every {p} columns: tables side by side "
+                f"(columns {column_letter(c0 + g * p)}-{column_letter(c0 + g * p + p - 1)})"]))
+    return out
+
+
+def _merge_regions(regions: list[_Region], members: list[int], why: str) -> list[_Region]:
+    """``regions`` with the ``members`` joined into one (at the first member's place)."""
+    keep = sorted(set(members))
+    joined = _Region(np.sort(np.concatenate([regions[i].cells for i in keep])),
+                     [w for i in keep for w in regions[i].reasons] + [why])
+    out = [r for i, r in enumerate(regions) if i not in keep]
+    out.insert(keep[0], joined)
+    return out
+
+
 # -- classification -----------------------------------------------------------------------------
 def segment_sheet(grid: StyledGrid, headings: HeadingMap | None = None,
-                  list_objects: list[ListObject] = ()) -> list[Block]:
+                  list_objects: list[ListObject] = (),
+                  pivot_tables: list[PivotTable] = ()) -> list[Block]:
     """Split one sheet's StyledGrid into blocks, ordered by top-left cell (row, then column).
 
     ``headings`` is the workbook's :class:`~.headings.HeadingMap` (body font size and heading
@@ -751,6 +1044,9 @@ def segment_sheet(grid: StyledGrid, headings: HeadingMap | None = None,
     ``list_objects`` are the sheet's Excel tables: each is a ``table`` block with exactly its
     range, header row and totals row (authoritative; the rules run on the cells outside them).
     A ListObject whose range is not valid A1 or overlaps an earlier one is ignored.
+    ``pivot_tables`` are the sheet's pivot tables: each is a ``table`` block with exactly its
+    location, header rows, row label columns and subtotal / grand total rows (authoritative too,
+    see :func:`_pivot_blocks`).
 
     Cells in hidden rows or columns belong to no block (they are flagged ``hidden`` in the
     StyledGrid); hidden sheets are segmented too and callers decide what to render.
@@ -758,11 +1054,12 @@ def segment_sheet(grid: StyledGrid, headings: HeadingMap | None = None,
     Python per region and per row the rules look at, never per cell of a large table.
     """
     ctx = _Ctx(grid, headings)
-    if not ctx.n and not list_objects:
+    if not ctx.n and not list_objects and not pivot_tables:
         return []
     if headings is None:
         ctx.headings = detect_heading_levels([replace(grid, visibility="visible")])
     blocks, ignored = _list_object_blocks(ctx, list_objects)
+    blocks += _pivot_blocks(ctx, pivot_tables, blocks)
     free = np.arange(ctx.n)
     if blocks:
         owner = np.full(ctx.n, -1, np.int64)
@@ -774,6 +1071,7 @@ def segment_sheet(grid: StyledGrid, headings: HeadingMap | None = None,
         free = np.flatnonzero(owner < 0)
     regions = [_Region(cells) for cells in _regions(ctx, free)]
     regions = _join_gaps(ctx, regions)
+    regions = _split_repeated_headers(ctx, _join_tables(ctx, regions))
     for region in regions:
         blocks.extend(_classify(ctx, region.cells, region.reasons))
     blocks.sort(key=lambda b: (b.min_row, b.min_col))
@@ -838,6 +1136,66 @@ def _list_object_blocks(ctx: _Ctx, list_objects: list[ListObject]
     return out, ignored
 
 
+def _pivot_blocks(ctx: _Ctx, pivots: list[PivotTable], taken: list[Block]) -> list[Block]:
+    """``table`` blocks of the sheet's pivot tables, as Excel laid them out (§18.10.1.49
+    ``location``): the location's range; its rows above ``first_data_row`` are the header rows
+    (in the rows of column items above the last header row, a label stands for the columns to
+    its right up to the next label, as Excel shows outer column items once); the row items
+    that are no body rows (subtotals, grand total) are total rows; with two or more row label
+    columns, the outer ones show each label once per group and are filled down. A pivot table
+    whose range is not valid A1, holds no cell or overlaps a block already made is left to the
+    rules."""
+    out: list[Block] = []
+    for pt in pivots:
+        try:
+            r1, c1, r2, c2 = parse_range(pt.ref)
+        except ValueError:
+            continue
+        if not len(ctx.cells_in(r1, c1, r2, c2)) or any(
+                not (r2 < b.min_row or b.max_row < r1 or c2 < b.min_col or b.max_col < c1)
+                for b in taken + out):
+            continue
+        header_rows = min(max(pt.first_data_row, 1), r2 - r1)
+        block = Block(ctx.grid.sheet_index, ctx.grid.sheet_name, "table", r1, c1, r2, c2, 0,
+                      header_row_count=header_rows,
+                      reasons=[f"pivot table {pt.name} {pt.ref}: its location, header rows and "
+                               "total rows are authoritative"])
+        leaf = r1 + header_rows - 1
+        first_value = c1 + max(pt.first_data_col, 0)
+        present = set(np.unique(ctx.col[ctx.cells_in(r1, c1, r2, c2)]).tolist())
+        labels = _Labels()
+        carried: dict[int, str] = {}
+        levels_of: dict[int, list[str]] = {c: [] for c in range(c1, c2 + 1)}
+        for r in range(r1, leaf + 1):
+            carried.clear()
+            for c in range(c1, c2 + 1):
+                p = ctx.find(r, c)
+                text = ctx.text(p) if p is not None else ""
+                if not text and r < leaf and c > first_value and r >= r1 + 1:
+                    text = carried.get(c - 1, "")
+                carried[c] = text
+                if text and (not levels_of[c] or levels_of[c][-1] != text):
+                    levels_of[c].append(text)
+        for c in range(c1, c2 + 1):
+            if c not in present:
+                continue
+            levels = levels_of[c]
+            label = labels.unique(" > ".join(levels) if levels else f"Column {column_letter(c)}")
+            block.columns.append(Column(c, label, levels or [label]))
+        body = r1 + pt.first_data_row
+        block.total_rows = [body + i for i, t in enumerate(pt.row_items)
+                            if t not in _PIVOT_BODY_ITEMS and body + i <= r2]
+        if block.total_rows:
+            block.reasons.append("subtotal and grand total rows of the pivot table: "
+                                 + ", ".join(map(str, block.total_rows)))
+        if pt.first_data_col >= 2:
+            block.row_group_cols = list(range(c1, first_value - 1))
+            block.reasons.append("outer row label columns filled down: " + ", ".join(
+                column_letter(c) for c in block.row_group_cols))
+        out.append(block)
+    return out
+
+
 def _classify(ctx: _Ctx, cells: np.ndarray, join_reasons: list[str]) -> list[Block]:
     rows = _Rows(ctx, cells)
     order = list(rows.order)
@@ -884,12 +1242,26 @@ def _classify(ctx: _Ctx, cells: np.ndarray, join_reasons: list[str]) -> list[Blo
             block.reasons.append(f"heading H{level}: bold {_size(ctx, first[0])} pt")
         out.append(block)
         order.pop(0)
+    # label/value lines above a header row: a form of their own, then the table
+    pairs = 0
+    while pairs < len(order) - 2:
+        line = ctx.logical(rows[order[pairs]])
+        if len(line) != 2 or not ctx.is_string(line[0]) or not _is_label(ctx.text(line[0])):
+            break
+        pairs += 1
+    if pairs and _header_like(ctx, rows, order, pairs) and \
+            _key_value_block(ctx, rows, order, []) is None:
+        form = _key_value_block(ctx, rows, order[:pairs], [])
+        if form is not None:
+            form.reasons.append(f"label/value lines above the header row {order[pairs]}")
+            out.append(form)
+            del order[:pairs]
     # a single-cell row followed by a new header row starts another table
     base = rows.index(order[0])
     for idx in (np.flatnonzero(rows.n_logical[base + 2:base + len(order) - 2] == 1) + 2).tolist():
         (p,) = ctx.logical(rows[order[idx]])
         text = ctx.text(p)
-        if not is_total_row(text) and not NOTE_RE.match(text) and not _is_label(text):
+        if not is_total_row(text) and not _is_label(text):
             why = _header_like(ctx, rows, order, idx + 1)
             if why:
                 out.extend(_classify(ctx, rows.cells_of(order[:idx]), join_reasons))
@@ -1216,6 +1588,7 @@ def _header(ctx: _Ctx, block: Block) -> None:
     """Header rows and columns of a table block (see the module docstring)."""
     depth = _merged_header_depth(ctx, block)
     depth = _styled_header_depth(ctx, block, depth)
+    depth = _text_header_depth(ctx, block, depth)
     frozen = _frozen_header_depth(ctx, block)
     if frozen > depth:
         depth = frozen
@@ -1231,10 +1604,14 @@ def _header(ctx: _Ctx, block: Block) -> None:
     present = set(np.unique(ctx.col[ctx.cells_in(block.min_row, block.min_col, block.max_row,
                                                  block.max_col)]).tolist())
     labels = _Labels()
+    below = ctx.logical(ctx.cells_in(leaf + 1, block.min_col, block.max_row, block.max_col))
+    with_data = set(np.unique(ctx.col[below]).tolist())
     for c in range(block.min_col, block.max_col + 1):
         leaf_p = head.get((leaf, c))
-        if leaf_p is not None and not ctx.owns[leaf_p]:
+        if leaf_p is not None and not ctx.owns[leaf_p] and c not in with_data:
             if parse_cell_ref(ctx.merged_from(leaf_p))[0] == leaf:
+                block.reasons.append(f"column {column_letter(c)} dropped: under a merged header "
+                                     "cell, no values of its own")
                 continue  # covered by a horizontal merge in the leaf header row
         if c not in present:
             block.reasons.append(f"column {column_letter(c)} dropped: fully empty")
@@ -1268,18 +1645,23 @@ class _Labels:
         return out
 
 
-def _groups_below(ctx: _Ctx, below_row: int, c1: int, c2: int, span: tuple[int, int]) -> bool:
+def _groups_below(ctx: _Ctx, below_row: int, c1: int, c2: int, span: tuple[int, int],
+                  depth: int = MAX_HEADER_ROWS - 1) -> bool:
     """Whether a merged range over columns ``c1..c2`` is a parent header of ``below_row``: two
-    or more cells under it, or one merged text cell of exactly its columns in a row with no
-    numbers or dates between columns ``span`` (parents stacked over one another)."""
+    or more cells under it, or one merged text cell of exactly its columns, in a row with no
+    numbers or dates between columns ``span``, that is itself the parent of the row below it
+    (parents stacked over one another, at most ``depth`` rows down). A list whose rows are all
+    merged across the same columns (``A2:B2``, ``A3:B3``...) is data, not a stack of parents:
+    a merge groups columns only where some row below holds distinct cells under it."""
     below = ctx.logical(ctx.cells_in(below_row, c1, below_row, c2))
     if len(below) >= 2:
         return True
-    if len(below) != 1 or not ctx.is_string(below[0]):
+    if len(below) != 1 or not ctx.is_string(below[0]) or depth <= 1:
         return False
     rng = ctx.merge_range(below[0])
-    return bool(rng) and parse_range(rng)[1::2] == (c1, c2) and not bool(
+    return (bool(rng) and parse_range(rng)[1::2] == (c1, c2) and not bool(
         ctx.typed[ctx.cells_in(below_row, span[0], below_row, span[1])].any())
+        and _groups_below(ctx, below_row + 1, c1, c2, span, depth - 1))
 
 
 def _merged_header_depth(ctx: _Ctx, block: Block) -> int:
@@ -1337,13 +1719,47 @@ def _styled_header_depth(ctx: _Ctx, block: Block, depth: int) -> int:
                 or _band_styles(ctx, cells) != styles):
             break
         extra += 1
-    after = _row_cells(ctx, block, block.min_row + depth + extra)
-    if (extra and block.min_row + depth + extra <= block.max_row and len(after)
+    after = _next_row_cells(ctx, block, block.min_row + depth + extra)
+    if (extra and len(after)
             and _band_styles(ctx, after) != styles and ctx.typed[after].any()):
         block.reasons.append(f"rows {block.min_row + depth}-{block.min_row + depth + extra - 1} "
                              "are styled like the header rows above plain data")
         return depth + extra
     return depth
+
+
+def _next_row_cells(ctx: _Ctx, block: Block, r: int) -> np.ndarray:
+    """Value-carrying cells (inside the block's columns) of the first row from ``r`` down to
+    the block's last row that holds any (empty when there is none)."""
+    cells = _row_cells(ctx, block, r, block.max_row)
+    return cells[ctx.row[cells] == ctx.row[cells[0]]] if len(cells) else cells
+
+
+def _text_header_depth(ctx: _Ctx, block: Block, depth: int) -> int:
+    """``depth`` extended by rows of text only under the header rows, when the first row
+    holding a number or date below them has one in a column each such row labels: a header of
+    several plain rows (``Maximum | Annual`` over ``(lb/hr) | (tpy)``, a unit row under the
+    labels), up to :data:`MAX_HEADER_ROWS` rows. A row of text whose columns hold text below
+    (a group label over row labels) is data."""
+    extra = 0
+    while depth + extra < MAX_HEADER_ROWS:
+        cells = _row_cells(ctx, block, block.min_row + depth + extra)
+        if not len(cells) or not ctx.is_str[cells].all() or _is_label(ctx.text(cells[0])):
+            break
+        extra += 1
+    if not extra:
+        return depth
+    after = _next_row_cells(ctx, block, block.min_row + depth + extra)
+    typed = set(ctx.col[after[ctx.typed[after]]].tolist())
+    if not typed:
+        return depth
+    for r in range(block.min_row + depth, block.min_row + depth + extra):
+        cols = set(ctx.col[_row_cells(ctx, block, r)].tolist())
+        if not cols & typed:
+            return depth if r == block.min_row + depth else r - block.min_row
+    block.reasons.append(f"rows {block.min_row + depth}-{block.min_row + depth + extra - 1} "
+                         "hold text over the columns of numbers or dates below: header rows")
+    return depth + extra
 
 
 def _frozen_header_depth(ctx: _Ctx, block: Block) -> int:
@@ -1399,15 +1815,13 @@ def _data_rows(ctx: _Ctx, block: Block) -> None:
         same[where] = _np(pc.equal(ctx.texts.take(pa.array(cells[where], pa.int64())),
                                    header_texts.take(pa.array(j[where], pa.int64()))))
         repeat = (per_row == len(header)) & (np.add.reduceat(same, starts) == per_row)
-    total = total_rows(ctx.texts.take(pa.array(cells[starts], pa.int64()))) & ~repeat
+    total = _total_rows(ctx, block, cells, starts, ~repeat)
     data = ~repeat & ~total
     block.skip_rows.extend(numbers[repeat].tolist())
-    block.total_rows.extend(numbers[total].tolist())
+    block.total_rows = sorted(set(block.total_rows) | set(numbers[total].tolist()))
     if block.skip_rows:
         block.reasons.append("rows repeating the header (not data): "
                              + ", ".join(map(str, block.skip_rows)))
-    if block.total_rows:
-        block.reasons.append("summary rows kept in the table: " + ", ".join(map(str, block.total_rows)))
     # row-group labels: leftmost column labelled only on the first row of each group
     c0 = cols[0]
     at_c0 = col == c0
@@ -1419,29 +1833,86 @@ def _data_rows(ctx: _Ctx, block: Block) -> None:
     if not blank.any() or not label_is_text[data & labelled].all():
         return
     if (np.add.reduceat(~at_c0, starts) > 0)[data].all():
-        block.row_group_col = c0
+        block.row_group_cols = [c0]
         block.reasons.append(
             f"column {column_letter(c0)} holds row-group labels only on the first row of each "
             f"group ({int((data & labelled).sum())} groups over {int(data.sum())} rows): fill down")
 
 
-def is_total_row(first_text: str | None) -> bool:
-    """Whether a row whose first non-empty cell reads ``first_text`` is a summary row
-    (Total, Subtotal, Grand total, 合計, 小計, 総計...)."""
-    return bool(first_text and TOTAL_RE.search(first_text))
-
-
-#: What every match of :data:`TOTAL_RE` contains (a filter run by Arrow before the exact rule).
-_TOTAL_WORDS = "(?i)total|合計|小計|総計|累計"
-
-
-def total_rows(first_texts: pa.Array) -> np.ndarray:
-    """:func:`is_total_row` of each text (bool array): Arrow keeps the texts holding a total
-    word, the exact rule runs on those."""
-    found = np.flatnonzero(_np(pc.fill_null(pc.match_substring_regex(first_texts, _TOTAL_WORDS),
-                                            False)))
-    out = np.zeros(len(first_texts), dtype=bool)
-    if len(found):
-        texts = first_texts.take(pa.array(found)).to_pylist()
-        out[found] = [is_total_row(text) for text in texts]
+def _total_rows(ctx: _Ctx, block: Block, cells: np.ndarray, starts: np.ndarray,
+                candidates: np.ndarray) -> np.ndarray:
+    """Which data rows of ``block`` are total rows (bool array over the rows that ``starts``
+    indexes in ``cells``, the block's cells below its header), among ``candidates``, by the
+    rules of :mod:`.totals`: an aggregate formula over the rows above, a total word in the
+    first cell with a number equal to the sum above, or a bare total label with a number.
+    Appends the reason of each to ``block.reasons``."""
+    n_rows = len(starts)
+    out = np.zeros(n_rows, dtype=bool)
+    logical = ctx.owns[cells]
+    row_of = np.repeat(np.arange(n_rows), np.diff(np.r_[starts, len(cells)]))
+    first = cells[starts]
+    texts = ctx.texts.take(pa.array(first, pa.int64()))
+    hinted = np.zeros(n_rows, dtype=bool)
+    found = np.flatnonzero(_np(pc.fill_null(pc.match_substring_regex(texts, _TOTAL_WORDS), False)))
+    labels = np.zeros(n_rows, dtype=bool)
+    for i, text in zip(found.tolist(), texts.take(pa.array(found, pa.int64())).to_pylist()):
+        hinted[i] = bool(TOTAL_HINT_RE.search(text))
+        labels[i] = bool(TOTAL_LABEL_RE.match(text))
+    numeric = logical & (ctx.number[cells] == ctx.number[cells])
+    has_number = np.zeros(n_rows, dtype=bool)
+    has_number[row_of[numeric]] = True
+    # aggregate formulas: a column whose rows mostly hold one is computed, not summed
+    formula_rows = np.zeros(n_rows, dtype=bool)
+    with_formula = np.flatnonzero(numeric & ctx.has_formula[cells])
+    if len(with_formula):
+        formulas = ctx.formula.take(pa.array(cells[with_formula], pa.int64()))
+        agg = np.flatnonzero(_np(pc.fill_null(pc.match_substring_regex(
+            formulas, _AGGREGATE_HINT), False)))
+        cols = ctx.col[cells[with_formula[agg]]]
+        for c in np.unique(cols).tolist():
+            mine = agg[cols == c]
+            if len(mine) * 2 >= n_rows and n_rows > 2:
+                continue
+            for k, text in zip(mine.tolist(), formulas.take(pa.array(mine, pa.int64())).to_pylist()):
+                p = cells[with_formula[k]]
+                if aggregates_above(text, int(ctx.row[p])):
+                    formula_rows[row_of[with_formula[k]]] = True
+    check = np.flatnonzero(candidates & (formula_rows | (hinted & has_number)))
+    sums: dict[int, ColumnSums] = {}
+    if (hinted & ~formula_rows & candidates).any():
+        data_cols = np.unique(ctx.col[cells[numeric]])
+        for c in data_cols.tolist():
+            at = numeric & (ctx.col[cells] == c)
+            values = np.full(n_rows, np.nan)
+            values[row_of[at]] = ctx.number[cells[at]]
+            sums[c] = ColumnSums(values)
+    why: list[str] = []
+    for i in check.tolist():
+        if formula_rows[i]:
+            reason = "aggregate formula over the rows above"
+        elif labels[i]:
+            reason = "total label"
+        elif any(col_sums.is_sum(i) for col_sums in sums.values()):
+            reason = "total word, a value equal to the sum above"
+        else:
+            continue
+        out[i] = True
+        for col_sums in sums.values():
+            col_sums.add_total(i)
+        why.append(f"{int(ctx.row[first[i]])} ({reason})")
+    if why:
+        block.reasons.append("total rows kept in the table: " + ", ".join(why[:20])
+                             + (f" and {len(why) - 20} more" if len(why) > 20 else ""))
     return out
+
+
+def is_total_row(first_text: str | None) -> bool:
+    """Whether a row whose first non-empty cell reads ``first_text`` may be a total row
+    (Total, Subtotal, Grand total, 合計, 小計, 総計...): a hint only, see :mod:`.totals`."""
+    return bool(first_text and TOTAL_HINT_RE.search(first_text))
+
+
+#: What every match of :data:`~.totals.TOTAL_HINT_RE` contains (an Arrow filter run first).
+_TOTAL_WORDS = "(?i)total|合計|小計|総計|累計"
+#: What every aggregate formula of :func:`~.totals.aggregates_above` contains.
+_AGGREGATE_HINT = "(?i)sum|subtotal|aggregate|average|count|min|max|product|[+]"
