@@ -257,6 +257,7 @@ class _Ctx:
         vtype = table.column("value_type").take(take)
         self.is_str = _np(pc.fill_null(pc.equal(vtype, "string"), False))
         self.typed = _np(pc.fill_null(pc.is_in(vtype, value_set=pa.array(_DATA_TYPES)), False))
+        self.is_error = _np(pc.fill_null(pc.equal(vtype, "error"), False))
         self.bold = _np(pc.fill_null(table.column("bold").take(take), False))
         self.size = _np(pc.fill_null(pc.cast(table.column("font_size").take(take), pa.float64()),
                                      np.nan))
@@ -849,12 +850,18 @@ def _has_own_header(ctx: _Ctx, info: _Info) -> bool:
 
 
 def _header_fragment(ctx: _Ctx, info: _Info) -> bool:
-    """Whether a region could be (part of) a header band on its own: text only, at most
-    :data:`MAX_HEADER_ROWS` rows, two or more cells on its last row."""
+    """Whether a region could be (part of) a header band on its own: text only (an error value
+    aside), at most :data:`MAX_HEADER_ROWS` rows, two or more text cells on its last row."""
     logical = ctx.logical(info.rows.cells)
     last = ctx.logical(info.rows[info.order[-1]])
-    return (len(info.order) <= MAX_HEADER_ROWS and len(last) >= 2
-            and bool(ctx.is_str[logical].all()))
+    return (len(info.order) <= MAX_HEADER_ROWS and int(ctx.is_str[last].sum()) >= 2
+            and bool((ctx.is_str[logical] | ctx.is_error[logical]).all()))
+
+
+def _overlaps_columns(ctx: _Ctx, part: _Info, table: _Info) -> bool:
+    """Whether ``part`` starts inside the columns of ``table`` (a header may label columns
+    to the right that hold no values)."""
+    return table.shown[1] <= part.shown[1] <= table.shown[3]
 
 
 def _header_tail(ctx: _Ctx, info: _Info) -> bool:
@@ -906,7 +913,7 @@ def _join_tables(ctx: _Ctx, regions: list[_Region]) -> list[_Region]:
                 continue
             top = D.shown[0]
             near = [h for h in order if h != d and 2 <= top - infos[h].shown[2] <= MAX_HEADER_GAP + 1
-                    and D.shown[1] <= infos[h].shown[1] and infos[h].shown[3] <= D.shown[3]]
+                    and _overlaps_columns(ctx, infos[h], D)]
             heads = [h for h in near if _header_fragment(ctx, infos[h])]
             tails = [h for h in near if h not in heads and _header_tail(ctx, infos[h])]
             if tails and not heads:
@@ -958,7 +965,7 @@ def _join_tables(ctx: _Ctx, regions: list[_Region]) -> list[_Region]:
             if _has_own_header(ctx, lower) or any(_has_own_header(ctx, infos[i]) for i in band):
                 continue
             lead = ctx.logical(lower.rows[lower.order[0]])
-            if len(lead) == 1 and (ctx.level(lead[0]) is not None
+            if len(lead) == 1 and (_larger_heading(ctx, lead[0])
                                    or NOTE_RE.match(ctx.text(lead[0]))):
                 continue
             upper = _profile(ctx, _data_cells(ctx, T))
@@ -1021,6 +1028,13 @@ def _split_repeated_headers(ctx: _Ctx, regions: list[_Region]) -> list[_Region]:
                 f"header row {top} repeats its labels every {p} columns: tables side by side "
                 f"(columns {column_letter(c0 + g * p)}-{column_letter(c0 + g * p + p - 1)})"]))
     return out
+
+
+def _larger_heading(ctx: _Ctx, p) -> bool:
+    """Whether cell ``p`` is a heading in a font larger than the body's (a bold label of the
+    body size may head a group of a table's rows; a larger one starts a new section)."""
+    size = ctx.font_size(p)
+    return ctx.level(p) is not None and (size or ctx.headings.body_size) > ctx.headings.body_size
 
 
 def _merge_regions(regions: list[_Region], members: list[int], why: str) -> list[_Region]:
@@ -1271,6 +1285,16 @@ def _classify(ctx: _Ctx, cells: np.ndarray, join_reasons: list[str]) -> list[Blo
                         block.reasons.append(f"split from the table above: {why}")
                 out.extend(below)
                 return out
+    # the header repeated after a total row starts the next table of a stack
+    split = _repeated_header_after_total(ctx, rows, order)
+    if split:
+        idx, why = split
+        out.extend(_classify(ctx, rows.cells_of(order[:idx]), join_reasons))
+        below = _classify(ctx, rows.cells_of(order[idx:]), [])
+        for block in below:
+            if block.kind == "table":
+                block.reasons.append(why)
+        return out + below
     if len(order) < 2 or not wide[base:base + len(order)].any():
         form = _key_value_block(ctx, rows, order, join_reasons) if order else None
         return out + ([form] if form else _text_blocks(ctx, rows, order))
@@ -1297,6 +1321,33 @@ def _classify(ctx: _Ctx, cells: np.ndarray, join_reasons: list[str]) -> list[Blo
         out.append(_make_block(ctx, rows.cells_of(notes), "text",
                                [f"note under the table: {note_why}"]))
     return out
+
+
+def _repeated_header_after_total(ctx: _Ctx, rows: _Rows, order: list[int]
+                                 ) -> tuple[int, str] | None:
+    """Where a region's first row of several cells (its header) comes again, at least 80 % of
+    its labels (two or more) in the same columns, within two rows under a row holding an
+    aggregate formula over the rows above (a total row): ``(index in order, reason)`` of the
+    first such row, else ``None``. A header repeated without a total above it (a page break's
+    repetition) stays inside the table."""
+    first = next((i for i, r in enumerate(order) if len(ctx.logical(rows[r])) >= 2), None)
+    if first is None:
+        return None
+    head = _row_texts(ctx, rows[order[first]])
+    if len(head) < 2:
+        return None
+    need = max(2, -(-4 * len(head) // 5))
+    for idx in range(first + 2, len(order) - 1):
+        texts = _row_texts(ctx, rows[order[idx]])
+        if sum(texts.get(c) == t for c, t in head.items()) < need:
+            continue
+        for above in order[max(first + 1, idx - 2):idx]:
+            cells = ctx.logical(rows[above])
+            formulas = ctx.formula.take(pa.array(cells[ctx.has_formula[cells]], pa.int64()))
+            if any(aggregates_above(f, above) for f in formulas.to_pylist()):
+                return idx, (f"row {order[idx]} repeats the header of the table above under its "
+                             f"total row {above}: the next table of a stack")
+    return None
 
 
 def _is_label(text: str) -> bool:
@@ -1361,6 +1412,10 @@ def _key_value_block(ctx: _Ctx, rows: _Rows, order: list[int],
             if True in types and typed:
                 why = ("unique labels in one column; the values mix text with numbers or dates "
                        "(a table column keeps one type)")
+        if (why is None and len(set(labels)) == len(labels) and pairs[0][1] is not None
+                and ctx.typed[pairs[0][1]] and not _year_label(ctx, pairs[0][1])):
+            why = ("unique labels in one column, the first followed by a number or date: no "
+                   "header row, label/value pairs")
     if why is None:
         return None
     cells = rows.cells_of(order)
@@ -1378,6 +1433,13 @@ def _key_value_block(ctx: _Ctx, rows: _Rows, order: list[int],
         lines.append(f"{name}: {ctx.text(value) if value is not None else ''}".rstrip())
     block.text = "\n".join(lines)
     return block
+
+
+def _year_label(ctx: _Ctx, p) -> bool:
+    """Whether the number in cell ``p`` reads as a year label (a whole number 1900..2100
+    shown without separators), as header rows often hold."""
+    v = ctx.number[p]
+    return bool(v == v and v == int(v) and 1900 <= v <= 2100 and ctx.text(p) == str(int(v)))
 
 
 def _not_a_form(ctx: _Ctx, rows: _Rows, order: list[int]) -> bool:
@@ -1594,11 +1656,20 @@ def _header(ctx: _Ctx, block: Block) -> None:
         depth = frozen
         block.reasons.append(f"frozen pane at {ctx.grid.frozen_pane}: rows {block.min_row}-"
                              f"{block.min_row + depth - 1} stay on screen above the data")
+    if depth < MAX_HEADER_ROWS and _numbering_row(ctx, block, block.min_row + depth):
+        block.reasons.append(f"row {block.min_row + depth} numbers the columns: a header row")
+        depth += 1
     depth = min(depth, MAX_HEADER_ROWS, block.max_row - block.min_row)
-    block.header_row_count = max(depth, 1)
-    block.reasons.append(f"header rows {block.min_row}-{block.min_row + block.header_row_count - 1}")
-    header_rows = range(block.min_row, block.min_row + block.header_row_count)
-    leaf = header_rows[-1]
+    if depth <= 1 and _first_row_is_data(ctx, block):
+        depth = 0
+        block.reasons.append(f"row {block.min_row} holds numbers or dates like the rows below "
+                             "and no header style: no header row, columns named by letter")
+    else:
+        depth = max(depth, 1)
+        block.reasons.append(f"header rows {block.min_row}-{block.min_row + depth - 1}")
+    block.header_row_count = depth
+    header_rows = range(block.min_row, block.min_row + depth)
+    leaf = block.min_row + depth - 1
     head = {ctx.rc(p): p for p in ctx.cells_in(block.min_row, block.min_col, leaf,
                                                 block.max_col).tolist()}
     present = set(np.unique(ctx.col[ctx.cells_in(block.min_row, block.min_col, block.max_row,
@@ -1619,11 +1690,51 @@ def _header(ctx: _Ctx, block: Block) -> None:
         levels: list[str] = []
         for r in header_rows:
             p = head.get((r, c))
-            text = ctx.text(p) if p is not None else ""
+            text = header_text(ctx.text(p)) if p is not None else ""
             if text and (not levels or levels[-1] != text):
                 levels.append(text)
         label = labels.unique(" > ".join(levels) if levels else f"Column {column_letter(c)}")
         block.columns.append(Column(c, label, levels or [label]))
+
+
+def header_text(text: str) -> str:
+    """A header cell's text as a label: line breaks and runs of white space become one space
+    (a header wrapped over two lines in its cell is one label)."""
+    return " ".join(text.split())
+
+
+_NUMBERING_RE = re.compile(r"^\s*[(（\[]?\s*(\d{1,3})\s*[)）\]]?\s*$")
+
+
+def _numbering_row(ctx: _Ctx, block: Block, r: int) -> bool:
+    """Whether row ``r`` of a table numbers its columns: three or more cells reading ``1 2 3``
+    or ``(1) (2) (3)``, consecutive from left to right, under the header."""
+    if r >= block.max_row:
+        return False
+    cells = _row_cells(ctx, block, r)
+    if len(cells) < 3:
+        return False
+    numbers = []
+    for text in ctx.texts_of(cells):
+        m = _NUMBERING_RE.match(text)
+        if m is None:
+            return False
+        numbers.append(int(m.group(1)))
+    return numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+
+
+def _first_row_is_data(ctx: _Ctx, block: Block) -> bool:
+    """Whether a table's first row is a data row, not a header: it holds a number or date
+    (not a year label) in a column holding one in the next row too, and it is styled like
+    that row (bold and fill)."""
+    first = _row_cells(ctx, block, block.min_row)
+    after = _next_row_cells(ctx, block, block.min_row + 1)
+    if not len(first) or not len(after):
+        return False
+    typed = [p for p in first[ctx.typed[first]].tolist() if not _year_label(ctx, p)]
+    below = set(ctx.col[after[ctx.typed[after]]].tolist())
+    return (any(int(ctx.col[p]) in below for p in typed)
+            and _band_styles(ctx, first) == _band_styles(ctx, after))
 
 
 class _Labels:

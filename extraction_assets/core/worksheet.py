@@ -755,7 +755,9 @@ def cell_children(el) -> tuple[str | None, str | None, str | None, str | None]:
     for child in el:
         tag = local(child.tag)
         if tag == "v":
-            value = child.text or None
+            # an empty <v/> is a cached empty string (a formula whose result is ""), not a
+            # missing value (§18.3.1.96)
+            value = child.text or ""
         elif tag == "f":
             kind = child.get("t") or "normal"
             formula = child.text
