@@ -258,6 +258,7 @@ class _Ctx:
         self.is_str = _np(pc.fill_null(pc.equal(vtype, "string"), False))
         self.typed = _np(pc.fill_null(pc.is_in(vtype, value_set=pa.array(_DATA_TYPES)), False))
         self.is_error = _np(pc.fill_null(pc.equal(vtype, "error"), False))
+        self.is_date = _np(pc.fill_null(pc.equal(vtype, "date"), False))
         self.bold = _np(pc.fill_null(table.column("bold").take(take), False))
         self.size = _np(pc.fill_null(pc.cast(table.column("font_size").take(take), pa.float64()),
                                      np.nan))
@@ -294,6 +295,11 @@ class _Ctx:
 
     def rc(self, p) -> tuple[int, int]:
         return int(self.row[p]), int(self.col[p])
+
+    def is_hidden_row(self, r: int) -> bool:
+        """Whether sheet row ``r`` is hidden."""
+        i = bisect_left(self.hidden_rows, r)
+        return i < len(self.hidden_rows) and self.hidden_rows[i] == r
 
     def shown_row(self, r: int) -> int:
         return r - bisect_left(self.hidden_rows, r)
@@ -850,12 +856,20 @@ def _has_own_header(ctx: _Ctx, info: _Info) -> bool:
 
 
 def _header_fragment(ctx: _Ctx, info: _Info) -> bool:
-    """Whether a region could be (part of) a header band on its own: text only (an error value
-    aside), at most :data:`MAX_HEADER_ROWS` rows, two or more text cells on its last row."""
+    """Whether a region could be (part of) a header band on its own: at most
+    :data:`MAX_HEADER_ROWS` rows with two or more cells on its last row, all text (an error
+    value aside), or all styled as a header (bold or filled) under a first row of two or more
+    text cells (dates and column numbers may label columns too)."""
+    if len(info.order) > MAX_HEADER_ROWS:
+        return False
     logical = ctx.logical(info.rows.cells)
+    first = ctx.logical(info.rows[info.order[0]])
     last = ctx.logical(info.rows[info.order[-1]])
-    return (len(info.order) <= MAX_HEADER_ROWS and int(ctx.is_str[last].sum()) >= 2
-            and bool((ctx.is_str[logical] | ctx.is_error[logical]).all()))
+    if len(last) < 2:
+        return False
+    if (ctx.is_str[logical] | ctx.is_error[logical]).all():
+        return int(ctx.is_str[last].sum()) >= 2
+    return bool(_styled(ctx, logical).all() and len(first) >= 2 and ctx.is_str[first].all())
 
 
 def _overlaps_columns(ctx: _Ctx, part: _Info, table: _Info) -> bool:
@@ -912,7 +926,7 @@ def _join_tables(ctx: _Ctx, regions: list[_Region]) -> list[_Region]:
             if len(D.order) < 2 or _header_fragment(ctx, D) or _has_own_header(ctx, D):
                 continue
             top = D.shown[0]
-            near = [h for h in order if h != d and 2 <= top - infos[h].shown[2] <= MAX_HEADER_GAP + 1
+            near = [h for h in order if h != d and 1 <= top - infos[h].shown[2] <= MAX_HEADER_GAP + 1
                     and _overlaps_columns(ctx, infos[h], D)]
             heads = [h for h in near if _header_fragment(ctx, infos[h])]
             tails = [h for h in near if h not in heads and _header_tail(ctx, infos[h])]
@@ -930,6 +944,8 @@ def _join_tables(ctx: _Ctx, regions: list[_Region]) -> list[_Region]:
             if len(labelled) < 2:
                 continue
             head_top = min(infos[h].shown[0] for h in heads)
+            # single cells on the header rows (a label between empty header cells) and
+            # single-cell lines between the header and the data (group labels)
             between = [g for g in order if g != d and g not in heads and infos[g].n_logical == 1
                        and head_top <= infos[g].shown[0] and infos[g].shown[2] < top
                        and D.shown[1] - 1 <= infos[g].shown[1] <= D.shown[3]]
@@ -1073,7 +1089,8 @@ def segment_sheet(grid: StyledGrid, headings: HeadingMap | None = None,
     if headings is None:
         ctx.headings = detect_heading_levels([replace(grid, visibility="visible")])
     blocks, ignored = _list_object_blocks(ctx, list_objects)
-    blocks += _pivot_blocks(ctx, pivot_tables, blocks)
+    pivots = _pivot_blocks(ctx, pivot_tables, blocks)
+    blocks += pivots
     free = np.arange(ctx.n)
     if blocks:
         owner = np.full(ctx.n, -1, np.int64)
@@ -1084,6 +1101,7 @@ def segment_sheet(grid: StyledGrid, headings: HeadingMap | None = None,
             block.n_cells += int(inside.sum())
         free = np.flatnonzero(owner < 0)
     regions = [_Region(cells) for cells in _regions(ctx, free)]
+    regions = _beside_pivots(ctx, pivots, regions)
     regions = _join_gaps(ctx, regions)
     regions = _split_repeated_headers(ctx, _join_tables(ctx, regions))
     for region in regions:
@@ -1096,10 +1114,14 @@ def segment_sheet(grid: StyledGrid, headings: HeadingMap | None = None,
                 block.reasons.append(why)
     titles = _attach_titles(blocks)
     _heading_paths(blocks, titles)
+    beside: list[Block] = []
     for block in blocks:
         if block.kind == "table" and not block.columns:
             _header(ctx, block)
+            beside += _trim_columns(ctx, block)
             _data_rows(ctx, block)
+    if beside:
+        blocks = sorted(blocks + beside, key=lambda b: (b.min_row, b.min_col))
     return blocks
 
 
@@ -1207,6 +1229,41 @@ def _pivot_blocks(ctx: _Ctx, pivots: list[PivotTable], taken: list[Block]) -> li
             block.reasons.append("outer row label columns filled down: " + ", ".join(
                 column_letter(c) for c in block.row_group_cols))
         out.append(block)
+    return out
+
+
+def _beside_pivots(ctx: _Ctx, pivots: list[Block], regions: list[_Region]) -> list[_Region]:
+    """Attach to each pivot table block the regions right beside it (starting in the column
+    after its last one) when all of them lie between its header's last row and its last row:
+    columns a user wrote next to the pivot's rows (a pivot table cannot hold them). A region
+    there reaching above or below the pivot is a table of its own, and nothing is attached.
+    The regions left are returned."""
+    out = list(regions)
+    for block in pivots:
+        leaf = block.min_row + block.header_row_count - 1
+        while True:
+            touching = [g for g in out if ctx.bbox(g.cells)[1] == block.max_col + 1
+                        and ctx.bbox(g.cells)[0] <= block.max_row
+                        and ctx.bbox(g.cells)[2] >= block.min_row]
+            beside = [g for g in touching if leaf <= ctx.bbox(g.cells)[0]
+                      and ctx.bbox(g.cells)[2] <= block.max_row]
+            if not beside or len(beside) < len(touching):
+                break  # nothing beside, or a table of its own reaching above or below
+            cells = np.concatenate([g.cells for g in beside])
+            out = [g for g in out if not any(g is b for b in beside)]
+            first = block.max_col + 1
+            block.max_col = int(ctx.col[cells].max())
+            block.n_cells += len(cells)
+            labels = _Labels()
+            for column in block.columns:
+                labels.unique(column.header)
+            for c in sorted(set(ctx.col[cells].tolist())):
+                p = ctx.find(leaf, c)
+                text = header_text(ctx.text(p)) if p is not None else ""
+                label = labels.unique(text or f"Column {column_letter(c)}")
+                block.columns.append(Column(c, label, [label]))
+            block.reasons.append(f"columns {column_letter(first)}-{column_letter(block.max_col)} "
+                                 "beside the pivot table's rows are columns of it")
     return out
 
 
@@ -1697,6 +1754,30 @@ def _header(ctx: _Ctx, block: Block) -> None:
         block.columns.append(Column(c, label, levels or [label]))
 
 
+def _trim_columns(ctx: _Ctx, block: Block) -> list[Block]:
+    """Take a last column off a table when it is no column of it, and return the ``text``
+    block its cells become: a column with no header whose few cells (text, in at most half of
+    the data rows, none merged) are notes beside the rows. Columns whose header has no values
+    below it stay (laid out for values not entered yet)."""
+    leaf = block.min_row + block.header_row_count - 1
+    data = ctx.logical(ctx.cells_in(leaf + 1, block.min_col, block.max_row, block.max_col))
+    if len(block.columns) < 3 or not len(data) or not block.header_row_count:
+        return []
+    notes = block.columns[-1]
+    if not notes.header.startswith("Column ") or notes.col != block.max_col:
+        return []
+    cells = ctx.cells_in(block.min_row, notes.col, block.max_row, notes.col)
+    logical = ctx.logical(cells)
+    if not (ctx.is_str[logical].all() and 2 * len(logical) <= len(np.unique(ctx.row[data]))
+            and ctx.owns[cells].all()):
+        return []
+    block.columns.pop()
+    block.max_col = block.columns[-1].col
+    block.reasons.append(f"column {column_letter(notes.col)} has no header and text on few "
+                         "rows: notes beside the table, not a column of it")
+    return [_make_block(ctx, cells, "text", [f"notes beside the table {block.a1_range}"])]
+
+
 def header_text(text: str) -> str:
     """A header cell's text as a label: line breaks and runs of white space become one space
     (a header wrapped over two lines in its cell is one label)."""
@@ -1816,27 +1897,47 @@ def _band_styles(ctx: _Ctx, cells: np.ndarray) -> set[tuple[bool, str | None]]:
             for b, f in set(zip(ctx.bold[cells].tolist(), ctx.fill_code[cells].tolist()))}
 
 
+def _styled(ctx: _Ctx, cells: np.ndarray) -> np.ndarray:
+    """Whether each cell is styled as a header may be: bold, or filled with a colour other
+    than white."""
+    white = ctx.fill_values.index("FFFFFF") if "FFFFFF" in ctx.fill_values else -2
+    return ctx.bold[cells] | ((ctx.fill_code[cells] >= 0) & (ctx.fill_code[cells] != white))
+
+
 def _styled_header_depth(ctx: _Ctx, block: Block, depth: int) -> int:
-    """``depth`` extended by rows styled like the header rows (all bold, or one fill) that hold
-    only text, when the row after them is plain and holds numbers or dates (a header band
-    without merges)."""
-    styles = _band_styles(ctx, _row_cells(ctx, block, block.min_row, block.min_row + depth - 1))
-    if len(styles) != 1 or styles == {(False, None)}:
+    """``depth`` extended by rows styled like header rows (every cell bold or filled) under
+    styled header rows, when the first row below them holding numbers or dates shows them
+    plain (a header band without merges). A band row may hold dates, year labels or column
+    numbers (``1 2 3``) besides text, as report headers do."""
+    first = _row_cells(ctx, block, block.min_row, block.min_row + depth - 1)
+    if not len(first) or not _styled(ctx, first).all():
         return depth
     extra = 0
     while depth + extra < MAX_HEADER_ROWS:
-        cells = _row_cells(ctx, block, block.min_row + depth + extra)
-        if (len(cells) < 2 or not ctx.is_str[cells].all()
-                or _band_styles(ctx, cells) != styles):
+        r = block.min_row + depth + extra
+        if ctx.is_hidden_row(r) and r < block.max_row:
+            extra += 1
+            continue
+        cells = _row_cells(ctx, block, r)
+        if len(cells) < 2 or not _styled(ctx, cells).all():
+            break
+        numbers = cells[ctx.typed[cells] & ~ctx.is_date[cells]]
+        if len(numbers) and not _numbering_row(ctx, block, r) and not all(
+                _year_label(ctx, p) for p in numbers.tolist()):
             break
         extra += 1
-    after = _next_row_cells(ctx, block, block.min_row + depth + extra)
-    if (extra and len(after)
-            and _band_styles(ctx, after) != styles and ctx.typed[after].any()):
-        block.reasons.append(f"rows {block.min_row + depth}-{block.min_row + depth + extra - 1} "
-                             "are styled like the header rows above plain data")
-        return depth + extra
-    return depth
+    if not extra:
+        return depth
+    after = _row_cells(ctx, block, block.min_row + depth + extra, block.max_row)
+    after = after[ctx.typed[after]]
+    if not len(after):
+        return depth
+    after = after[ctx.row[after] == ctx.row[after[0]]]
+    if _styled(ctx, after).all():
+        return depth
+    block.reasons.append(f"rows {block.min_row + depth}-{block.min_row + depth + extra - 1} "
+                         "are styled like the header rows above plain data")
+    return depth + extra
 
 
 def _next_row_cells(ctx: _Ctx, block: Block, r: int) -> np.ndarray:
