@@ -24,7 +24,8 @@ ones, see the set's README):
 
 For DECO, each table matched at IoU ≥ 0.8 is also scored for its **header rows** (the sheet
 rows covered by the table's ``Header`` labels against the block's ``header_row_count`` rows
-from its top; a table labelled with no header expects none) and its **total rows** (the rows
+from its top; a ``Header`` label one column wide over several rows labels rows, not columns,
+and a table labelled with no header row expects none) and its **total rows** (the rows
 of the table's row-shaped ``Derived`` labels — at most as tall as they are wide — against the
 block's ``total_rows``). Accuracy is the share of matched tables whose row set is exactly the
 labelled one; precision and recall over the rows are given too.
@@ -86,7 +87,9 @@ def deco_truth(root: Path) -> dict[str, list[dict]]:
                 if not table:
                     continue
                 if label["label"] == "Header":
-                    header[table].update(_rows(label["range"]))
+                    r1, c1, r2, c2 = parse_range(label["range"])
+                    if c2 > c1 or r2 == r1:  # one column down many rows: row labels
+                        header[table].update(range(r1, r2 + 1))
                 elif label["label"] == "Derived":
                     r1, c1, r2, c2 = parse_range(label["range"])
                     if r2 - r1 <= c2 - c1:

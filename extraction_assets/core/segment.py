@@ -540,11 +540,15 @@ def _row_texts(ctx: _Ctx, cells: np.ndarray) -> dict[int, str]:
 def _header_like(ctx: _Ctx, rows, order: list[int], idx: int) -> str | None:
     """Why row ``order[idx]`` reads as a header row of the rows below it (``None`` if it does not):
     several text cells above numeric/date values in their columns, or a bold or filled row
-    above plain rows."""
+    above plain rows. A styled row (every cell bold or filled) of text and year labels
+    (``Calendar year | 2002 | 2003``) counts as text."""
     r = order[idx]
     cells = ctx.logical(rows[r])
     below = order[idx + 1:idx + 6]
-    if len(cells) < 2 or not below or not ctx.is_str[cells].all():
+    if len(cells) < 2 or not below or not ctx.is_str[cells].any():
+        return None
+    if not ctx.is_str[cells].all() and not (_styled(ctx, cells).all() and all(
+            _year_label(ctx, p) for p in cells[~ctx.is_str[cells]].tolist())):
         return None
     under = ctx.logical(np.concatenate([rows[b] for b in below]))
     if (np.isin(ctx.col[under], ctx.col[rows[r]]) & ctx.typed[under]).any():
@@ -981,7 +985,8 @@ def _join_tables(ctx: _Ctx, regions: list[_Region]) -> list[_Region]:
             if _has_own_header(ctx, lower) or any(_has_own_header(ctx, infos[i]) for i in band):
                 continue
             lead = ctx.logical(lower.rows[lower.order[0]])
-            if len(lead) == 1 and (_larger_heading(ctx, lead[0])
+            if len(lead) == 1 and ((_larger_heading(ctx, lead[0])
+                                    and not _styled_like_column(ctx, lead[0], T))
                                    or NOTE_RE.match(ctx.text(lead[0]))):
                 continue
             upper = _profile(ctx, _data_cells(ctx, T))
@@ -1044,6 +1049,19 @@ def _split_repeated_headers(ctx: _Ctx, regions: list[_Region]) -> list[_Region]:
                 f"header row {top} repeats its labels every {p} columns: tables side by side "
                 f"(columns {column_letter(c0 + g * p)}-{column_letter(c0 + g * p + p - 1)})"]))
     return out
+
+
+def _styled_like_column(ctx: _Ctx, p, table: _Info) -> bool:
+    """Whether cell ``p`` has the bold and font size of most of the table's cells in its
+    column (a group label written like the table's row labels, not a section heading)."""
+    column = ctx.logical(table.rows.cells)
+    column = column[ctx.col[column] == ctx.col[p]]
+    if not len(column):
+        return False
+    same = (ctx.bold[column] == ctx.bold[p]) & (
+        np.nan_to_num(ctx.size[column], nan=-1.0) == (ctx.size[p] if ctx.size[p] == ctx.size[p]
+                                                       else -1.0))
+    return 2 * int(same.sum()) > len(column)
 
 
 def _larger_heading(ctx: _Ctx, p) -> bool:

@@ -37,7 +37,7 @@ _AGGREGATE_RE = re.compile(
     r"\s*\((.*)\)\s*$", re.IGNORECASE | re.DOTALL)
 _REF_RE = re.compile(r"(?<![A-Za-z0-9_.!'\]])\$?([A-Za-z]{1,3})\$?(\d{1,7})"
                      r"(?::\$?([A-Za-z]{1,3})\$?(\d{1,7}))?(?![A-Za-z0-9_(!])")
-_SUM_OF_CELLS_RE = re.compile(r"^\s*=?\s*\(?\s*\$?[A-Za-z]{1,3}\$?\d{1,7}"
+_SUM_OF_CELLS_RE = re.compile(r"^\s*=?\s*\+?\s*\(?\s*\$?[A-Za-z]{1,3}\$?\d{1,7}"
                               r"(\s*\+\s*\$?[A-Za-z]{1,3}\$?\d{1,7})+\s*\)?\s*$")
 #: Longest formula text looked at (a longer one is no simple aggregate).
 _MAX_FORMULA = 2000
