@@ -595,8 +595,8 @@ def _join_vertical(ctx: _Ctx, upper: _Info, lower: _Info) -> str | None:
             head = "cell borders continue on both sides of the empty row"
         else:
             return None  # plain text on both sides: no sign that they are one table
-    data = _data_cells(ctx, upper)
-    if len(data) and len(data) < len(upper.rows.cells):
+    data = ctx.logical(_data_cells(ctx, upper))
+    if len(np.unique(ctx.row[data[ctx.typed[data]]])) >= 2:
         conflict = _schema_conflict(_profile(ctx, data), _profile(ctx, lower.rows.cells),
                                     set(ctx.col[upper.rows.cells].tolist()))
         if conflict:
@@ -679,7 +679,8 @@ def _join_horizontal(ctx: _Ctx, left: _Info, right: _Info, lone: list[tuple[int,
     """Why two regions one empty column apart are one table (``None``: they are not).
 
     Their bodies (from the first row of several cells) must start within three rows of each
-    other, the rows above the later start being text (titles, unit lines, parent header rows),
+    other, the rows above the later start being text or styled as a header (titles, unit
+    lines, parent header rows),
     and end on the same row, except up to two trailing single-cell rows (notes); a single column
     may also end earlier (blank cells at its end). They share no label in their first common
     row. When both are at least two columns wide, their first common rows are alike (both bold
@@ -695,10 +696,13 @@ def _join_horizontal(ctx: _Ctx, left: _Info, right: _Info, lone: list[tuple[int,
         return None
     for side, other in ((left, right), (right, left)):
         extra = side.order[:bisect_left(side.order, top)]
-        if len(extra) > 3 or not all(_all_strings(ctx, side.rows[r]) for r in extra):
+        if len(extra) > 3 or not all(_all_strings(ctx, side.rows[r])
+                                     or _styled(ctx, ctx.logical(side.rows[r])).all()
+                                     for r in extra):
             return None
         extra = side.order[bisect_right(side.order, bottom):]
-        if extra and other.width == 1 and len(other.order) * 2 < len(side.order):
+        if extra and other.width == 1 and side.width >= 2 and \
+                len(other.order) * 2 < len(side.order):
             return None  # a short column beside a long table is no column of it
         if extra and other.width != 1 and (len(extra) > 2 or any(
                 len(ctx.logical(side.rows[r])) != 1 and not _starts_total(ctx, side.rows[r])
