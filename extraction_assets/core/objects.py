@@ -567,8 +567,8 @@ class _Resolver:
 
 def _cell_from_xml(el, strings: list[str]):
     """The typed value of a ``<c>`` element (read like the worksheet reader reads it)."""
-    v, _, _, _ = cell_children(el)
     t = el.get("t") or "n"
+    v, _, _, _ = cell_children(el, t)
     if v is None or t in ("inlineStr", "str", "e", "d"):
         return v
     if t == "s":

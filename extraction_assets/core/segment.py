@@ -1974,7 +1974,8 @@ def _text_header_depth(ctx: _Ctx, block: Block, depth: int) -> int:
     holding a number or date below them has one in a column each such row labels: a header of
     several plain rows (``Maximum | Annual`` over ``(lb/hr) | (tpy)``, a unit row under the
     labels), up to :data:`MAX_HEADER_ROWS` rows. A row of text whose columns hold text below
-    (a group label over row labels) is data."""
+    (a group label over row labels) is data, and so are rows of text when they and the header
+    row above fill every column the data uses (a header of several rows leaves cells empty)."""
     extra = 0
     while depth + extra < MAX_HEADER_ROWS:
         cells = _row_cells(ctx, block, block.min_row + depth + extra)
@@ -1990,7 +1991,17 @@ def _text_header_depth(ctx: _Ctx, block: Block, depth: int) -> int:
     for r in range(block.min_row + depth, block.min_row + depth + extra):
         cols = set(ctx.col[_row_cells(ctx, block, r)].tolist())
         if not cols & typed:
-            return depth if r == block.min_row + depth else r - block.min_row
+            extra = r - block.min_row - depth
+            break
+    if not extra:
+        return depth
+    # rows of a multi-row header leave cells empty (a parent over several columns, a
+    # sub-label only where needed); rows of text filling every column are data
+    columns = set(ctx.col[_row_cells(ctx, block, block.min_row + depth + extra,
+                                     block.max_row)].tolist())
+    rows = range(block.min_row, block.min_row + depth + extra)
+    if all(columns <= set(ctx.col[_row_cells(ctx, block, r)].tolist()) for r in rows):
+        return depth
     block.reasons.append(f"rows {block.min_row + depth}-{block.min_row + depth + extra - 1} "
                          "hold text over the columns of numbers or dates below: header rows")
     return depth + extra
