@@ -27,8 +27,10 @@ rows covered by the table's ``Header`` labels against the block's ``header_row_c
 from its top; a ``Header`` label one column wide over several rows labels rows, not columns,
 and a table labelled with no header row expects none) and its **total rows** (the rows
 of the table's row-shaped ``Derived`` labels — at most as tall as they are wide — against the
-block's ``total_rows``). Accuracy is the share of matched tables whose row set is exactly the
-labelled one; precision and recall over the rows are given too.
+block's ``total_rows``) and its **group label rows** (the rows of its row-shaped ``GroupHead``
+labels that hold no ``Data`` cell, against the block's ``group_rows``; a group label on the
+first data row of its group is a row-group column's label instead). Accuracy is the share of matched tables whose row
+set is exactly the labelled one; precision and recall over the rows are given too.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ REPO = Path(__file__).resolve().parent.parent
 ANNOTATION_SHEETS = frozenset({"Range_Annotations_Data", "Annotation_Status_Data", "Usage_Log"})
 #: The measures, in the order they are reported.
 MEASURES = ("exact", "iou", "eob")
+#: The row sets scored on matched tables (DECO's Header, Derived and GroupHead labels).
+ROW_SETS = ("header_rows", "total_rows", "group_rows")
 #: Minimum intersection over union of an ``iou`` match.
 IOU_THRESHOLD = 0.8
 #: Largest distance (rows or columns) of each edge of an ``eob`` match.
@@ -66,8 +70,8 @@ def _rows(rng: str) -> range:
 
 def deco_truth(root: Path) -> dict[str, list[dict]]:
     """DECO truth by workbook file name: ``[{"doc", "sheet", "range", "header_rows",
-    "total_rows"}]``, one dict per labelled table, ``header_rows`` and ``total_rows`` sets of
-    1-based sheet rows (see the module docstring). Sheets with no table labelled are kept with
+    "total_rows", "group_rows"}]``, one dict per labelled table, the row sets of 1-based sheet
+    rows (see the module docstring). Sheets with no table labelled are kept with
     no tables (a prediction there is a false positive): their names are in ``"sheets"`` of the
     returned mapping's ``None`` key, as ``{doc: [sheet, ...]}``."""
     truth = json.loads((root / "deco" / "truth.json").read_text(encoding="utf-8"))
@@ -82,6 +86,8 @@ def deco_truth(root: Path) -> dict[str, list[dict]]:
             sheets[doc].append(sheet)
             header: dict[str, set[int]] = defaultdict(set)
             total: dict[str, set[int]] = defaultdict(set)
+            group: dict[str, set[int]] = defaultdict(set)
+            data: dict[str, set[int]] = defaultdict(set)
             for label in labels.get("labels", []):
                 table = label.get("table")
                 if not table:
@@ -90,14 +96,19 @@ def deco_truth(root: Path) -> dict[str, list[dict]]:
                     r1, c1, r2, c2 = parse_range(label["range"])
                     if c2 > c1 or r2 == r1:  # one column down many rows: row labels
                         header[table].update(range(r1, r2 + 1))
-                elif label["label"] == "Derived":
+                elif label["label"] == "Data":
+                    data[table].update(_rows(label["range"]))
+                elif label["label"] in ("Derived", "GroupHead"):
                     r1, c1, r2, c2 = parse_range(label["range"])
                     if r2 - r1 <= c2 - c1:
-                        total[table].update(range(r1, r2 + 1))
+                        rows = total if label["label"] == "Derived" else group
+                        rows[table].update(range(r1, r2 + 1))
             for rng in labels.get("tables", []):
                 tables.append({"doc": doc, "sheet": sheet, "range": rng,
                                "header_rows": frozenset(header.get(rng, ())),
-                               "total_rows": frozenset(total.get(rng, ()))})
+                               "total_rows": frozenset(total.get(rng, ())),
+                               "group_rows": frozenset(group.get(rng, set())
+                                                       - data.get(rng, set()))})
     out[None] = sheets
     return out
 
@@ -169,10 +180,10 @@ def _rows_score(pairs: list[tuple[frozenset, frozenset]]) -> dict:
 
 def score_tables(predicted: list[dict], truth: list[dict], recall_only: bool = False) -> dict:
     """Scores of ``predicted`` against ``truth`` (dicts with ``doc``, ``sheet``, ``range``;
-    truth may have ``header_rows``/``total_rows`` sets, predictions then need them too).
+    truth may have the :data:`ROW_SETS` sets, predictions then need them too).
 
     Returns ``{"n_truth", "n_pred", "exact": {...}, "iou": {...}, "eob": {...},
-    "header_rows": {...}, "total_rows": {...}}``: each measure ``{"tp", "precision", "recall",
+    "header_rows": {...}, "total_rows": {...}, "group_rows": {...}}``: each measure ``{"tp", "precision", "recall",
     "f1"}`` (``{"tp", "recall"}`` with ``recall_only``); the row scores ``{"tables",
     "correct", "accuracy", "rows": {"tp", "precision", "recall", "f1"}}`` over the IoU-matched
     tables whose truth has that set (absent when none has)."""
@@ -183,7 +194,7 @@ def score_tables(predicted: list[dict], truth: list[dict], recall_only: bool = F
     for p in predicted:
         by_sheet_p[(p["doc"], p["sheet"])].append(p)
     tp = dict.fromkeys(MEASURES, 0)
-    header, total = [], []
+    rows_of: dict[str, list] = {name: [] for name in ROW_SETS}
     for key, ts in by_sheet_t.items():
         ps = by_sheet_p.get(key, [])
         for measure in MEASURES:
@@ -192,24 +203,20 @@ def score_tables(predicted: list[dict], truth: list[dict], recall_only: bool = F
             if measure != "iou":
                 continue
             for ti, pi in found:
-                if ts[ti].get("header_rows") is not None:
-                    header.append((ts[ti]["header_rows"], ps[pi]["header_rows"]))
-                if ts[ti].get("total_rows") is not None:
-                    total.append((ts[ti]["total_rows"], ps[pi]["total_rows"]))
+                for name, pairs in rows_of.items():
+                    if ts[ti].get(name) is not None:
+                        pairs.append((ts[ti][name], ps[pi][name]))
     n_pred = None if recall_only else len(predicted)
     out = {"n_truth": len(truth), "n_pred": len(predicted)}
     out.update({m: _prf(tp[m], n_pred, len(truth)) for m in MEASURES})
-    if header:
-        out["header_rows"] = _rows_score(header)
-    if total:
-        out["total_rows"] = _rows_score(total)
+    out.update({name: _rows_score(pairs) for name, pairs in rows_of.items() if pairs})
     return out
 
 
 def predicted_tables(seg: dict, doc: str, sheets: set[str] | None = None) -> list[dict]:
     """The ``table`` blocks of a segmentation's tables (``blocks`` of
     :func:`~extraction_assets.stages.segment_stage`) as ``{"doc", "sheet", "range",
-    "kind", "header_rows", "total_rows"}`` (row sets of 1-based sheet rows), only of
+    "kind", "header_rows", "total_rows", "group_rows"}`` (row sets of 1-based sheet rows), only of
     ``sheets`` when given."""
     out = []
     for b in seg["blocks"].to_pylist():
@@ -219,7 +226,8 @@ def predicted_tables(seg: dict, doc: str, sheets: set[str] | None = None) -> lis
         out.append({"doc": doc, "sheet": b["sheet_name"], "range": b["a1_range"],
                     "kind": b["kind"],
                     "header_rows": frozenset(range(b["min_row"], b["min_row"] + n)),
-                    "total_rows": frozenset(b["total_rows"] or ())})
+                    "total_rows": frozenset(b["total_rows"] or ()),
+                    "group_rows": frozenset(b["group_rows"] or ())})
     return out
 
 
@@ -246,7 +254,7 @@ def failures(predicted: list[dict], truth: list[dict]) -> list[dict]:
                             "predicted": over, "what": "missed" if not over else "range"})
                 continue
             p = ps[found[ti]]
-            for name in ("header_rows", "total_rows"):
+            for name in ROW_SETS:
                 if t.get(name) is not None and t[name] != p[name]:
                     out.append({"doc": key[0], "sheet": key[1], "expected": t["range"],
                                 "predicted": [p["range"]],
@@ -303,7 +311,7 @@ def format_scores(name: str, scores: dict) -> list[str]:
     lines = [f"{name}: {scores['n_truth']} labelled tables, {scores['n_pred']} predicted"]
     lines += [f"  tables {label:<10} {prf(scores[m])}"
               for m, label in zip(MEASURES, ("exact", "IoU>=0.8", "EoB-2"))]
-    for key, label in (("header_rows", "header rows"), ("total_rows", "total rows")):
+    for key, label in zip(ROW_SETS, ("header rows", "total rows", "group label rows")):
         if key in scores:
             s = scores[key]
             lines.append(f"  {label:<17} accuracy {s['accuracy']:.2f} ({s['correct']}/"

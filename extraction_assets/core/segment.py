@@ -2067,6 +2067,23 @@ def _data_rows(ctx: _Ctx, block: Block) -> None:
     if block.skip_rows:
         block.reasons.append("rows repeating the header (not data): "
                              + ", ".join(map(str, block.skip_rows)))
+    group = _group_rows(ctx, block, cells, starts, data)
+    if group.any():
+        block.group_rows = numbers[group].tolist()
+        data &= ~group
+        group_cols = sorted(set(ctx.col[cells[starts[group]]].tolist()))
+        others = np.isin(np.arange(len(starts)), np.flatnonzero(data))
+        own = np.isin(col, group_cols) & others[np.repeat(np.arange(len(starts)),
+                                                          np.diff(np.r_[starts, len(cells)]))]
+        free = [c for c in group_cols if not (own & (col == c)).any()]
+        block.row_group_cols = free
+        block.reasons.append("group label rows (a label heading the rows under it): "
+                             + ", ".join(map(str, block.group_rows[:20]))
+                             + (f" and {len(block.group_rows) - 20} more"
+                                if len(block.group_rows) > 20 else "")
+                             + ("; their labels filled down in column "
+                                + ", ".join(column_letter(c) for c in free) if free else ""))
+        return
     # row-group labels: leftmost column labelled only on the first row of each group
     c0 = cols[0]
     at_c0 = col == c0
@@ -2082,6 +2099,41 @@ def _data_rows(ctx: _Ctx, block: Block) -> None:
         block.reasons.append(
             f"column {column_letter(c0)} holds row-group labels only on the first row of each "
             f"group ({int((data & labelled).sum())} groups over {int(data.sum())} rows): fill down")
+
+
+#: Most single-cell rows of a table looked at as group labels (a sparse table has more).
+_MAX_GROUP_CANDIDATES = 10_000
+
+
+def _group_rows(ctx: _Ctx, block: Block, cells: np.ndarray, starts: np.ndarray,
+                data: np.ndarray) -> np.ndarray:
+    """Which data rows of a table are group labels (bool array over the rows ``starts``
+    indexes): rows whose only value is a text in one of the table's first two columns,
+    followed by a data row of two or more cells, the label styled unlike that row's cell in
+    its column (bold or filled where it is not) or that row leaving its column empty (DECO's
+    ``GroupHead``: a label row heading the rows under it)."""
+    out = np.zeros(len(starts), dtype=bool)
+    logical = ctx.owns[cells]
+    per_row = np.add.reduceat(logical.astype(np.int64), starts) if len(starts) else starts
+    first_cols = [c.col for c in block.columns[:2]]
+    firsts = cells[starts]
+    candidates = np.flatnonzero(data & (per_row == 1) & ctx.is_str[firsts]
+                                & np.isin(ctx.col[firsts], first_cols) & ctx.owns[firsts])
+    if len(block.columns) < 2 or len(candidates) > _MAX_GROUP_CANDIDATES:
+        return out
+    ends = np.r_[starts[1:], len(cells)]
+    for i in candidates.tolist():
+        nxt = i + 1
+        if nxt >= len(starts) or not data[nxt] or per_row[nxt] < 2:
+            continue
+        p = firsts[i]
+        row = cells[starts[nxt]:ends[nxt]]
+        same = row[ctx.col[row] == ctx.col[p]]
+        label = np.array([p])
+        if not len(same) or (_styled(ctx, label)[0]
+                             and _band_styles(ctx, label) != _band_styles(ctx, same[:1])):
+            out[i] = True
+    return out
 
 
 def _total_rows(ctx: _Ctx, block: Block, cells: np.ndarray, starts: np.ndarray,
