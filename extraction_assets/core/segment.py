@@ -951,6 +951,14 @@ def _join_tables(ctx: _Ctx, regions: list[_Region]) -> list[_Region]:
                 infos[h].rows[infos[h].order[-1]])].tolist() if int(c) in data_cols}
             if len(labelled) < 2:
                 continue
+            # over rows of text only, a header must look like one (styled unlike the data)
+            below = ctx.logical(D.rows.cells)
+            head_cells = np.concatenate([ctx.logical(infos[h].rows.cells) for h in heads])
+            if not (ctx.typed[below] & np.isin(ctx.col[below], list(labelled))).any() and (
+                    not _styled(ctx, head_cells).all()
+                    and not ctx.border[head_cells].all()
+                    or _band_styles(ctx, head_cells) == _band_styles(ctx, below)):
+                continue
             head_top = min(infos[h].shown[0] for h in heads)
             # single cells on the header rows (a label between empty header cells) and
             # single-cell lines between the header and the data (group labels)
@@ -1778,15 +1786,16 @@ def _header(ctx: _Ctx, block: Block) -> None:
 
 def _trim_columns(ctx: _Ctx, block: Block) -> list[Block]:
     """Take a last column off a table when it is no column of it, and return the ``text``
-    block its cells become: a column with no header whose few cells (text, in at most half of
-    the data rows, none merged) are notes beside the rows. Columns whose header has no values
+    block its cells become: a column with no header, right of a column with one, whose few
+    cells (text, in at most half of the data rows, none merged) are notes beside the rows. Columns whose header has no values
     below it stay (laid out for values not entered yet)."""
     leaf = block.min_row + block.header_row_count - 1
     data = ctx.logical(ctx.cells_in(leaf + 1, block.min_col, block.max_row, block.max_col))
     if len(block.columns) < 3 or not len(data) or not block.header_row_count:
         return []
-    notes = block.columns[-1]
-    if not notes.header.startswith("Column ") or notes.col != block.max_col:
+    notes, before = block.columns[-1], block.columns[-2]
+    if (not notes.header.startswith("Column ") or notes.col != block.max_col
+            or before.header == f"Column {column_letter(before.col)}"):
         return []
     cells = ctx.cells_in(block.min_row, notes.col, block.max_row, notes.col)
     logical = ctx.logical(cells)
@@ -1811,11 +1820,17 @@ _NUMBERING_RE = re.compile(r"^\s*[(（\[]?\s*(\d{1,3})\s*[)）\]]?\s*$")
 
 def _numbering_row(ctx: _Ctx, block: Block, r: int) -> bool:
     """Whether row ``r`` of a table numbers its columns: three or more cells reading ``1 2 3``
-    or ``(1) (2) (3)``, consecutive from left to right, under the header."""
+    or ``(1) (2) (3)``, consecutive from left to right, under the header; numbers (not text)
+    only when styled like a styled header row above (a first data row may read ``1 2 3``)."""
     if r >= block.max_row:
         return False
     cells = _row_cells(ctx, block, r)
     if len(cells) < 3:
+        return False
+    above = _row_cells(ctx, block, block.min_row, r - 1)
+    if not ctx.is_str[cells].all() and not (
+            len(above) and _styled(ctx, above).all()
+            and _band_styles(ctx, cells) == _band_styles(ctx, above)):
         return False
     numbers = []
     for text in ctx.texts_of(cells):
