@@ -50,6 +50,7 @@ from .core.render import (
     joined,
     table_html,
     table_markdown,
+    unreached_cells,
 )
 from .core.segment import Block, Column, ListObject, PivotTable, segment_sheet
 from .core.worksheet import CELL_SCHEMA
@@ -449,11 +450,14 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
     HTML and chunks (records keep the plain text). ``count_tokens_batch`` (the same counts for
     a list of texts, e.g. :meth:`~extraction_assets.embedding.LocalEmbedder.count_tokens_batch`)
     counts table rows and chunks in batches when given. A chunk still over the budget (a single
-    cell that cannot be cut) gives a ``warning`` issue."""
+    cell that cannot be cut) gives a ``warning`` issue; a cell whose value reaches no record,
+    header or block text an ``error`` issue (:func:`lost_value_issues`), counted in ``facts``
+    as ``lost_values`` with up to ten of them in ``lost_values_sample``."""
     grids = {g.sheet_index: g for g in grids_from_tables(cells, sheets)}
     by_sheet: dict[int, list[Block]] = {}
     for block in blocks_from_tables(blocks, block_columns):
         by_sheet.setdefault(block.sheet_index, []).append(block)
+    plain = {sheet_index: list(sheet_blocks) for sheet_index, sheet_blocks in by_sheet.items()}
     for sheet_index, sheet_blocks in by_sheet.items():
         grid = grids[sheet_index]
         marked = {ref: text for (sheet, ref), text in (markup or {}).items()
@@ -463,6 +467,7 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
     # the records of every table and form of the workbook, built in one pass
     record_set = RecordSet([(grids[i], [b for b in by_sheet[i] if b.kind in ("table", "key_value")])
                             for i in sorted(by_sheet)])
+    lost = unreached_cells([(grids[i], plain[i]) for i in sorted(by_sheet)], record_set)
     records = record_set.by_block()
     chunk_rows, issues = [], []
     rendered: list[tuple[Block, pa.Array, pa.Array, pa.Array]] = []
@@ -494,12 +499,33 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
                         "chunk_over_budget",
                         f"chunk has {chunk.n_tokens} tokens; the budget is {max_tokens}"))
 
+    issues += lost_value_issues(lost)
     # the records' JSON is built by Arrow while the chunks are cut
     in_threads([cut_chunks, record_set.record_json, record_set.display_json,
                 record_set.merged_json])
     return StageOutput({"records": _records_table(workbook_hash, filename, record_set),
                         "renderings": renderings,
-                        "chunks": _table("chunks", chunk_rows)}, issues)
+                        "chunks": _table("chunks", chunk_rows)}, issues,
+                       {"lost_values": len(lost),
+                        "lost_values_sample": [f"{sheet}!{ref}" for sheet, ref, _, _ in lost[:10]]})
+
+
+#: Most cells that reach no output listed one issue each (the rest are counted in one more).
+MAX_LOST_ISSUES = 100
+
+
+def lost_value_issues(lost: list[tuple[str, str, str, str]]) -> list[Issue]:
+    """``error`` issues (code ``value_not_in_output``) for the cells of
+    :func:`~extraction_assets.core.render.unreached_cells`: one per cell, at most
+    :data:`MAX_LOST_ISSUES`, then one counting the others."""
+    out = [Issue("rendered_chunks", sheet, ref, "error", "value_not_in_output",
+                 f"{ref} {text[:60]!r}: {where}, so in no record, rendering or chunk")
+           for sheet, ref, text, where in lost[:MAX_LOST_ISSUES]]
+    if len(lost) > MAX_LOST_ISSUES:
+        out.append(Issue("rendered_chunks", None, None, "error", "value_not_in_output",
+                         f"{len(lost) - MAX_LOST_ISSUES} more cells reach no record, rendering "
+                         "or chunk"))
+    return out
 
 
 def _renderings_table(workbook_hash: str,

@@ -1190,8 +1190,8 @@ def _list_object_blocks(ctx: _Ctx, list_objects: list[ListObject]
         for c in range(c1, c2 + 1):
             name = lo.columns[c - c1] if c - c1 < len(lo.columns) else None
             p = ctx.find(r1, c) if header_rows else None
-            text = ctx.text(p) if p is not None else ""
-            label = labels.unique(text or name or f"Column {column_letter(c)}")
+            text = header_text(ctx.text(p)) if p is not None else ""
+            label = labels.unique(text or header_text(name or "") or f"Column {column_letter(c)}")
             block.columns.append(Column(c, label, [label]))
         _data_rows(ctx, block)
         if lo.totals_row_count > 0 and r2 - lo.totals_row_count >= r1 + header_rows:
@@ -1806,7 +1806,9 @@ def _trim_columns(ctx: _Ctx, block: Block) -> list[Block]:
     block.max_col = block.columns[-1].col
     block.reasons.append(f"column {column_letter(notes.col)} has no header and text on few "
                          "rows: notes beside the table, not a column of it")
-    return [_make_block(ctx, cells, "text", [f"notes beside the table {block.a1_range}"])]
+    notes_block = _make_block(ctx, cells, "text", [f"notes beside the table {block.a1_range}"])
+    notes_block.heading_path = list(block.heading_path)
+    return [notes_block]
 
 
 def header_text(text: str) -> str:
