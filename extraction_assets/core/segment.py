@@ -931,7 +931,7 @@ def _join_tables(ctx: _Ctx, regions: list[_Region]) -> list[_Region]:
         order = sorted(range(len(regions)), key=lambda i: (infos[i].shown[0], infos[i].shown[1]))
         for d in order:
             D = infos[d]
-            if len(D.order) < 2 or _header_fragment(ctx, D) or _has_own_header(ctx, D):
+            if len(D.order) < 2 or _has_own_header(ctx, D):
                 continue
             top = D.shown[0]
             near = [h for h in order if h != d and 1 <= top - infos[h].shown[2] <= MAX_HEADER_GAP + 1
@@ -1878,15 +1878,16 @@ class _Labels:
 
 def _groups_below(ctx: _Ctx, below_row: int, c1: int, c2: int, span: tuple[int, int],
                   depth: int = MAX_HEADER_ROWS - 1) -> bool:
-    """Whether a merged range over columns ``c1..c2`` is a parent header of ``below_row``: two
-    or more cells under it, or one merged text cell of exactly its columns, in a row with no
-    numbers or dates between columns ``span``, that is itself the parent of the row below it
+    """Whether a merged range over columns ``c1..c2`` is a parent header of ``below_row``, a
+    row with no numbers or dates between columns ``span``: two or more text cells under it, or
+    one merged text cell of exactly its columns that is itself the parent of the row below it
     (parents stacked over one another, at most ``depth`` rows down). A list whose rows are all
     merged across the same columns (``A2:B2``, ``A3:B3``...) is data, not a stack of parents:
     a merge groups columns only where some row below holds distinct cells under it."""
     below = ctx.logical(ctx.cells_in(below_row, c1, below_row, c2))
     if len(below) >= 2:
-        return True
+        return bool(ctx.is_str[below].all()) and not bool(
+            ctx.typed[ctx.cells_in(below_row, span[0], below_row, span[1])].any())
     if len(below) != 1 or not ctx.is_string(below[0]) or depth <= 1:
         return False
     rng = ctx.merge_range(below[0])
@@ -2175,9 +2176,11 @@ def _total_rows(ctx: _Ctx, block: Block, cells: np.ndarray, starts: np.ndarray,
     numeric = logical & (ctx.number[cells] == ctx.number[cells])
     has_number = np.zeros(n_rows, dtype=bool)
     has_number[row_of[numeric]] = True
-    # aggregate formulas: a column whose rows mostly hold one is computed, not summed
+    # aggregate formulas (calculated or not): a column whose rows mostly hold one is computed,
+    # not summed
     formula_rows = np.zeros(n_rows, dtype=bool)
-    with_formula = np.flatnonzero(numeric & ctx.has_formula[cells])
+    with_formula = np.flatnonzero((numeric | ~ctx.is_str[cells]) & logical
+                                  & ctx.has_formula[cells])
     if len(with_formula):
         formulas = ctx.formula.take(pa.array(cells[with_formula], pa.int64()))
         agg = np.flatnonzero(_np(pc.fill_null(pc.match_substring_regex(
