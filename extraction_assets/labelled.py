@@ -305,8 +305,8 @@ def format_scores(name: str, scores: dict) -> list[str]:
     """Report lines for one set's :func:`score_tables` result."""
     def prf(s: dict) -> str:
         if "precision" not in s:
-            return f"R {s['recall']:.2f}"
-        return f"P {s['precision']:.2f} R {s['recall']:.2f} F1 {s['f1']:.2f}"
+            return f"R {s['recall']:.3f}"
+        return f"P {s['precision']:.3f} R {s['recall']:.3f} F1 {s['f1']:.3f}"
 
     lines = [f"{name}: {scores['n_truth']} labelled tables, {scores['n_pred']} predicted"]
     lines += [f"  tables {label:<10} {prf(scores[m])}"
@@ -314,6 +314,6 @@ def format_scores(name: str, scores: dict) -> list[str]:
     for key, label in zip(ROW_SETS, ("header rows", "total rows", "group label rows")):
         if key in scores:
             s = scores[key]
-            lines.append(f"  {label:<17} accuracy {s['accuracy']:.2f} ({s['correct']}/"
+            lines.append(f"  {label:<17} accuracy {s['accuracy']:.3f} ({s['correct']}/"
                          f"{s['tables']} tables); rows {prf(s['rows'])}")
     return lines

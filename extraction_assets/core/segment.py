@@ -657,8 +657,16 @@ def _styled_like_row_below(ctx: _Ctx, p, side: _Info) -> bool:
 
 
 def _starts_total(ctx: _Ctx, cells) -> bool:
+    """Whether a row reads as a total: its first cell a total word, or a cell holding an
+    aggregate formula over the rows above (see :mod:`.totals`)."""
     logical = ctx.logical(cells)
-    return bool(len(logical)) and is_total_row(ctx.text(logical[0]))
+    if not len(logical):
+        return False
+    if is_total_row(ctx.text(logical[0])):
+        return True
+    with_formula = logical[ctx.has_formula[logical]]
+    return any(aggregates_above(f, int(ctx.row[p])) for p, f in zip(
+        with_formula.tolist(), ctx.formula.take(pa.array(with_formula, pa.int64())).to_pylist()))
 
 
 def _head_row(ctx: _Ctx, side: _Info) -> int:
