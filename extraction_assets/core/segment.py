@@ -1,6 +1,7 @@
 """Find the blocks of a sheet: tables with their header rows, titles, headings and text.
 
-First-level rules (deterministic, no model):
+Rules (deterministic, no model), each checked against human-labelled real spreadsheets
+(:mod:`extraction_assets.labelled`) as well as generated layouts:
 
 * Non-empty cells (display text not blank) are grouped into connected regions with
   8-neighbourhood; regions whose bounding boxes overlap are joined, so a sparse table with holes
@@ -8,18 +9,32 @@ First-level rules (deterministic, no model):
 * **Gap tolerance**: two regions separated by exactly one empty row (as the sheet is shown) are
   joined when the lower one lies within the upper one's columns and does not start with a new
   header row (a row of text cells above numeric/date values, or a bold or filled row above
-  plain rows) and numbers or dates, or cell borders, continue across the gap; a repeat of the
-  upper header is joined too. Two regions separated by exactly one
-  empty column are joined when they start on the same row and end on the same row (or the
-  narrow one, a single column, ends earlier), share no header label and do not both have a
-  header row of their own. Two or more empty rows or columns always separate blocks.
+  plain rows), numbers or dates, or cell borders, continue across the gap and the lower rows
+  keep the column schema of the data above (:func:`_schema_conflict`); a repeat of the upper
+  header is joined too. Two regions separated by exactly one empty column are joined when they
+  start on the same row and end on the same row (or the narrow one, a single column, ends
+  earlier and covers half the rows; rows below that hold a total may differ), share no header
+  label and do not both have a header row of their own.
+* **Tables across empty rows** (:func:`_join_tables`): a header band — text rows, possibly split
+  into several regions by empty header cells, or styled rows (bold or filled) that may hold
+  dates and column numbers — one or two empty rows above a region with no header of its own
+  heads it (with the single-cell group labels between them); a header row glued under a total
+  row is split off to head the rows below. Rows below a table that has a header, at most
+  :data:`MAX_CONTINUATION_GAP` empty rows down, inside its columns, with no header of their own,
+  no note or larger heading first, and the table's column schema (types, columns, width),
+  continue it: one table under one header, its group labels rows of their own.
+* **Side by side**: a header row whose labels repeat in groups (``E-rating | Call Credit |
+  E-rating | Call Credit``) splits its region into one table per group (:func:`_header_period`).
 * Leading rows of a region that hold a single cell (or one merged range) are peeled off as
   ``title`` blocks while at least two rows of the region hold several cells: a merged title row
   spanning the table or a merged section label above a header is a title, never a header row.
+  Label/value lines (``Facility: | Conover``) above a header row are a ``key_value`` block.
 * A region of at least two rows and two columns with a row of several cells is a ``table``;
   inside it, a single-cell row followed by a new header row starts another table (the single
-  cell is its title). Trailing single-cell rows that read as notes (``※``, ``Note:``, ``*``,
-  a long line in the first column or a merged long line) become a ``text`` block.
+  cell is its title), and so does the header repeated under a total row (a stack of tables).
+  Trailing single-cell rows that read as notes (``※``, ``Note:``, ``*``, a long line in the
+  first column or a merged long line) become a ``text`` block, and so does a last column with
+  no header and text on few rows (notes beside the rows).
 * Other regions are split into heading lines (``title`` blocks with a ``level``) and ``text``
   blocks; a lone cell is a ``title``. A lone non-heading cell just under a table that no table
   takes as its title, or any lone cell that reads as a note, is ``text``.
@@ -29,24 +44,32 @@ First-level rules (deterministic, no model):
   their font size (H2..H6, the sheet name is H1). Every block's ``heading_path`` is the sheet
   name, then the nearest headings above it (outermost first, each level replacing deeper ones),
   then, for a table, its own title when not already in the path.
-* **Excel tables** (ListObjects, ``xl/tables/tableN.xml``) are authoritative: each is a table
-  block with exactly its range, header row, column names and totals row; the rules below run on
-  the cells outside them.
+* **Excel tables** (ListObjects, ``xl/tables/tableN.xml``) and **pivot tables**
+  (``xl/pivotTables/pivotTableN.xml``, ECMA-376 Part 1 §18.10) are authoritative: each is a
+  table block with exactly its range and header rows, a ListObject's column names and totals
+  row, a pivot table's subtotal and grand total rows, its outer row labels filled down and the
+  columns written right beside its rows; the rules run on the cells outside them.
 * **Forms**: a region whose rows are label/value pairs (labels ending with a colon, or bold
-  labels over plain values, or unique labels whose values mix types) is a ``key_value`` block,
-  one pair per :class:`Column` (see :func:`_key_value_block`).
+  labels over plain values, or unique labels whose values mix types or start with a number,
+  which no header row would hold) is a ``key_value`` block, one pair per :class:`Column` (see
+  :func:`_key_value_block`).
 * A table's header is its first row, extended downwards while a merged range anchored in the
-  header spans more rows or groups columns over a sub-header row, then by rows of text styled
-  like the header (bold or filled) above plain data, or down to the sheet's frozen pane when
-  that gives more rows (at most :data:`MAX_HEADER_ROWS` = 4 rows). Each
-  column's header is the path of its non-empty, non-repeated header levels joined by
-  ``" > "``; a column with no header is named by its letter; repeated labels get `` (2)``,
-  `` (3)``... Columns covered by a horizontal merge in the leaf header row, and fully empty
+  header spans more rows or groups text cells over a sub-header row, by rows styled like the
+  header (bold or filled) above plain data, by rows of text over the columns of numbers below
+  when the header rows leave cells empty, by a row numbering the columns (``(1) (2) (3)``), or
+  down to the sheet's frozen pane when that gives more rows (at most :data:`MAX_HEADER_ROWS` = 4
+  rows). A first row holding numbers like the rows below, in their style, is data: the table
+  then has no header row. Each column's header is the path of its non-empty, non-repeated
+  header levels (line breaks and space runs collapsed) joined by ``" > "``; a column with no
+  header is named by its letter; repeated labels get `` (2)``, `` (3)``... Columns covered by a
+  horizontal merge in the leaf header row with no values of their own, and fully empty
   columns, are not columns of the table.
-* Inside a table's data: summary rows (Total, Subtotal, Grand total, 合計, 小計...) stay rows of
-  the table and are listed in ``total_rows``; rows repeating the header texts are listed in
-  ``skip_rows``; a leftmost column whose labels sit only on the first row of each group is
-  recorded in ``row_group_cols`` (to be filled down).
+* Inside a table's data: total rows (by evidence, see :mod:`.totals`) stay rows of the table
+  and are listed in ``total_rows``; rows repeating the header texts are listed in
+  ``skip_rows``; rows holding only a group label in the first columns, styled unlike the rows
+  under them, are listed in ``group_rows``; a leftmost column whose labels sit only on the
+  first row of each group (or only on the group label rows) is recorded in ``row_group_cols``
+  (to be filled down).
 
 Every decision appends a human-readable reason to ``Block.reasons``.
 """
