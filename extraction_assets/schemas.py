@@ -79,7 +79,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "block_columns": pa.schema([
         ("workbook_hash", S), ("block_id", S), ("sheet_name", S), ("position", I32),
         ("col", I32), ("column_letter", S), ("header", S), ("header_levels", LS),
-        ("row", I32),
+        ("row", I32), ("group_label", B),
     ]),
     "records": pa.schema([
         ("workbook_hash", S), ("block_id", S), ("sheet_name", S), ("row", I32),

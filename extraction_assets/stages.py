@@ -404,6 +404,7 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
                     sheet_name=block.sheet_name, position=position, col=column.col,
                     column_letter=column_letter(column.col), header=column.header,
                     header_levels=column.header_levels, row=column.row,
+                    group_label=column.group,
                 ))
     return StageOutput({"blocks": _table("blocks", block_rows),
                         "block_columns": _table("block_columns", column_rows)}, issues,
@@ -417,7 +418,8 @@ def blocks_from_tables(blocks: pa.Table, block_columns: pa.Table) -> list[Block]
     columns: dict[str, list[Column]] = {}
     for row in sorted(block_columns.to_pylist(), key=lambda r: (r["block_id"], r["position"])):
         columns.setdefault(row["block_id"], []).append(
-            Column(row["col"], row["header"], row["header_levels"], row["row"]))
+            Column(row["col"], row["header"], row["header_levels"], row["row"],
+                   bool(row["group_label"])))
     out = []
     for row in blocks.to_pylist():
         block = Block(row["sheet_index"], row["sheet_name"], row["kind"], row["min_row"],

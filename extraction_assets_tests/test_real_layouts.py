@@ -286,6 +286,31 @@ def test_kind5_group_labels_and_empty_rows_inside_one_table(count_tokens):
                           "Option": "25 dp", "Bid": 1.75, "Offer": 2.0}
 
 
+def test_kind5_group_labels_over_row_labels_become_a_column_of_their_own(count_tokens):
+    wb = Workbook()
+    ws = wb.active
+    put(ws, [["Counterparty", "Letter", "Comments"]], start_row=4)
+    style(ws, "A4:C4", bold=True)
+    ws["A6"] = "NO ACTION REQUIRED"
+    ws["A6"].fill = FILL
+    put(ws, [["Apache Corp", "10/31", "adequate assurances"],
+             ["Aquila", "11/27", "drawing on the L/C"]], start_row=7)
+    ws["A12"] = "ACTION REQUIRED"
+    ws["A12"].fill = FILL
+    put(ws, [["Belden & Blake", "11/26", "contend no default"]], start_row=13)
+    out = run(wb, count_tokens)
+    (table,) = tables_of(out)
+    assert (table["a1_range"], table["group_rows"]) == ("A4:C13", [6, 12])
+    assert headers(out, table) == ["Group", "Counterparty", "Letter", "Comments"]
+    rows = records(out, table)
+    assert [(r, role) for r, role, _ in rows] == [(6, "group"), (7, "data"), (8, "data"),
+                                                  (12, "group"), (13, "data")]
+    assert rows[4][2] == {"Group": "ACTION REQUIRED", "Counterparty": "Belden & Blake",
+                          "Letter": "11/26", "Comments": "contend no default"}
+    merged = [json.loads(r["merged_from"]) for r in out["records"] if r["row"] == 13]
+    assert merged == [{"Group": "A12"}]
+
+
 # -- kind 6: side-by-side tables with no empty column between them -----------------------------
 def test_kind6_lists_side_by_side_under_a_repeated_header(count_tokens):
     wb = Workbook()

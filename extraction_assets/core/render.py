@@ -200,7 +200,8 @@ def _table_plan(grid: StyledGrid, base: int, nonblank: np.ndarray, block: Block)
                                block.max_row, block.max_col)
     slot_of = np.full(block.max_col - block.min_col + 1, -1, np.int64)
     for j, column in enumerate(block.columns):
-        slot_of[column.col - block.min_col] = j
+        if not column.group:  # a group column has no cells of its own
+            slot_of[column.col - block.min_col] = j
     keys = grid.keys[positions]
     column = slot_of[keys % (MAX_COL + 1) - block.min_col]
     row = keys // (MAX_COL + 1)
@@ -245,7 +246,8 @@ class RecordSet:
     total rows (``block.total_rows``) get role ``total``, group-label rows
     (``block.group_rows``) role ``group``, the others ``data``; in a row-group column
     (``block.row_group_cols``) a group's label is filled down to the data rows under it,
-    ``merged_from`` naming the label's cell. A
+    and a group column (``Column.group``) holds the label of the group row above each data
+    row, ``merged_from`` naming the label's cell. A
     form gives one record, cited at its first row and whole range.
     """
 
@@ -306,13 +308,22 @@ class RecordSet:
             roles[r0:r0 + len(plan.rows)][total] = "total"
             roles[r0:r0 + len(plan.rows)][group] = "group"
             data = ~total & ~group
+            e0 = self.entry_start[k]
             for j, column in enumerate(block.columns):
+                if column.group:  # the label of the group row above, from its label column
+                    of = next(i for i, c in enumerate(block.columns)
+                              if c.col == column.col and not c.group)
+                    label = group & plan.shows[:, of]
+                    last = np.maximum.accumulate(np.where(label, np.arange(len(plan.rows)), -1))
+                    filled = np.flatnonzero(data & (last >= 0))
+                    source[e0 + filled * n + j] = source[e0 + last[filled] * n + of]
+                    fills.append((e0 + filled * n + j, plan.rows[last[filled]], column.col))
+                    continue
                 if column.col not in block.row_group_cols:
                     continue
                 label = (data | group) & plan.shows[:, j]
                 last = np.maximum.accumulate(np.where(label, np.arange(len(plan.rows)), -1))
                 filled = np.flatnonzero(data & ~plan.shows[:, j] & (last >= 0))
-                e0 = self.entry_start[k]
                 source[e0 + filled * n + j] = source[e0 + last[filled] * n + j]
                 fills.append((e0 + filled * n + j, plan.rows[last[filled]], column.col))
         return roles.tolist(), fills
@@ -737,12 +748,14 @@ def table_html(block: Block, records: TableRecords, grid: StyledGrid) -> pa.Arra
     """The table as HTML: ``<thead>`` with one ``<tr>`` per header row, merged header cells as
     ``colspan``/``rowspan`` (counted in the table's columns), then ``<tbody>`` rows; all text
     escaped. One :func:`joined` text."""
-    cols = [c.col for c in block.columns]
+    cols = [c.col for c in block.columns if not c.group]
     header_rows = list(range(block.min_row, block.min_row + block.header_row_count))
     out = ["<table>", "<thead>"]
     if len(header_rows) <= 1:
         out.append("<tr>" + "".join(f"<th>{escape(c.header)}</th>" for c in block.columns) + "</tr>")
     else:
+        groups = "".join(f'<th rowspan="{len(header_rows)}">{escape(c.header)}</th>'
+                         for c in block.columns if c.group)
         head = grid.table.take(pa.array(grid.positions(header_rows[0], block.min_col,
                                                        header_rows[-1], block.max_col)))
         cell = {(r, c): (text, merged, rng) for r, c, text, merged, rng in zip(
@@ -762,7 +775,7 @@ def table_html(block: Block, records: TableRecords, grid: StyledGrid) -> pa.Arra
                     attrs = (f' colspan="{span_c}"' if span_c > 1 else "") + (
                         f' rowspan="{span_r}"' if span_r > 1 else "")
                 cells.append(f"<th{attrs}>{escape(text or '')}</th>")
-            out.append("<tr>" + "".join(cells) + "</tr>")
+            out.append("<tr>" + (groups if r == header_rows[0] else "") + "".join(cells) + "</tr>")
     out += ["</thead>", "<tbody>"]
     return joined(out, records.html_rows(), ["</tbody>", "</table>"])
 

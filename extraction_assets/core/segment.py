@@ -128,12 +128,16 @@ class Column:
     """One column of a table block: 1-based sheet column, flattened header and its levels.
 
     In a ``key_value`` block a column is one label/value pair: ``header`` is the label (without
-    its trailing colon), ``col`` and ``row`` the 1-based column and row of the value cell."""
+    its trailing colon), ``col`` and ``row`` the 1-based column and row of the value cell.
+
+    A ``group`` column holds no cells of its own: each record's value is the label of the group
+    label row above it (``Block.group_rows``), whose cells sit in sheet column ``col``."""
 
     col: int
     header: str
     header_levels: list[str]
     row: int | None = None
+    group: bool = False
 
 
 @dataclass(frozen=True)
@@ -2126,6 +2130,15 @@ def _data_rows(ctx: _Ctx, block: Block) -> None:
                                                           np.diff(np.r_[starts, len(cells)]))]
         free = [c for c in group_cols if not (own & (col == c)).any()]
         block.row_group_cols = free
+        shared = [c for c in group_cols if c not in free]
+        if shared:  # the labels sit in a column of row labels: a column of their own
+            labels = _Labels()
+            for column in block.columns:
+                labels.unique(column.header)
+            name = labels.unique("Group")
+            block.columns.insert(0, Column(shared[0], name, [name], group=True))
+            block.reasons.append(f"group labels of column {column_letter(shared[0])} carried "
+                                 f"down as a column of their own, {name!r}")
         block.reasons.append("group label rows (a label heading the rows under it): "
                              + ", ".join(map(str, block.group_rows[:20]))
                              + (f" and {len(block.group_rows) - 20} more"
