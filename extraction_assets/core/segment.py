@@ -945,111 +945,183 @@ def _split_last_row(ctx: _Ctx, regions: list[_Region], i: int) -> list[_Region]:
 
 
 def _join_tables(ctx: _Ctx, regions: list[_Region]) -> list[_Region]:
-    """Join what people read as one table across empty rows (see the module docstring):
-
-    * **a header band and its data**: text-only regions (header rows, possibly split into
-      several regions by empty header cells) ending one or two empty rows above a region with
-      no header of its own, inside that region's columns, two or more of them labelling its
-      columns, with any single-cell lines (group labels) between;
-    * **continuation rows**: regions below a table that has a header row, at most
-      :data:`MAX_CONTINUATION_GAP` empty rows down, inside its columns, with no header of
-      their own, no heading or note first, and the table's column schema
-      (:func:`_schema_conflict`); the regions that start within those rows' span count as one.
-    """
+    """Join what people read as one table across empty rows (see the module docstring): header
+    rows glued under a table are split off (:func:`_split_header_tails`), header bands join
+    the data below them (:func:`_join_header_bands`), then rows below a table continue it
+    (:func:`_join_continuations`). Each step looks up neighbours by row, so the work grows
+    with the number of regions, not its square."""
     if len(regions) < 2 or len(regions) > _MAX_REGIONS:
         return regions
-    regions = list(regions)
-    changed = True
-    while changed:
-        changed = False
-        infos = [_info(ctx, g.cells) for g in regions]
-        order = sorted(range(len(regions)), key=lambda i: (infos[i].shown[0], infos[i].shown[1]))
-        for d in order:
-            D = infos[d]
-            if len(D.order) < 2 or _has_own_header(ctx, D):
-                continue
-            top = D.shown[0]
-            near = [h for h in order if h != d and 1 <= top - infos[h].shown[2] <= MAX_HEADER_GAP + 1
-                    and _overlaps_columns(ctx, infos[h], D)]
-            heads = [h for h in near if _header_fragment(ctx, infos[h])]
-            tails = [h for h in near if h not in heads and _header_tail(ctx, infos[h])]
-            if tails and not heads:
-                # a header row glued under the rows above (a total row, then the next table's
-                # header): split it off, to be joined with its data on the next pass
-                regions = _split_last_row(ctx, regions, tails[0])
-                changed = True
-                break
-            if not heads:
-                continue
-            data_cols = set(ctx.col[ctx.logical(D.rows.cells)].tolist())
-            labelled = {int(c) for h in heads for c in ctx.col[ctx.logical(
-                infos[h].rows[infos[h].order[-1]])].tolist() if int(c) in data_cols}
-            if len(labelled) < 2:
-                continue
-            # over rows of text only, a header must look like one (styled unlike the data)
-            below = ctx.logical(D.rows.cells)
-            head_cells = np.concatenate([ctx.logical(infos[h].rows.cells) for h in heads])
-            if not (ctx.typed[below] & np.isin(ctx.col[below], list(labelled))).any() and (
-                    not _styled(ctx, head_cells).all()
-                    and not ctx.border[head_cells].all()
-                    or _band_styles(ctx, head_cells) == _band_styles(ctx, below)):
-                continue
-            head_top = min(infos[h].shown[0] for h in heads)
-            # single cells on the header rows (a label between empty header cells) and
-            # single-cell lines between the header and the data (group labels)
-            between = [g for g in order if g != d and g not in heads and infos[g].n_logical == 1
-                       and head_top <= infos[g].shown[0] and infos[g].shown[2] < top
-                       and D.shown[1] - 1 <= infos[g].shown[1] <= D.shown[3]]
-            members = [d, *heads, *between]
-            why = (f"header rows {min(infos[h].box[0] for h in heads)}-"
-                   f"{max(infos[h].box[2] for h in heads)} over the data from row {D.box[0]} "
-                   "(empty rows between them)")
-            regions = _merge_regions(regions, members, why)
-            changed = True
-            break
-        if changed:
+    cache: dict[int, tuple[_Region, _Info, bool]] = {}
+
+    def infos_of(regions: list[_Region]) -> tuple[list[_Info], list[bool]]:
+        """Each region's :class:`_Info` and whether it has a header of its own, kept for the
+        regions the steps leave unchanged."""
+        for g in regions:
+            if id(g) not in cache:
+                info = _info(ctx, g.cells)
+                cache[id(g)] = (g, info, _has_own_header(ctx, info))
+        return [cache[id(g)][1] for g in regions], [cache[id(g)][2] for g in regions]
+
+    regions = _split_header_tails(ctx, regions, infos_of)
+    regions = _join_header_bands(ctx, regions, infos_of)
+    return _join_continuations(ctx, regions, infos_of)
+
+
+def _by_shown_row(infos: list[_Info], edge: int) -> dict[int, list[int]]:
+    """Region indices by their first (``edge`` 0) or last (``edge`` 2) shown row."""
+    out: dict[int, list[int]] = defaultdict(list)
+    for i, info in enumerate(infos):
+        out[info.shown[edge]].append(i)
+    return out
+
+
+def _near_above(infos: list[_Info], by_bottom: dict[int, list[int]], d: int) -> list[int]:
+    """Regions ending at most :data:`MAX_HEADER_GAP` empty rows above region ``d`` (or right
+    above it, not connected) and starting inside its columns."""
+    top, (c1, c2) = infos[d].shown[0], (infos[d].shown[1], infos[d].shown[3])
+    return [h for gap in range(1, MAX_HEADER_GAP + 2) for h in by_bottom.get(top - gap, ())
+            if h != d and c1 <= infos[h].shown[1] <= c2]
+
+
+def _split_header_tails(ctx: _Ctx, regions: list[_Region], infos_of) -> list[_Region]:
+    """A header row glued under the rows above (a total row, then the next table's header) of
+    a region that is no header band itself, over a region with no header of its own: split
+    off, to head that region (:func:`_header_tail`). ``infos_of`` gives the regions'
+    :class:`_Info` and own-header flags (see :func:`_join_tables`)."""
+    infos, own = infos_of(regions)
+    by_bottom = _by_shown_row(infos, 2)
+    split: set[int] = set()
+    for d, D in enumerate(infos):
+        if len(D.order) < 2 or own[d]:
             continue
-        for t in order:
-            T = infos[t]
-            if len(T.order) < 2 or not _has_own_header(ctx, T):
-                continue
-            below = [i for i in order if i != t and 2 <= infos[i].shown[0] - T.shown[2]
-                     <= MAX_CONTINUATION_GAP + 1
-                     and T.shown[1] <= infos[i].shown[1] and infos[i].shown[3] <= T.shown[3]]
+        near = _near_above(infos, by_bottom, d)
+        if any(_header_fragment(ctx, infos[h]) for h in near):
+            continue
+        tails = [h for h in near if _header_tail(ctx, infos[h])]
+        if tails:
+            split.add(tails[0])
+    for i in sorted(split, reverse=True):
+        regions = _split_last_row(ctx, regions, i)
+    return regions
+
+
+def _join_header_bands(ctx: _Ctx, regions: list[_Region], infos_of) -> list[_Region]:
+    """A header band and its data: header fragments (:func:`_header_fragment`, possibly
+    several split by empty header cells) ending one or two empty rows above a region with no
+    header of its own (or right above it, not connected), starting inside its columns, two or
+    more of their last row's cells labelling its columns (over text-only data, styled unlike
+    it), joined with it and with the single cells between them (labels between empty header
+    cells, group labels over the data)."""
+    infos, own = infos_of(regions)
+    by_bottom, by_top = _by_shown_row(infos, 2), _by_shown_row(infos, 0)
+    order = sorted(range(len(regions)), key=lambda i: (infos[i].shown[0], infos[i].shown[1]))
+    taken: set[int] = set()
+    groups: list[tuple[list[int], str]] = []
+    for d in order:
+        D = infos[d]
+        if d in taken or len(D.order) < 2 or own[d]:
+            continue
+        heads = [h for h in _near_above(infos, by_bottom, d)
+                 if h not in taken and _header_fragment(ctx, infos[h])]
+        if not heads:
+            continue
+        below = ctx.logical(D.rows.cells)
+        data_cols = set(ctx.col[below].tolist())
+        labelled = {int(c) for h in heads for c in ctx.col[ctx.logical(
+            infos[h].rows[infos[h].order[-1]])].tolist() if int(c) in data_cols}
+        if len(labelled) < 2:
+            continue
+        # over rows of text only, a header must look like one (styled unlike the data)
+        head_cells = np.concatenate([ctx.logical(infos[h].rows.cells) for h in heads])
+        if not (ctx.typed[below] & np.isin(ctx.col[below], list(labelled))).any() and (
+                not _styled(ctx, head_cells).all() and not ctx.border[head_cells].all()
+                or _band_styles(ctx, head_cells) == _band_styles(ctx, below)):
+            continue
+        head_top = min(infos[h].shown[0] for h in heads)
+        between = [g for r in range(head_top, D.shown[0]) for g in by_top.get(r, ())
+                   if g != d and g not in heads and g not in taken and infos[g].n_logical == 1
+                   and infos[g].shown[2] < D.shown[0]
+                   and D.shown[1] - 1 <= infos[g].shown[1] <= D.shown[3]]
+        members = [d, *heads, *between]
+        taken.update(members)
+        groups.append((members, f"header rows {min(infos[h].box[0] for h in heads)}-"
+                                f"{max(infos[h].box[2] for h in heads)} over the data from row "
+                                f"{D.box[0]} (empty rows between them)"))
+    if not groups:
+        return regions
+    out: list[_Region] = []
+    lead = {min(members): (members, why) for members, why in groups}
+    for i, region in enumerate(regions):
+        if i in lead:
+            members, why = lead[i]
+            keep = sorted(members)
+            out.append(_Region(np.sort(np.concatenate([regions[m].cells for m in keep])),
+                               [w for m in keep for w in regions[m].reasons] + [why]))
+        elif i not in taken:
+            out.append(region)
+    return out
+
+
+def _join_continuations(ctx: _Ctx, regions: list[_Region], infos_of) -> list[_Region]:
+    """Rows below a table that has a header row continue it: the regions starting at most
+    :data:`MAX_CONTINUATION_GAP` empty rows below it, inside its columns (with the regions
+    starting within their rows' span), with nothing else in between, no header of their own,
+    no note or larger heading first (a group label styled like the table's is none), and the
+    table's column schema (:func:`_schema_conflict`). Repeated while rows continue it."""
+    infos, own = infos_of(regions)
+    by_top = _by_shown_row(infos, 0)
+    order = sorted(range(len(regions)), key=lambda i: (infos[i].shown[0], infos[i].shown[1]))
+    alive = [True] * len(regions)
+    grown: dict[int, _Region] = {}
+    for t in order:
+        T = infos[t]
+        if not alive[t] or len(T.order) < 2 or not own[t]:
+            continue
+        c1, c2 = T.shown[1], T.shown[3]
+        inside = (lambda i: alive[i] and i != t and c1 <= infos[i].shown[1]
+                  and infos[i].shown[3] <= c2)
+        overlaps = (lambda i: alive[i] and i != t and infos[i].shown[1] <= c2
+                    and infos[i].shown[3] >= c1)
+        upper: _Profile | None = None
+        columns = set(ctx.col[T.rows.cells].tolist())
+        bottom = T.shown[2]
+        while True:
+            window = range(bottom + 2, bottom + MAX_CONTINUATION_GAP + 2)
+            below = [i for r in window for i in by_top.get(r, ()) if inside(i)]
             if not below:
-                continue
+                break
             first = min(infos[i].shown[0] for i in below)
             band = [i for i in below if infos[i].shown[0] == first]
             span_end = max(infos[i].shown[2] for i in band)
-            band += [i for i in order if i not in band and i != t
-                     and first < infos[i].shown[0] <= span_end + 1
-                     and T.shown[1] <= infos[i].shown[1] and infos[i].shown[3] <= T.shown[3]]
-            # something in the way: a region between them that reaches outside the table
-            if any(T.shown[2] < infos[i].shown[0] < first and i not in band for i in order):
-                continue
-            cells = np.concatenate([regions[i].cells for i in band])
-            lower = _info(ctx, np.sort(cells))
-            if _has_own_header(ctx, lower) or any(_has_own_header(ctx, infos[i]) for i in band):
-                continue
+            band += [i for r in range(first + 1, span_end + 2) for i in by_top.get(r, ())
+                     if inside(i) and i not in band]
+            if any(overlaps(i) and i not in band
+                   for r in range(bottom + 1, first) for i in by_top.get(r, ())):
+                break  # something in the way: a region between them reaching outside
+            lower = _info(ctx, np.sort(np.concatenate([regions[i].cells for i in band])))
+            if _has_own_header(ctx, lower) or any(own[i] for i in band):
+                break
             lead = ctx.logical(lower.rows[lower.order[0]])
             if len(lead) == 1 and ((_larger_heading(ctx, lead[0])
                                     and not _styled_like_column(ctx, lead[0], T))
                                    or NOTE_RE.match(ctx.text(lead[0]))):
-                continue
-            upper = _profile(ctx, _data_cells(ctx, T))
-            if not upper.counts:
-                continue
-            conflict = _schema_conflict(upper, _profile(ctx, lower.rows.cells),
-                                        set(ctx.col[T.rows.cells].tolist()))
-            if conflict:
-                continue
-            why = (f"rows {lower.box[0]}-{lower.box[2]} continue the table above after "
-                   f"{first - T.shown[2] - 1} empty rows (no header of their own, the same "
-                   "columns and types)")
-            regions = _merge_regions(regions, [t, *band], why)
-            changed = True
-            break
-    return regions
+                break
+            if upper is None:
+                upper = _profile(ctx, _data_cells(ctx, T))
+            if not upper.counts or _schema_conflict(upper, _profile(ctx, lower.rows.cells),
+                                                    columns):
+                break
+            table = grown.get(t, regions[t])
+            grown[t] = _Region(np.concatenate([table.cells, lower.rows.cells]), table.reasons + [
+                f"rows {lower.box[0]}-{lower.box[2]} continue the table above after "
+                f"{first - bottom - 1} empty rows (no header of their own, the same columns "
+                "and types)"] + [w for i in band for w in regions[i].reasons])
+            for i in band:
+                alive[i] = False
+            bottom = max(bottom, lower.shown[2])
+    return [_Region(np.sort(grown[i].cells), grown[i].reasons) if i in grown else region
+            for i, region in enumerate(regions) if alive[i]]
 
 
 def _header_period(labels: list[str]) -> int | None:
@@ -1118,17 +1190,6 @@ def _larger_heading(ctx: _Ctx, p) -> bool:
     return ctx.level(p) is not None and (size or ctx.headings.body_size) > ctx.headings.body_size
 
 
-def _merge_regions(regions: list[_Region], members: list[int], why: str) -> list[_Region]:
-    """``regions`` with the ``members`` joined into one (at the first member's place)."""
-    keep = sorted(set(members))
-    joined = _Region(np.sort(np.concatenate([regions[i].cells for i in keep])),
-                     [w for i in keep for w in regions[i].reasons] + [why])
-    out = [r for i, r in enumerate(regions) if i not in keep]
-    out.insert(keep[0], joined)
-    return out
-
-
-# -- classification -----------------------------------------------------------------------------
 def segment_sheet(grid: StyledGrid, headings: HeadingMap | None = None,
                   list_objects: list[ListObject] = (),
                   pivot_tables: list[PivotTable] = ()) -> list[Block]:
@@ -1459,7 +1520,17 @@ def _repeated_header_after_total(ctx: _Ctx, rows: _Rows, order: list[int]
     if len(head) < 2:
         return None
     need = max(2, -(-4 * len(head) // 5))
-    for idx in range(first + 2, len(order) - 1):
+    # candidates, column-wise: rows holding one of the header's first labels in its column
+    labels = sorted(head.items())[:len(head) - need + 1]
+    cells = ctx.logical(rows.cells_of(order[first + 2:len(order) - 1])) if \
+        first + 2 < len(order) - 1 else rows.cells[:0]
+    hit = np.zeros(len(cells), dtype=bool)
+    for c, text in labels:
+        at = ctx.col[cells] == c
+        hit[at] = _np(pc.fill_null(pc.equal(ctx.texts.take(pa.array(cells[at], pa.int64())),
+                                            text), False))
+    candidates = sorted(set(ctx.row[cells[hit]].tolist()))
+    for idx in [bisect_left(order, r) for r in candidates]:
         texts = _row_texts(ctx, rows[order[idx]])
         if sum(texts.get(c) == t for c, t in head.items()) < need:
             continue
@@ -2208,11 +2279,13 @@ def _total_rows(ctx: _Ctx, block: Block, cells: np.ndarray, starts: np.ndarray,
     n_rows = len(starts)
     out = np.zeros(n_rows, dtype=bool)
     logical = ctx.owns[cells]
-    row_of = np.repeat(np.arange(n_rows), np.diff(np.r_[starts, len(cells)]))
     first = cells[starts]
     texts = ctx.texts.take(pa.array(first, pa.int64()))
-    hinted = np.zeros(n_rows, dtype=bool)
     found = np.flatnonzero(_np(pc.fill_null(pc.match_substring_regex(texts, _TOTAL_WORDS), False)))
+    if not len(found) and not ctx.has_formula[cells].any():
+        return out
+    row_of = np.repeat(np.arange(n_rows), np.diff(np.r_[starts, len(cells)]))
+    hinted = np.zeros(n_rows, dtype=bool)
     labels = np.zeros(n_rows, dtype=bool)
     for i, text in zip(found.tolist(), texts.take(pa.array(found, pa.int64())).to_pylist()):
         hinted[i] = bool(TOTAL_HINT_RE.search(text))
