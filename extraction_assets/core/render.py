@@ -284,8 +284,9 @@ class RecordSet:
         self.header_of = pa.array(np.concatenate(
             [header_start[k] + np.tile(np.arange(widths[k]), counts[k]) for k in range(len(plans))])
             if plans else np.zeros(0, np.int64))
-        #: positions (in :attr:`cells`) of the cells that are a record's own value, ascending
-        self.reached = np.unique(source[source >= 0])
+        #: whether each cell (by position in :attr:`cells`) is a record's own value
+        self.reached = np.zeros(self.cells.num_rows, dtype=bool)
+        self.reached[source[source >= 0]] = True
         roles, overrides = self._roles_and_fills(plans, source)
         self.roles = roles
         self._gather(source, overrides)
@@ -628,8 +629,7 @@ def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: Re
         lost = np.zeros(len(table), dtype=bool)
         lost[owned] = True
         why: dict[int, str] = {}
-        reached = record_set.reached[(record_set.reached >= base)
-                                     & (record_set.reached < base + len(grid))] - base
+        reached = record_set.reached[base:base + len(grid)]
         texts = table.column("display_text")
         for block in blocks:
             if block.kind in ("chart", "image"):
@@ -643,7 +643,7 @@ def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: Re
             rows, cols = keys // (MAX_COL + 1), keys % (MAX_COL + 1)
             if block.kind == "table":
                 header = rows < block.min_row + block.header_row_count
-                data = ~header & ~np.isin(rows, block.skip_rows) & ~np.isin(inside, reached)
+                data = ~header & ~np.isin(rows, block.skip_rows) & ~reached[inside]
                 every = {level for c in block.columns for level in c.header_levels}
                 every |= {c.header for c in block.columns}
                 for p in inside[header].tolist():
@@ -655,7 +655,7 @@ def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: Re
             elif block.kind == "key_value":
                 labels = {c.header for c in block.columns} | {
                     level for c in block.columns for level in c.header_levels}
-                for p in inside[~np.isin(inside, reached)].tolist():
+                for p in inside[~reached[inside]].tolist():
                     text = texts[p].as_py().strip()
                     if text not in labels and text.rstrip(":：").strip() not in labels:
                         lost[p], why[p] = True, f"cell of form {block.a1_range} in no pair"
