@@ -29,8 +29,9 @@ and a table labelled with no header row expects none) and its **total rows** (th
 of the table's row-shaped ``Derived`` labels — at most as tall as they are wide — against the
 block's ``total_rows``) and its **group label rows** (the rows of its row-shaped ``GroupHead``
 labels that hold no ``Data`` cell, against the block's ``group_rows``; a group label on the
-first data row of its group is a row-group column's label instead). Accuracy is the share of matched tables whose row
-set is exactly the labelled one; precision and recall over the rows are given too.
+first data row of its group is a row-group column's label instead). Accuracy is the share of
+matched tables whose row set is exactly the labelled one; precision and recall over the rows
+are given too.
 """
 
 from __future__ import annotations
@@ -183,8 +184,8 @@ def score_tables(predicted: list[dict], truth: list[dict], recall_only: bool = F
     truth may have the :data:`ROW_SETS` sets, predictions then need them too).
 
     Returns ``{"n_truth", "n_pred", "exact": {...}, "iou": {...}, "eob": {...},
-    "header_rows": {...}, "total_rows": {...}, "group_rows": {...}}``: each measure ``{"tp", "precision", "recall",
-    "f1"}`` (``{"tp", "recall"}`` with ``recall_only``); the row scores ``{"tables",
+    "header_rows": {...}, "total_rows": {...}, "group_rows": {...}}``: each measure ``{"tp",
+    "precision", "recall", "f1"}`` (``{"tp", "recall"}`` with ``recall_only``); the row scores ``{"tables",
     "correct", "accuracy", "rows": {"tp", "precision", "recall", "f1"}}`` over the IoU-matched
     tables whose truth has that set (absent when none has)."""
     by_sheet_t: dict[tuple, list[dict]] = defaultdict(list)

@@ -348,8 +348,8 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
     """Blocks of every visible sheet: tables ``blocks`` and ``block_columns``. Headings come
     from the workbook's font sizes (body size and bold size -> level, reported in ``facts``).
     Charts and pictures of ``objects`` (the ``sheet_objects`` table) become ``chart`` and
-    ``image`` blocks; its Excel tables (ListObjects) and pivot tables are taken as declared. Hidden sheets are not segmented; each gives an ``info`` issue so the skip
-    is visible."""
+    ``image`` blocks; its Excel tables (ListObjects) and pivot tables are taken as declared.
+    Hidden sheets are not segmented; each gives an ``info`` issue so the skip is visible."""
     block_rows, column_rows, issues = [], [], []
     drawings: dict[str, list[dict]] = {}
     list_objects: dict[str, list[ListObject]] = {}

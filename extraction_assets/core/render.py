@@ -614,8 +614,9 @@ def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: Re
 
     A non-empty cell of a shown row and column, not covered by a merge (its value is its
     anchor's), must be in a block and, there: in a table's header rows, a level of a column's
-    header path (a merged header cell stands over several columns); in its data rows, a record's own value (a row repeating the header
-    counts as the header); in a form, its label or a value; in any other block, in its text.
+    header path (a merged header cell stands over several columns); in its data rows, a
+    record's own value (a row repeating the header counts as the header); in a form, its label
+    or a value; in any other block, in its text.
     """
     out: list[tuple[str, str, str, str]] = []
     for (grid, blocks), base in zip(sheets, record_set.bases):
@@ -639,8 +640,7 @@ def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: Re
             if not len(inside):
                 continue
             lost[inside] = False
-            keys = grid.keys[inside]
-            rows, cols = keys // (MAX_COL + 1), keys % (MAX_COL + 1)
+            rows = grid.keys[inside] // (MAX_COL + 1)
             if block.kind == "table":
                 header = rows < block.min_row + block.header_row_count
                 data = ~header & ~np.isin(rows, block.skip_rows) & ~reached[inside]

@@ -1893,8 +1893,8 @@ def _header(ctx: _Ctx, block: Block) -> None:
 def _trim_columns(ctx: _Ctx, block: Block) -> list[Block]:
     """Take a last column off a table when it is no column of it, and return the ``text``
     block its cells become: a column with no header, right of a column with one, whose few
-    cells (text, in at most half of the data rows, none merged) are notes beside the rows. Columns whose header has no values
-    below it stay (laid out for values not entered yet)."""
+    cells (text, in at most half of the data rows, none merged) are notes beside the rows.
+    Columns whose header has no values below it stay (laid out for values not entered yet)."""
     leaf = block.min_row + block.header_row_count - 1
     data = ctx.logical(ctx.cells_in(leaf + 1, block.min_col, block.max_row, block.max_col))
     if len(block.columns) < 3 or not len(data) or not block.header_row_count:
@@ -2307,7 +2307,8 @@ def _total_rows(ctx: _Ctx, block: Block, cells: np.ndarray, starts: np.ndarray,
             mine = agg[cols == c]
             if len(mine) * 2 >= n_rows and n_rows > 2:
                 continue
-            for k, text in zip(mine.tolist(), formulas.take(pa.array(mine, pa.int64())).to_pylist()):
+            texts_of = formulas.take(pa.array(mine, pa.int64())).to_pylist()
+            for k, text in zip(mine.tolist(), texts_of):
                 p = cells[with_formula[k]]
                 if aggregates_above(text, int(ctx.row[p])):
                     formula_rows[row_of[with_formula[k]]] = True

@@ -30,8 +30,8 @@ from .a1 import column_index
 TOTAL_HINT_RE = re.compile(r"^\s*((grand|sub)[\s-]*)?totals?\b|^\s*(合計|小計|総計|累計)",
                            re.IGNORECASE)
 #: A first cell that is nothing but a total label.
-TOTAL_LABEL_RE = re.compile(r"^\s*(((grand|sub)[\s-]*)?totals?|合計|小計|総計|累計|総合計)\s*[:：]?\s*$",
-                            re.IGNORECASE)
+TOTAL_LABEL_RE = re.compile(
+    r"^\s*(((grand|sub)[\s-]*)?totals?|合計|小計|総計|累計|総合計)\s*[:：]?\s*$", re.IGNORECASE)
 _AGGREGATE_RE = re.compile(
     r"^\s*=?\s*[+@]?\s*(?:_xlfn\.)?(SUM|SUBTOTAL|AGGREGATE|AVERAGE|COUNT|COUNTA|MIN|MAX|PRODUCT)"
     r"\s*\((.*)\)\s*$", re.IGNORECASE | re.DOTALL)
