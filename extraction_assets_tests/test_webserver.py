@@ -332,6 +332,6 @@ def test_asset_checks_listed(webserver):
     assert set(names) == ASSETS
     assert set().union(*names.values()) == CHECKS
     assert names["segmented_blocks"] == {"cell_coverage"}
-    assert names["rendered_chunks"] == {"chunk_budget", "record_provenance", "rows_in_one_chunk",
-                                        "heading_paths"}
+    assert names["rendered_chunks"] == {"values_in_output", "chunk_budget", "record_provenance",
+                                        "rows_in_one_chunk", "heading_paths"}
     assert names["chunk_embeddings"] == {"one_vector_per_chunk"}
