@@ -3,6 +3,8 @@ Dagster asset checks, visible in the UI).
 
 * ``cell_coverage`` — every non-empty cell of a visible sheet, outside hidden rows and columns,
   lies in exactly one block;
+* ``values_in_output`` — every value of such a cell reaches its block's records, header or
+  text (a cell inside a block but in no record is lost too: ``cell_coverage`` cannot see it);
 * ``chunk_budget`` — every chunk is within the token budget;
 * ``record_provenance`` — every record names its file, sheet, row and A1 range, and its row lies
   inside its block;
@@ -82,6 +84,14 @@ def cell_coverage(cells: pa.Table, sheets: pa.Table, blocks: pa.Table) -> CheckO
         {"cells": shown.num_rows, "uncovered": n_uncovered, "overlapping": n_overlapping,
          "uncovered_sample": uncovered, "overlapping_sample": overlapping},
     )
+
+
+def values_in_output(lost: int, sample: list[str]) -> CheckOutcome:
+    """No cell's value lost: ``lost`` cells (of :func:`~extraction_assets.core.render.
+    unreached_cells`, each an ``error`` issue ``value_not_in_output``) reach no record, header or
+    block text; ``sample`` names some as ``Sheet!A1``."""
+    return CheckOutcome(lost == 0, f"{lost} cells with a value reach no record, header or text",
+                        {"lost": lost, "lost_sample": sample[:SAMPLE]})
 
 
 def chunk_budget(chunks: pa.Table, max_tokens: int) -> CheckOutcome:

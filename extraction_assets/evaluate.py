@@ -2,9 +2,10 @@
 
 Usage::
 
-    python -m extraction_assets.evaluate [--seeds N] [--start S] [--corpus DIR] [--json OUT]
+    python -m extraction_assets.evaluate [--seeds N] [--start S] [--corpus DIR]
+                                         [--labelled DIR] [--json OUT]
 
-Two label sets are scored with the real pipeline (:func:`predict` runs ``parse_stage``,
+Three label sets are scored with the real pipeline (:func:`predict` runs ``parse_stage``,
 ``normalize_stage`` and ``segment_stage`` of :mod:`extraction_assets.stages`):
 
 (a) **Generated layouts** — :func:`generate_layout` builds a random but realistic workbook from a
@@ -50,6 +51,11 @@ range"):
   position in the table).
 * A form's range is the bounding box of its label and value cells, a merged value with all the
   cells it covers (a value merged over B7:D7 in a form of columns A:B makes it A:D).
+
+(c) **Human-labelled real spreadsheets** under ``$EXTRACTION_ASSETS_LABELLED`` (default
+    ``<repo>/../shared/labelled``): DECO's Enron workbooks and the Tasi web spreadsheets, scored
+    by :mod:`extraction_assets.labelled` (exact / IoU >= 0.8 / EoB-2 tables; for DECO also
+    header, total and group label rows).
 """
 
 from __future__ import annotations
@@ -68,6 +74,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from .core.a1 import column_letter, parse_range, range_ref
+from .labelled import evaluate_labelled, format_scores, labelled_dir
 
 REPO = Path(__file__).resolve().parent.parent
 HASH = "0" * 64
@@ -1258,6 +1265,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--start", type=int, default=0, help="first seed (default 0)")
     ap.add_argument("--corpus", default=None, help="shared corpus dir (default "
                     "$EXTRACTION_ASSETS_CORPUS or ../shared/corpus)")
+    ap.add_argument("--labelled", default=None, help="human-labelled sets dir (default "
+                    "$EXTRACTION_ASSETS_LABELLED or ../shared/labelled)")
     ap.add_argument("--json", dest="json_out", default=None, help="write results as JSON here")
     ap.add_argument("--worst", type=int, default=15, help="worst examples to print")
     args = ap.parse_args(argv)
@@ -1303,6 +1312,16 @@ def main(argv: list[str] | None = None) -> int:
                       + (f" ({f['detail']})" if f['detail'] else "")
                       + (f"  features={','.join(f['features'])}" if f['features'] else ""))
                 shown += 1
+    labelled = evaluate_labelled(labelled_dir(args.labelled))
+    for name, res in labelled.items():
+        print()
+        print("\n".join(format_scores(f"labelled {name} ({res['files']} files)", res["scores"])))
+        for e in res["errors"]:
+            print(f"  error: {e}")
+        for f in res["failures"][:max(args.worst, 0)]:
+            print(f"  {f['doc']} [{f['sheet']}] expected {f['expected'] or '-'} predicted "
+                  f"{', '.join(f['predicted']) or '-'}: {f['what']}")
+    results["labelled"] = labelled
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, ensure_ascii=False, indent=1, default=str),
                                        encoding="utf-8")

@@ -72,13 +72,14 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("kind", S), ("a1_range", S), ("min_row", I32), ("min_col", I32), ("max_row", I32),
         ("max_col", I32), ("header_row_count", I32), ("title", S), ("heading_path", LS),
         ("n_cells", I64), ("reasons", LS), ("text", S), ("level", I32),
-        ("skip_rows", pa.list_(I32)), ("total_rows", pa.list_(I32)), ("row_group_col", I32),
+        ("skip_rows", pa.list_(I32)), ("total_rows", pa.list_(I32)),
+        ("row_group_cols", pa.list_(I32)), ("group_rows", pa.list_(I32)),
         ("unit", S),
     ]),
     "block_columns": pa.schema([
         ("workbook_hash", S), ("block_id", S), ("sheet_name", S), ("position", I32),
         ("col", I32), ("column_letter", S), ("header", S), ("header_levels", LS),
-        ("row", I32),
+        ("row", I32), ("group_label", B),
     ]),
     "records": pa.schema([
         ("workbook_hash", S), ("block_id", S), ("sheet_name", S), ("row", I32),

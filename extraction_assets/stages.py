@@ -50,8 +50,9 @@ from .core.render import (
     joined,
     table_html,
     table_markdown,
+    unreached_cells,
 )
-from .core.segment import Block, Column, ListObject, segment_sheet
+from .core.segment import Block, Column, ListObject, PivotTable, segment_sheet
 from .core.worksheet import CELL_SCHEMA
 from .schemas import constant_column, memory_schema, repeated_column
 
@@ -347,11 +348,12 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
     """Blocks of every visible sheet: tables ``blocks`` and ``block_columns``. Headings come
     from the workbook's font sizes (body size and bold size -> level, reported in ``facts``).
     Charts and pictures of ``objects`` (the ``sheet_objects`` table) become ``chart`` and
-    ``image`` blocks. Hidden sheets are not segmented; each gives an ``info`` issue so the skip
-    is visible."""
+    ``image`` blocks; its Excel tables (ListObjects) and pivot tables are taken as declared.
+    Hidden sheets are not segmented; each gives an ``info`` issue so the skip is visible."""
     block_rows, column_rows, issues = [], [], []
     drawings: dict[str, list[dict]] = {}
     list_objects: dict[str, list[ListObject]] = {}
+    pivot_tables: dict[str, list[PivotTable]] = {}
     for obj in (objects.to_pylist() if objects is not None else []):
         drawings.setdefault(obj["sheet_name"], []).append(obj)
         if obj["kind"] == "table" and obj["ref"]:
@@ -359,6 +361,11 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
             list_objects.setdefault(obj["sheet_name"], []).append(ListObject(
                 obj["name"] or "", obj["ref"], details.get("header_row_count", 1),
                 details.get("totals_row_count", 0), tuple(c or "" for c in details.get("columns", []))))
+        elif obj["kind"] == "pivot_table" and obj["ref"]:
+            details = json.loads(obj["details"] or "{}")
+            pivot_tables.setdefault(obj["sheet_name"], []).append(PivotTable(
+                obj["name"] or "", obj["ref"], details.get("first_data_row", 1),
+                details.get("first_data_col", 1), tuple(details.get("row_items", []))))
     grids = grids_from_tables(cells, sheets)
     headings = detect_heading_levels([g for g in grids if g.visibility == "visible"])
     for grid in grids:
@@ -376,7 +383,8 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
                                 "hidden_cells_skipped",
                                 f"{n_hidden} non-empty cells in hidden rows or columns are in no "
                                 "block"))
-        blocks = segment_sheet(grid, headings, list_objects.get(grid.sheet_name, [])) + drawing_blocks(
+        blocks = segment_sheet(grid, headings, list_objects.get(grid.sheet_name, []),
+                               pivot_tables.get(grid.sheet_name, [])) + drawing_blocks(
             grid.sheet_index, grid.sheet_name, drawings.get(grid.sheet_name, []))
         for block in sorted(blocks, key=lambda b: (b.min_row, b.min_col, b.kind)):
             block_rows.append(dict(
@@ -387,7 +395,8 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
                 header_row_count=block.header_row_count, title=block.title,
                 heading_path=block.heading_path, n_cells=block.n_cells, reasons=block.reasons,
                 text=block.text, level=block.level, skip_rows=block.skip_rows,
-                total_rows=block.total_rows, row_group_col=block.row_group_col, unit=block.unit,
+                total_rows=block.total_rows, row_group_cols=block.row_group_cols,
+                group_rows=block.group_rows, unit=block.unit,
             ))
             for position, column in enumerate(block.columns, start=1):
                 column_rows.append(dict(
@@ -395,6 +404,7 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
                     sheet_name=block.sheet_name, position=position, col=column.col,
                     column_letter=column_letter(column.col), header=column.header,
                     header_levels=column.header_levels, row=column.row,
+                    group_label=column.group,
                 ))
     return StageOutput({"blocks": _table("blocks", block_rows),
                         "block_columns": _table("block_columns", column_rows)}, issues,
@@ -408,7 +418,8 @@ def blocks_from_tables(blocks: pa.Table, block_columns: pa.Table) -> list[Block]
     columns: dict[str, list[Column]] = {}
     for row in sorted(block_columns.to_pylist(), key=lambda r: (r["block_id"], r["position"])):
         columns.setdefault(row["block_id"], []).append(
-            Column(row["col"], row["header"], row["header_levels"], row["row"]))
+            Column(row["col"], row["header"], row["header_levels"], row["row"],
+                   bool(row["group_label"])))
     out = []
     for row in blocks.to_pylist():
         block = Block(row["sheet_index"], row["sheet_name"], row["kind"], row["min_row"],
@@ -416,7 +427,9 @@ def blocks_from_tables(blocks: pa.Table, block_columns: pa.Table) -> list[Block]
                       row["header_row_count"], row["title"], row["heading_path"],
                       row["reasons"], columns.get(row["block_id"], []), row["text"] or "",
                       level=row["level"], skip_rows=row["skip_rows"] or [],
-                      total_rows=row["total_rows"] or [], row_group_col=row["row_group_col"],
+                      total_rows=row["total_rows"] or [],
+                      row_group_cols=row["row_group_cols"] or [],
+                      group_rows=row["group_rows"] or [],
                       unit=row["unit"])
         out.append(block)
     return out
@@ -439,11 +452,14 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
     HTML and chunks (records keep the plain text). ``count_tokens_batch`` (the same counts for
     a list of texts, e.g. :meth:`~extraction_assets.embedding.LocalEmbedder.count_tokens_batch`)
     counts table rows and chunks in batches when given. A chunk still over the budget (a single
-    cell that cannot be cut) gives a ``warning`` issue."""
+    cell that cannot be cut) gives a ``warning`` issue; a cell whose value reaches no record,
+    header or block text an ``error`` issue (:func:`lost_value_issues`), counted in ``facts``
+    as ``lost_values`` with up to ten of them in ``lost_values_sample``."""
     grids = {g.sheet_index: g for g in grids_from_tables(cells, sheets)}
     by_sheet: dict[int, list[Block]] = {}
     for block in blocks_from_tables(blocks, block_columns):
         by_sheet.setdefault(block.sheet_index, []).append(block)
+    plain = {sheet_index: list(sheet_blocks) for sheet_index, sheet_blocks in by_sheet.items()}
     for sheet_index, sheet_blocks in by_sheet.items():
         grid = grids[sheet_index]
         marked = {ref: text for (sheet, ref), text in (markup or {}).items()
@@ -453,6 +469,7 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
     # the records of every table and form of the workbook, built in one pass
     record_set = RecordSet([(grids[i], [b for b in by_sheet[i] if b.kind in ("table", "key_value")])
                             for i in sorted(by_sheet)])
+    lost = unreached_cells([(grids[i], plain[i]) for i in sorted(by_sheet)], record_set)
     records = record_set.by_block()
     chunk_rows, issues = [], []
     rendered: list[tuple[Block, pa.Array, pa.Array, pa.Array]] = []
@@ -484,12 +501,33 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
                         "chunk_over_budget",
                         f"chunk has {chunk.n_tokens} tokens; the budget is {max_tokens}"))
 
+    issues += lost_value_issues(lost)
     # the records' JSON is built by Arrow while the chunks are cut
     in_threads([cut_chunks, record_set.record_json, record_set.display_json,
                 record_set.merged_json])
     return StageOutput({"records": _records_table(workbook_hash, filename, record_set),
                         "renderings": renderings,
-                        "chunks": _table("chunks", chunk_rows)}, issues)
+                        "chunks": _table("chunks", chunk_rows)}, issues,
+                       {"lost_values": len(lost),
+                        "lost_values_sample": [f"{sheet}!{ref}" for sheet, ref, _, _ in lost[:10]]})
+
+
+#: Most cells that reach no output listed one issue each (the rest are counted in one more).
+MAX_LOST_ISSUES = 100
+
+
+def lost_value_issues(lost: list[tuple[str, str, str, str]]) -> list[Issue]:
+    """``error`` issues (code ``value_not_in_output``) for the cells of
+    :func:`~extraction_assets.core.render.unreached_cells`: one per cell, at most
+    :data:`MAX_LOST_ISSUES`, then one counting the others."""
+    out = [Issue("rendered_chunks", sheet, ref, "error", "value_not_in_output",
+                 f"{ref} {text[:60]!r}: {where}, so in no record, rendering or chunk")
+           for sheet, ref, text, where in lost[:MAX_LOST_ISSUES]]
+    if len(lost) > MAX_LOST_ISSUES:
+        out.append(Issue("rendered_chunks", None, None, "error", "value_not_in_output",
+                         f"{len(lost) - MAX_LOST_ISSUES} more cells reach no record, rendering "
+                         "or chunk"))
+    return out
 
 
 def _renderings_table(workbook_hash: str,

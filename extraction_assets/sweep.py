@@ -109,7 +109,9 @@ def run_file(path: str, until: str = "rendered_chunks",
 
     Returns ``(outcome, message, seconds, counts)``: ``("success", "", s, rows by table)`` or
     ``(code, message, s, {})`` for a typed error; ``counts`` has the tables of
-    :data:`COUNTED_TABLES` that the stages run produce. Any other exception propagates.
+    :data:`COUNTED_TABLES` that the stages run produce and, when the records were built,
+    ``lost_values``: the ``value_not_in_output`` issues (cells whose value reaches no output).
+    Any other exception propagates.
     """
     start = time.perf_counter()
     data = Path(path).read_bytes()
@@ -122,6 +124,9 @@ def run_file(path: str, until: str = "rendered_chunks",
     except StageError as exc:
         return exc.error.code, exc.error.message, time.perf_counter() - start, {}
     counts = {name: tables[name].num_rows for name in COUNTED_TABLES if name in tables}
+    if "records" in tables:
+        codes = tables["extraction_issues"].column("code").to_pylist()
+        counts["lost_values"] = codes.count("value_not_in_output")
     return "success", "", time.perf_counter() - start, counts
 
 

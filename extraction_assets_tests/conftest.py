@@ -1,4 +1,5 @@
-"""Shared fixtures: where the shared corpus and cases are, and one ingest of the samples."""
+"""Shared fixtures: where the shared corpus, cases and labelled sets are, and one ingest of the
+samples."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ def _shared(env: str, default: str) -> Path:
 
 CORPUS = _shared("EXTRACTION_ASSETS_CORPUS", "corpus")
 CASES = _shared("EXTRACTION_ASSETS_CASES", "cases")
+LABELLED = _shared("EXTRACTION_ASSETS_LABELLED", "labelled")
 
 
 @pytest.fixture(scope="session")
@@ -32,6 +34,14 @@ def cases_dir() -> Path:
     if not (CASES / "EXPECTED.md").exists():
         pytest.skip(f"cases not found at {CASES}")
     return CASES
+
+
+@pytest.fixture(scope="session")
+def labelled_dir() -> Path:
+    """The human-labelled sets (``$EXTRACTION_ASSETS_LABELLED``, default ``../shared/labelled``)."""
+    if not (LABELLED / "deco" / "truth.json").exists():
+        pytest.skip(f"labelled sets not found at {LABELLED}")
+    return LABELLED
 
 
 @pytest.fixture(scope="session")

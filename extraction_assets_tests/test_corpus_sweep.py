@@ -1,7 +1,8 @@
 """Every file of the shared corpus (the robustness tier included) goes through every stage but
 the embeddings, each in a child process with a time limit (:mod:`extraction_assets.sweep`, the
 code behind ``python -m extraction_assets.sweep``), and ends as success or a typed
-:class:`ExtractionError` — no other exception, no crash, no hang.
+:class:`ExtractionError` — no other exception, no crash, no hang, and no value lost (no
+``value_not_in_output`` issue).
 
 By default a file has :data:`GRAPH_SECONDS` for the whole graph; a file still running then is
 killed and swept again through parse + normalize with :data:`NORMALIZE_SECONDS`, so every file
@@ -51,6 +52,10 @@ def test_every_corpus_file_goes_through_the_graph_or_fails_typed(corpus_dir):
             assert result.counts["sheets"] == result.counts["parsed_sheets"], name
         else:
             assert result.message and "\n" not in result.message, name
+    # no value lost: every cell's value reaches a record, a header or a block's text
+    lost = {f: r.counts["lost_values"] for f, r in results.items() if r.counts.get("lost_values")}
+    assert lost == {}
+    assert sum("lost_values" in r.counts for r in results.values()) >= 80
     # a known file of each kind ends as it should
     expected = {
         "files/poi/poc-xmlbomb.xlsx": "hostile_content",

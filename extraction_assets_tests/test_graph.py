@@ -419,9 +419,9 @@ def test_asset_checks_are_evaluated_and_pass_on_the_samples(samples_ingest):
                 evaluation = entry.dagster_event.event_specific_data
                 outcomes[(result.workbook_hash, evaluation.check_name)] = evaluation.passed
     names = {name for _, name in outcomes}
-    assert names == {"cell_coverage", "chunk_budget", "record_provenance", "one_row_per_unit",
-                     "rows_in_one_chunk", "heading_paths"}
-    assert len(outcomes) == 6 * len(results)
+    assert names == {"cell_coverage", "values_in_output", "chunk_budget", "record_provenance",
+                     "one_row_per_unit", "rows_in_one_chunk", "heading_paths"}
+    assert len(outcomes) == 7 * len(results)
     assert all(outcomes.values()), [k for k, v in outcomes.items() if not v]
 
 

@@ -654,7 +654,8 @@ def test_corpus_never_raises(corpus_dir: Path):
             continue  # refused as a whole (encrypted, hostile...): the workbook reader's job
         json.dumps([o.to_dict() for o in objs])
         assert all(o.kind in ("comment", "hyperlink", "data_validation", "conditional_format",
-                              "table", "chart", "picture", "defined_name", "external_link")
+                              "table", "pivot_table", "chart", "picture", "defined_name",
+                              "external_link")
                    for o in objs), path
         kinds.update(o.kind for o in objs)
     assert {"comment", "chart", "picture", "table"} <= kinds

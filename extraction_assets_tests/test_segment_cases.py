@@ -96,7 +96,7 @@ def test_b02_merged_down_rows_filled():
     assert [tuple(r.values()) for r in records(grid, table)] == [
         ("North", "Apples", 10), ("North", "Pears", 12), ("North", "Plums", 7),
         ("South", "Apples", 5), ("South", "Pears", 9)]
-    assert table.row_group_col is None  # vertical merges are already filled by normalize
+    assert table.row_group_cols == []  # vertical merges are already filled by normalize
 
 
 def test_b04_two_row_header_with_merged_groups():
@@ -343,7 +343,7 @@ def test_row_group_labels_on_the_first_row_of_each_group():
     _, blocks = segment(wb)
     (table,) = tables(blocks)
     assert table.a1_range == "A1:C5"
-    assert table.row_group_col == 1
+    assert table.row_group_cols == [1]
 
 
 # -- headings --------------------------------------------------------------------------------------

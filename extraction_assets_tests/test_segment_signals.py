@@ -164,26 +164,40 @@ def test_frozen_pane_marks_a_two_row_header_without_merges(count_tokens):
     wb = Workbook()
     ws = wb.active
     ws.title = "Frozen"
-    put(ws, [["Monthly report"], [None],
-             ["Store", "Sales", "Sales", "Visitors"], ["", "JPY", "USD", "count"],
-             ["Ginza", 100, 0.7, 40], ["Umeda", 90, 0.6, 35]])
+    put(ws, [["Staff list"], [None],
+             ["Name", "Contact", "Contact", "Team"], ["", "phone", "e-mail", "name"],
+             ["Sato", "x101", "sato@example.com", "Sales"],
+             ["Ito", "x102", "ito@example.com", "Support"]])
     ws.freeze_panes = "B5"
     out = run(wb, count_tokens)
     (block,) = blocks_of(out, "table")
     assert (block["a1_range"], block["header_row_count"]) == ("A3:D6", 2)
     assert any(r.startswith("frozen pane at B5") for r in block["reasons"])
-    assert headers(out, block) == ["Store", "Sales > JPY", "Sales > USD", "Visitors > count"]
-    assert block["title"] == "Monthly report"
+    assert headers(out, block) == ["Name", "Contact > phone", "Contact > e-mail", "Team > name"]
+    assert block["title"] == "Staff list"
 
 
 def test_without_the_frozen_pane_the_same_table_has_one_header_row(count_tokens):
+    wb = Workbook()
+    ws = wb.active
+    put(ws, [["Name", "Contact", "Contact", "Team"], [None, "phone", "e-mail", "name"],
+             ["Sato", "x101", "sato@example.com", "Sales"],
+             ["Ito", "x102", "ito@example.com", "Support"]])
+    out = run(wb, count_tokens)
+    (block,) = blocks_of(out, "table")
+    assert block["header_row_count"] == 1
+
+
+def test_a_row_of_text_over_the_number_columns_is_a_second_header_row(count_tokens):
     wb = Workbook()
     ws = wb.active
     put(ws, [["Store", "Sales", "Sales", "Visitors"], [None, "JPY", "USD", "count"],
              ["Ginza", 100, 0.7, 40], ["Umeda", 90, 0.6, 35]])
     out = run(wb, count_tokens)
     (block,) = blocks_of(out, "table")
-    assert block["header_row_count"] == 1
+    assert block["header_row_count"] == 2
+    assert headers(out, block) == ["Store", "Sales > JPY", "Sales > USD", "Visitors > count"]
+    assert [rec["Sales > USD"] for _, rec in records(out, block)] == [0.7, 0.6]
 
 
 def test_styled_header_band_without_merges_is_three_rows(count_tokens):

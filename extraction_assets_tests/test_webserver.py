@@ -31,8 +31,8 @@ WORKSPACE = REPO / "workspace.yaml"
 
 ASSETS = {"workbook", "parsed_sheets", "normalized_grids", "segmented_blocks",
           "rendered_chunks", "chunk_embeddings"}
-CHECKS = {"cell_coverage", "chunk_budget", "record_provenance", "one_row_per_unit",
-          "rows_in_one_chunk", "heading_paths"}
+CHECKS = {"cell_coverage", "values_in_output", "chunk_budget", "record_provenance",
+          "one_row_per_unit", "rows_in_one_chunk", "heading_paths"}
 
 START_TIMEOUT = 90.0  # seconds until the code location must be loaded
 STOP_TIMEOUT = 20.0  # seconds after SIGTERM before the process group is killed
@@ -332,6 +332,6 @@ def test_asset_checks_listed(webserver):
     assert set(names) == ASSETS
     assert set().union(*names.values()) == CHECKS
     assert names["segmented_blocks"] == {"cell_coverage"}
-    assert names["rendered_chunks"] == {"chunk_budget", "record_provenance", "rows_in_one_chunk",
-                                        "heading_paths"}
+    assert names["rendered_chunks"] == {"values_in_output", "chunk_budget", "record_provenance",
+                                        "rows_in_one_chunk", "heading_paths"}
     assert names["chunk_embeddings"] == {"one_row_per_unit"}

@@ -7,7 +7,7 @@ from ..stages import StageError, parse_stage
 from .common import fail, finish, stage_asset
 from .workbook import workbook
 
-CODE_VERSION = "2"
+CODE_VERSION = "3"
 
 
 @stage_asset(

@@ -3,14 +3,20 @@
 from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue
 from pydantic import Field
 
-from ..checks import chunk_budget, heading_paths, record_provenance, rows_in_one_chunk
+from ..checks import (
+    chunk_budget,
+    heading_paths,
+    record_provenance,
+    rows_in_one_chunk,
+    values_in_output,
+)
 from ..embedding import EmbedderResource
 from ..resources import DataStoreResource
 from ..stages import render_stage, rich_markup
 from .common import check_result, finish, stage_asset
 from .segmented_blocks import segmented_blocks
 
-CODE_VERSION = "7"
+CODE_VERSION = "8"
 
 
 class ChunkingConfig(Config):
@@ -23,7 +29,9 @@ class ChunkingConfig(Config):
 @stage_asset(
     deps=[segmented_blocks],
     code_version=CODE_VERSION,
-    checks={"chunk_budget": "Every chunk is within max_tokens tokens of the embedder.",
+    checks={"values_in_output": "Every value of a visible cell reaches its block's records, "
+                                "header or text (none lost).",
+            "chunk_budget": "Every chunk is within max_tokens tokens of the embedder.",
             "record_provenance": "Every record names its file, sheet, row and A1 range inside "
                                  "its block.",
             "rows_in_one_chunk": "Every table row is in exactly one chunk.",
@@ -52,6 +60,8 @@ def rendered_chunks(context: AssetExecutionContext, config: ChunkingConfig,
     )
     chunks = output.tables["chunks"].to_pylist()
     checks = [
+        check_result("values_in_output", values_in_output(output.facts["lost_values"],
+                                                          output.facts["lost_values_sample"])),
         check_result("chunk_budget", chunk_budget(output.tables["chunks"], max_tokens)),
         check_result("record_provenance", record_provenance(output.tables["records"],
                                                             store.read_table("blocks", h))),

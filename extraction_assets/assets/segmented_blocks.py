@@ -12,7 +12,7 @@ from ..storage import atomic_write_bytes
 from .common import check_result, finish, stage_asset
 from .normalized_grids import normalized_grids
 
-CODE_VERSION = "7"
+CODE_VERSION = "8"
 
 
 @stage_asset(
@@ -21,10 +21,10 @@ CODE_VERSION = "7"
     checks={"cell_coverage": "Every non-empty cell of a visible sheet (outside hidden rows and "
                              "columns) lies in exactly one block."},
     description=(
-        "Blocks of every visible sheet (table, title, text, chart, image) with A1 range, "
-        "header rows, "
-        "flattened column headers (Parent > Child), title and heading path, and the reasons "
-        "for each decision."
+        "Blocks of every visible sheet (table, key_value, title, text, chart, image) with A1 "
+        "range, header rows, flattened column headers (Parent > Child), total and group label "
+        "rows, title and heading path, and the reasons for each decision; Excel tables and "
+        "pivot tables as declared."
     ),
 )
 def segmented_blocks(context: AssetExecutionContext, storage: DataStoreResource) -> MaterializeResult:

@@ -10,6 +10,8 @@ A worksheet carries, next to its ``<sheetData>``, objects a reader of the cells 
 * **data validations** (§18.3.1.32/§18.3.1.33) and **conditional formatting** (§18.3.1.18,
   ``cfRule`` §18.3.1.10), including the Office 2010 ``x14`` copies held in ``<extLst>``;
 * **tables** (ListObjects, §18.5.1.2) referenced by ``<tableParts>`` (§18.3.1.95);
+* **pivot tables** (§18.10.1.73 ``pivotTableDefinition``) related to the sheet: where Excel
+  drew them and how their rows are laid out (header rows, row label columns, totals);
 * **charts** (DrawingML charts, §21.2.2.27 ``chartSpace``) and **pictures** (§20.5.2.25
   ``pic``) placed by the sheet's drawing part (SpreadsheetML drawing, §20.5; anchors
   §20.5.2.33 ``twoCellAnchor``, §20.5.2.24 ``oneCellAnchor``, §20.5.2.1 ``absoluteAnchor``);
@@ -51,6 +53,14 @@ Kind-specific ``details`` keys (stable; every value is JSON-serialisable):
     ``totals_row_shown`` (default True), ``columns`` (names in order), ``column_details``
     (``{"name", "totals_row_function", "totals_row_label", "calculated_formula"}``),
     ``table_type``, ``style``, ``has_autofilter``, ``part``.
+``pivot_table``
+    ``first_header_row``, ``first_data_row``, ``first_data_col`` (0-based offsets from the top-left
+    cell of the ``location`` range, §18.10.1.49), ``row_page_count``, ``col_page_count``,
+    ``row_fields`` and ``col_fields`` (counts; the data field ``-2`` counts among the column
+    fields), ``data_fields`` (their names), ``row_grand_totals``, ``col_grand_totals`` (default
+    True), ``row_items`` (one entry per row of the body from ``first_data_row``: the item type
+    ``t`` of §18.10.1.44, ``data`` for an ordinary row, e.g. ``default`` for a subtotal and
+    ``grand`` for the grand total), ``part``.
 ``chart``
     ``anchor``, ``anchor_to``, ``anchor_type``, ``frame_name``, ``alt_text``, ``chart_part``,
     ``chart_types`` (e.g. ``["bar"]``; ``barChart``/``bar3DChart`` -> ``bar``, ``lineChart`` ->
@@ -557,8 +567,8 @@ class _Resolver:
 
 def _cell_from_xml(el, strings: list[str]):
     """The typed value of a ``<c>`` element (read like the worksheet reader reads it)."""
-    v, _, _, _ = cell_children(el)
     t = el.get("t") or "n"
+    v, _, _, _ = cell_children(el, t)
     if v is None or t in ("inlineStr", "str", "e", "d"):
         return v
     if t == "s":
@@ -841,6 +851,58 @@ def _table(ctx: _Ctx, part: str) -> list[SheetObject]:
         text += ": " + " | ".join(c or "" for c in columns)
     return [SheetObject("table", ctx.sheet_name, ref.replace("$", "") if ref else ref, name,
                         text, details)]
+
+
+# --------------------------------------------------------------------------- pivot tables
+
+
+def _pivot_table(ctx: _Ctx, part: str) -> list[SheetObject]:
+    """One pivot table part (§18.10.1.73 ``pivotTableDefinition``): its ``location``
+    (§18.10.1.49), fields and the type of each body row (``rowItems``, §18.10.1.84)."""
+    root = ctx.load(part, "pivot table part")
+    if root is None:
+        return []
+    location = _child(root, "location")
+    ref = _clean_range(location.get("ref")) if location is not None else None
+    if not ref:
+        ctx.warn("malformed_part", f"pivot table part {part} has no location; not used")
+        return []
+
+    def count(name: str) -> int:
+        el = _child(root, name)
+        return len(_children(el, "field")) if el is not None else 0
+
+    data_el = _child(root, "dataFields")
+    items_el = _child(root, "rowItems")
+    details = {
+        "first_header_row": _int(location.get("firstHeaderRow"), 0),
+        "first_data_row": _int(location.get("firstDataRow"), 0),
+        "first_data_col": _int(location.get("firstDataCol"), 0),
+        "row_page_count": _int(location.get("rowPageCount"), 0),
+        "col_page_count": _int(location.get("colPageCount"), 0),
+        "row_fields": count("rowFields"),
+        "col_fields": count("colFields"),
+        "data_fields": [d.get("name") for d in _children(data_el, "dataField")]
+        if data_el is not None else [],
+        "row_grand_totals": _bool(root.get("rowGrandTotals"), True),
+        "col_grand_totals": _bool(root.get("colGrandTotals"), True),
+        "row_items": [i.get("t") or "data" for i in _children(items_el, "i")]
+        if items_el is not None else [],
+        "part": part,
+    }
+    name = root.get("name")
+    return [SheetObject("pivot_table", ctx.sheet_name, ref, name,
+                        f"Pivot table {name or ''} {ref}".replace("  ", " "), details)]
+
+
+def _clean_range(ref: str | None) -> str | None:
+    """An A1 range as written with ``$`` removed, or None when it is not a valid range."""
+    if not ref:
+        return None
+    try:
+        return range_ref(*parse_range(ref.replace("$", "").strip()))
+    except ValueError:
+        return None
 
 
 # --------------------------------------------------------------------------- drawings
@@ -1397,6 +1459,10 @@ def read_sheet_objects(reader: PackageReader, sheet_part: str, sheet_name: str, 
             table_parts.append(target)
     for part in table_parts:
         out += _guard(ctx, f"table {part}", lambda p=part: _table(ctx, p))
+    # pivot tables: the sheet's relationships of type pivotTable (§18.10, Part 1 §12.3.11)
+    for rtype, target in sorted(rels.values()):
+        if rtype == "pivotTable" and not target.startswith("external:"):
+            out += _guard(ctx, f"pivot table {target}", lambda p=target: _pivot_table(ctx, p))
     # drawings (§18.3.1.36 drawing)
     drawing_parts: list[str] = []
     for el in by_name.get("drawing", []):

@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 from .a1 import MAX_COL, cell_ref, parse_cell_ref, parse_range, range_ref
 from .arrays import in_threads, scatter
 from .normalize import StyledGrid, a1_refs, stripped_text
-from .segment import Block, total_rows
+from .segment import Block
 
 
 @dataclass
@@ -200,7 +200,8 @@ def _table_plan(grid: StyledGrid, base: int, nonblank: np.ndarray, block: Block)
                                block.max_row, block.max_col)
     slot_of = np.full(block.max_col - block.min_col + 1, -1, np.int64)
     for j, column in enumerate(block.columns):
-        slot_of[column.col - block.min_col] = j
+        if not column.group:  # a group column has no cells of its own
+            slot_of[column.col - block.min_col] = j
     keys = grid.keys[positions]
     column = slot_of[keys % (MAX_COL + 1) - block.min_col]
     row = keys // (MAX_COL + 1)
@@ -242,9 +243,11 @@ class RecordSet:
     blocks. ``records(block_id)`` gives a block's :class:`TableRecords`.
 
     Rules (per block): rows hidden in the sheet and rows repeating the header are no records;
-    summary rows (``block.total_rows``, or a first shown cell reading Total, 合計...) get role
-    ``total``, the others ``data``; in a row-group column (``block.row_group_col``) a group's
-    label is filled down to the data rows under it, ``merged_from`` naming the label's cell. A
+    total rows (``block.total_rows``) get role ``total``, group-label rows
+    (``block.group_rows``) role ``group``, the others ``data``; in a row-group column
+    (``block.row_group_cols``) a group's label is filled down to the data rows under it,
+    and a group column (``Column.group``) holds the label of the group row above each data
+    row, ``merged_from`` naming the label's cell. A
     form gives one record, cited at its first row and whole range.
     """
 
@@ -256,7 +259,10 @@ class RecordSet:
             zero_copy_only=False) if self.cells.num_rows else np.zeros(0, bool)
         plans: list[_Plan] = []
         base = 0
+        #: each grid's first position in :attr:`cells` (in the order given)
+        self.bases: list[int] = []
         for grid, blocks in grids:
+            self.bases.append(base)
             local = nonblank[base:base + len(grid)]
             for block in blocks:
                 plans.append(_form_plan(grid, base, block) if block.kind == "key_value"
@@ -278,6 +284,9 @@ class RecordSet:
         self.header_of = pa.array(np.concatenate(
             [header_start[k] + np.tile(np.arange(widths[k]), counts[k]) for k in range(len(plans))])
             if plans else np.zeros(0, np.int64))
+        #: whether each cell (by position in :attr:`cells`) is a record's own value
+        self.reached = np.zeros(self.cells.num_rows, dtype=bool)
+        self.reached[source[source >= 0]] = True
         roles, overrides = self._roles_and_fills(plans, source)
         self.roles = roles
         self._gather(source, overrides)
@@ -286,34 +295,39 @@ class RecordSet:
 
     def _roles_and_fills(self, plans: list[_Plan], source: np.ndarray
                          ) -> tuple[list[str], list[tuple[int, int, int]]]:
-        """Roles of all records (one Arrow pass for the total rule) and the row-group fills:
-        ``source`` entries copied from the label above, as (entry, label row, label column)."""
-        tables = [k for k, p in enumerate(plans) if p.first is not None and len(p.rows)]
-        firsts = np.concatenate([plans[k].first for k in tables]) if tables else np.zeros(0, int)
-        by_rule = total_rows(self.cells.column("display_text").take(pa.array(firsts))
-                             .combine_chunks()) if len(firsts) else np.zeros(0, bool)
-        total = np.zeros(len(self.rows), dtype=bool)
+        """Roles of all records (``total`` for the block's ``total_rows``, ``group`` for its
+        ``group_rows``, else ``data``) and the row-group fills: ``source`` entries copied from
+        the label above, as (entries, label rows, label column)."""
+        roles = np.full(len(self.rows), "data", dtype=object)
         fills: list[tuple[np.ndarray, np.ndarray, int]] = []
-        done = 0
-        for k in tables:
-            plan, r0 = plans[k], self.record_start[k]
-            block, n = plan.block, len(plan.block.columns)
-            mine = by_rule[done:done + len(plan.rows)] | np.isin(plan.rows, block.total_rows)
-            done += len(plan.rows)
-            total[r0:r0 + len(plan.rows)] = mine
-            group = next((j for j, c in enumerate(block.columns)
-                          if c.col == block.row_group_col), None)
-            if group is None:
+        for k, plan in enumerate(plans):
+            if plan.first is None or not len(plan.rows):
                 continue
-            data = ~mine
-            label = data & plan.shows[:, group]
-            last = np.maximum.accumulate(np.where(label, np.arange(len(plan.rows)), -1))
-            filled = np.flatnonzero(data & ~plan.shows[:, group] & (last >= 0))
+            r0, block, n = self.record_start[k], plan.block, len(plan.block.columns)
+            total = np.isin(plan.rows, block.total_rows)
+            group = np.isin(plan.rows, block.group_rows) & ~total
+            roles[r0:r0 + len(plan.rows)][total] = "total"
+            roles[r0:r0 + len(plan.rows)][group] = "group"
+            data = ~total & ~group
             e0 = self.entry_start[k]
-            source[e0 + filled * n + group] = source[e0 + last[filled] * n + group]
-            fills.append((e0 + filled * n + group, plan.rows[last[filled]],
-                          block.columns[group].col))
-        return np.where(total, "total", "data").tolist(), fills
+            for j, column in enumerate(block.columns):
+                if column.group:  # the label of the group row above, from its label column
+                    of = next(i for i, c in enumerate(block.columns)
+                              if c.col == column.col and not c.group)
+                    label = group & plan.shows[:, of]
+                    last = np.maximum.accumulate(np.where(label, np.arange(len(plan.rows)), -1))
+                    filled = np.flatnonzero(data & (last >= 0))
+                    source[e0 + filled * n + j] = source[e0 + last[filled] * n + of]
+                    fills.append((e0 + filled * n + j, plan.rows[last[filled]], column.col))
+                    continue
+                if column.col not in block.row_group_cols:
+                    continue
+                label = (data | group) & plan.shows[:, j]
+                last = np.maximum.accumulate(np.where(label, np.arange(len(plan.rows)), -1))
+                filled = np.flatnonzero(data & ~plan.shows[:, j] & (last >= 0))
+                source[e0 + filled * n + j] = source[e0 + last[filled] * n + j]
+                fills.append((e0 + filled * n + j, plan.rows[last[filled]], column.col))
+        return roles.tolist(), fills
 
     def _gather(self, source: np.ndarray, fills: list) -> None:
         present = source >= 0
@@ -592,6 +606,75 @@ class TableRecords:
         return (self[i] for i in range(len(self)))
 
 
+def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: RecordSet,
+                    ) -> list[tuple[str, str, str, str]]:
+    """Every cell that holds a value and reaches no output: ``(sheet name, A1 ref, display
+    text, where)``. ``sheets`` are the visible sheets' grids with all their blocks (the grids
+    in the order ``record_set`` was built from, that set holding their tables and forms).
+
+    A non-empty cell of a shown row and column, not covered by a merge (its value is its
+    anchor's), must be in a block and, there: in a table's header rows, a level of a column's
+    header path (a merged header cell stands over several columns); in its data rows, a
+    record's own value (a row repeating the header counts as the header); in a form, its label
+    or a value; in any other block, in its text.
+    """
+    out: list[tuple[str, str, str, str]] = []
+    for (grid, blocks), base in zip(sheets, record_set.bases):
+        table = grid.table
+        if not table.num_rows:
+            continue
+        owned = np.flatnonzero(_np_bool(pc.and_(
+            pc.and_(pc.not_equal(stripped_text(table.column("display_text")), ""),
+                    pc.invert(pc.fill_null(table.column("hidden"), False))),
+            pc.is_null(table.column("merged_from")))))
+        lost = np.zeros(len(table), dtype=bool)
+        lost[owned] = True
+        why: dict[int, str] = {}
+        reached = record_set.reached[base:base + len(grid)]
+        texts = table.column("display_text")
+        for block in blocks:
+            if block.kind in ("chart", "image"):
+                continue
+            inside = grid.positions(block.min_row, block.min_col, block.max_row, block.max_col)
+            inside = inside[lost[inside]]
+            if not len(inside):
+                continue
+            lost[inside] = False
+            rows = grid.keys[inside] // (MAX_COL + 1)
+            if block.kind == "table":
+                header = rows < block.min_row + block.header_row_count
+                data = ~header & ~np.isin(rows, block.skip_rows) & ~reached[inside]
+                every = {level for c in block.columns for level in c.header_levels}
+                every |= {c.header for c in block.columns}
+                for p in inside[header].tolist():
+                    if " ".join(texts[p].as_py().split()) not in every:
+                        lost[p], why[p] = True, f"header cell of table {block.a1_range} " \
+                            "in no column's header"
+                for p in inside[data].tolist():
+                    lost[p], why[p] = True, f"cell of table {block.a1_range} in no record"
+            elif block.kind == "key_value":
+                labels = {c.header for c in block.columns} | {
+                    level for c in block.columns for level in c.header_levels}
+                for p in inside[~reached[inside]].tolist():
+                    text = texts[p].as_py().strip()
+                    if text not in labels and text.rstrip(":：").strip() not in labels:
+                        lost[p], why[p] = True, f"cell of form {block.a1_range} in no pair"
+            else:
+                for p in inside.tolist():
+                    if texts[p].as_py().strip() not in block.text:
+                        lost[p], why[p] = True, f"cell of {block.kind} block {block.a1_range} " \
+                            "not in its text"
+        for p in np.flatnonzero(lost).tolist():
+            r, c = divmod(int(grid.keys[p]), MAX_COL + 1)
+            out.append((grid.sheet_name, cell_ref(r, c), texts[p].as_py(),
+                        why.get(p, "in no block")))
+    return out
+
+
+def _np_bool(values: pa.Array) -> np.ndarray:
+    return pc.fill_null(values, False).to_numpy(zero_copy_only=False)
+
+
 def block_records(grid: StyledGrid, block: Block) -> TableRecords:
     """The records of one ``table`` block, or the one record of a ``key_value`` block (label ->
     typed value of its value cell, ``None`` for a label without a value, cited at the block's
@@ -665,12 +748,14 @@ def table_html(block: Block, records: TableRecords, grid: StyledGrid) -> pa.Arra
     """The table as HTML: ``<thead>`` with one ``<tr>`` per header row, merged header cells as
     ``colspan``/``rowspan`` (counted in the table's columns), then ``<tbody>`` rows; all text
     escaped. One :func:`joined` text."""
-    cols = [c.col for c in block.columns]
+    cols = [c.col for c in block.columns if not c.group]
     header_rows = list(range(block.min_row, block.min_row + block.header_row_count))
     out = ["<table>", "<thead>"]
     if len(header_rows) <= 1:
         out.append("<tr>" + "".join(f"<th>{escape(c.header)}</th>" for c in block.columns) + "</tr>")
     else:
+        groups = "".join(f'<th rowspan="{len(header_rows)}">{escape(c.header)}</th>'
+                         for c in block.columns if c.group)
         head = grid.table.take(pa.array(grid.positions(header_rows[0], block.min_col,
                                                        header_rows[-1], block.max_col)))
         cell = {(r, c): (text, merged, rng) for r, c, text, merged, rng in zip(
@@ -690,7 +775,7 @@ def table_html(block: Block, records: TableRecords, grid: StyledGrid) -> pa.Arra
                     attrs = (f' colspan="{span_c}"' if span_c > 1 else "") + (
                         f' rowspan="{span_r}"' if span_r > 1 else "")
                 cells.append(f"<th{attrs}>{escape(text or '')}</th>")
-            out.append("<tr>" + "".join(cells) + "</tr>")
+            out.append("<tr>" + (groups if r == header_rows[0] else "") + "".join(cells) + "</tr>")
     out += ["</thead>", "<tbody>"]
     return joined(out, records.html_rows(), ["</tbody>", "</table>"])
 

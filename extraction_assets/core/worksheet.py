@@ -638,9 +638,10 @@ class WorksheetReader:
         if len(complex_rows):
             parsed = []
             at = pa.array(complex_rows)
-            for xml, row, col in zip(raw.take(at).to_pylist(), rows.take(at).to_pylist(),
-                                     cols.take(at).to_pylist()):
-                value, text, formula_kind, si = self._inner(xml, prefix)
+            for xml, row, col, data_type in zip(
+                    raw.take(at).to_pylist(), rows.take(at).to_pylist(),
+                    cols.take(at).to_pylist(), types.take(at).to_pylist()):
+                value, text, formula_kind, si = self._inner(xml, prefix, data_type)
                 parsed.append((value, formulas.resolve(formula_kind, si, text, row, col),
                                formula_kind))
             values = scatter(values, complex_rows, pa.array([p[0] for p in parsed], pa.string()))
@@ -682,8 +683,9 @@ class WorksheetReader:
         index = pc.if_else(pc.and_(shared, ok), pc.cast(idx, pa.int32()), pa.scalar(None, pa.int32()))
         return out, index
 
-    def _inner(self, inner: bytes, prefix: bytes):
-        """(value, formula, formula kind, shared index) of a cell's inner XML."""
+    def _inner(self, inner: bytes, prefix: bytes, data_type: str):
+        """(value, formula, formula kind, shared index) of the inner XML of a cell of type
+        ``data_type`` (see :func:`cell_children`)."""
         ns = b"http://schemas.openxmlformats.org/spreadsheetml/2006/main"
         decl = b' xmlns:' + prefix[:-1] + b'="' + ns + b'"' if prefix else b' xmlns="' + ns + b'"'
         try:
@@ -691,7 +693,7 @@ class WorksheetReader:
                                   etree.XMLParser(**XML_OPTS))
         except etree.XMLSyntaxError as exc:
             raise _Fallback() from exc
-        return cell_children(el)
+        return cell_children(el, data_type)
 
     # -- tree reader ----------------------------------------------------------------------------
     def _read_tree(self) -> None:
@@ -723,10 +725,10 @@ class WorksheetReader:
                     ref = el.get("r")
                     row, col = parse_cell_ref(ref) if ref else (current_row, last_col + 1)
                     last_col = col
-                    value, formula, kind, si = cell_children(el)
+                    data_type = el.get("t") or "n"
+                    value, formula, kind, si = cell_children(el, data_type)
                     formula = formulas.resolve(kind, si, formula, row, col)
                     style = el.get("s")
-                    data_type = el.get("t") or "n"
                     el.clear()
                     string_index = None
                     if data_type == "s" and value is not None:
@@ -749,13 +751,18 @@ class WorksheetReader:
         self.cells = sink.table()
 
 
-def cell_children(el) -> tuple[str | None, str | None, str | None, str | None]:
-    """(value, formula, formula kind, shared index) from a ``<c>`` element's children."""
+def cell_children(el, data_type: str | None = None
+                  ) -> tuple[str | None, str | None, str | None, str | None]:
+    """(value, formula, formula kind, shared index) from a ``<c>`` element's children.
+
+    ``data_type`` is the cell's ``t`` attribute: an empty ``<v/>`` of a ``t="str"`` cell is a
+    cached empty string (a formula whose result is ``""``, §18.3.1.96), of any other type a
+    missing value (openpyxl writes ``<v></v>`` for a formula it has not calculated)."""
     value = formula = kind = si = None
     for child in el:
         tag = local(child.tag)
         if tag == "v":
-            value = child.text or None
+            value = child.text or ("" if data_type == "str" else None)
         elif tag == "f":
             kind = child.get("t") or "normal"
             formula = child.text
