@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import re
 import sys
@@ -49,11 +48,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .core.a1 import parse_range
+from .labelled import ANNOTATION_SHEETS, labelled_dir
 from .vectors import MODES
 
-REPO = Path(__file__).resolve().parent.parent
-#: sheets the DECO annotation tool adds to each workbook (never asked about)
-ANNOTATION_SHEETS = frozenset({"Range_Annotations_Data", "Annotation_Status_Data", "Usage_Log"})
 #: results looked at per question (the MRR cut-off)
 DEPTH = 10
 #: the unit kinds searched: (label, kinds), in the order they are printed
@@ -73,14 +70,6 @@ class Question:
     row: int
     col: int
     text: str
-
-
-def labelled_dir(path: str | os.PathLike | None = None) -> Path:
-    """The labelled sets: ``path``, else ``$EXTRACTION_ASSETS_LABELLED``, else
-    ``<repo>/../shared/labelled``."""
-    if path:
-        return Path(path)
-    return Path(os.environ.get("EXTRACTION_ASSETS_LABELLED") or REPO.parent / "shared" / "labelled")
 
 
 def _key_column(rows: list[int], cols: list[int], text: dict) -> int | None:

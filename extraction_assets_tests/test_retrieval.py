@@ -15,6 +15,7 @@ import pytest
 from extraction_assets import retrieval_eval, vectors
 from extraction_assets.embedding import LocalEmbedder
 from extraction_assets.ingest import ingest_paths
+from extraction_assets.labelled import labelled_dir
 from extraction_assets.retrieval import Searcher, index_units, retrieval_units
 from extraction_assets.samples import build_ledger, build_spec_ja, workbook_bytes
 from extraction_assets.stages import run_pipeline
@@ -198,7 +199,7 @@ def test_generated_questions_ask_for_a_cell_by_header_key_and_title():
 
 
 def test_labelled_questions_use_header_data_and_title_labels():
-    root = retrieval_eval.labelled_dir()
+    root = labelled_dir()
     truth_path = root / "deco" / "truth.json"
     if not truth_path.is_file():
         pytest.skip(f"no labelled dev set in {root}")
