@@ -10,7 +10,8 @@ Dagster asset checks, visible in the UI).
   inside its block;
 * ``rows_in_one_chunk`` — every table row is in exactly one chunk;
 * ``heading_paths`` — every chunk has a non-empty heading path;
-* ``one_vector_per_chunk`` — LanceDB holds exactly one vector per chunk id of the partition.
+* ``one_row_per_unit`` — LanceDB holds exactly one row (its vector and full-text entry) per
+  retrieval unit of the partition.
 """
 
 from __future__ import annotations
@@ -121,17 +122,18 @@ def record_provenance(records: pa.Table, blocks: pa.Table) -> CheckOutcome:
     )
 
 
-def one_vector_per_chunk(chunk_ids: list[str], vector_ids: list[str]) -> CheckOutcome:
-    """The partition's vectors are exactly one per chunk id (none missing, none duplicated)."""
-    expected, stored = set(chunk_ids), list(vector_ids)
+def one_row_per_unit(unit_ids: list[str], stored_ids: list[str]) -> CheckOutcome:
+    """The partition's LanceDB rows are exactly one per retrieval unit id (none missing, none
+    duplicated); each row is both the unit's vector and its full-text entry."""
+    expected, stored = set(unit_ids), list(stored_ids)
     missing = sorted(expected - set(stored))
     extra = sorted(set(stored) - expected)
     duplicated = len(stored) - len(set(stored))
     return CheckOutcome(
         not missing and not extra and duplicated == 0,
-        f"{len(expected)} chunks, {len(stored)} vectors: {len(missing)} missing, "
+        f"{len(expected)} units, {len(stored)} rows: {len(missing)} missing, "
         f"{len(extra)} unknown, {duplicated} duplicated",
-        {"chunks": len(expected), "vectors": len(stored), "missing": len(missing),
+        {"units": len(expected), "rows": len(stored), "missing": len(missing),
          "unknown": len(extra), "duplicated": duplicated, "missing_sample": missing[:SAMPLE]},
     )
 

@@ -12,6 +12,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -21,6 +22,8 @@ from rich.progress import (
 )
 
 from .storage import ENV_HOME, DataStore, default_data_dir
+from .retrieval import PLACE_SEPARATOR
+from .vectors import MODES
 from .workers import import_for_runs, start_forkserver
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -224,51 +227,98 @@ def refresh(
         raise typer.Exit(code=1)
 
 
+#: How ``search`` ranks the retrieval units (choices of ``--mode``).
+SearchMode = Enum("SearchMode", {mode: mode for mode in MODES}, type=str)
+
+
 @app.command()
 def search(
-    query: str = typer.Argument(..., help="What to look for."),
+    query: Optional[str] = typer.Argument(None, help="What to look for."),
     data_dir: Optional[Path] = DataDir,
-    k: int = typer.Option(5, "-k", min=1, help="Number of chunks to return."),
+    k: int = typer.Option(5, "-k", min=1, help="Number of units to return."),
+    mode: SearchMode = typer.Option(
+        MODES[0], "--mode",
+        help="hybrid: words and vectors fused; vector: embeddings only; text: full text only."),
+    queries: Optional[Path] = typer.Option(
+        None, "--queries", help="Answer every line of this file (one query a line) in one "
+                                "process, instead of QUERY."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
     all_versions: bool = typer.Option(
         False, "--all-versions",
         help="Also search earlier versions of a file (same path, other content)."),
     provider: str = Provider, model: Optional[str] = Model, base_url: Optional[str] = BaseUrl,
 ) -> None:
-    """Top chunks for a query, with file, sheet, A1 ranges and heading path. Only the latest
-    version of each file path is searched unless --all-versions is given."""
+    """Top chunks for a query, ranked by their own text and their table rows', with file,
+    sheet, A1 ranges, heading path and the row that matched. Only the latest version of each
+    file path is searched unless --all-versions is given. With --queries FILE, each line is a
+    query (--json then prints one JSON object a line: the query and its results)."""
     from .embedding import EmbeddingError
-    from .vectors import VectorStore
+    from .retrieval import Searcher
 
+    if (query is None) == (queries is None):
+        err_console.print("give a QUERY or --queries FILE (not both)")
+        raise typer.Exit(code=2)
+    try:
+        asked = [query] if queries is None else [
+            line.strip() for line in queries.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    except (OSError, UnicodeDecodeError) as exc:
+        err_console.print(f"cannot read --queries {queries}: {exc}", highlight=False)
+        raise typer.Exit(code=2) from None
     store = DataStore(_data_dir(data_dir))
     if not store.lancedb_uri.is_dir():
         err_console.print(f"no vectors in {store.root}: ingest some files first, or embed "
                           "those ingested with --until by `refresh` (or pass --data-dir)")
         raise typer.Exit(code=1)
-    try:
-        vector = _embedder(provider, model, base_url).get_embedder().embed([query])[0]
+    resource = None if mode.value == "text" else _embedder(provider, model, base_url)
+    try:  # the embedder is built here (a missing API key is its error) and asked per query
+        searcher = Searcher(store.root, resource and resource.get_embedder(),
+                            all_versions=all_versions)
+        for text in asked:
+            _print_answer(text, searcher.search(text, k, mode.value), as_json,
+                          queries is not None, searcher)
     except EmbeddingError as exc:
         err_console.print(f"cannot embed the query: {exc}")
         raise typer.Exit(code=1) from None
-    exclude = set() if all_versions else store.superseded_hashes()
-    hits = VectorStore(store.lancedb_uri).search(vector, k, exclude)
-    results = [{
-        "score": round(1 - float(h["_distance"]), 4), "filename": h["filename"],
-        "sheet": h["sheet_name"], "a1_ranges": list(h["a1_ranges"]),
-        "heading_path": list(h["heading_path"]), "chunk_id": h["chunk_id"],
-        "workbook_hash": h["workbook_hash"], "text": h["text"],
-    } for h in hits]
+
+
+def _print_answer(text: str, results: list[dict], as_json: bool, many: bool,
+                  searcher) -> None:
+    """One query's results: JSON (a list; with ``many``, one line holding the query and its
+    results) or hits as text (with ``many``, under a ``query:`` line).
+
+    Raises:
+        typer.Exit: code 1 when a single query found nothing.
+    """
     if as_json:
-        typer.echo(json.dumps(results, ensure_ascii=False, indent=2))
+        typer.echo(json.dumps({"query": text, "results": results}, ensure_ascii=False) if many
+                   else json.dumps(results, ensure_ascii=False, indent=2))
         return
-    if not results:
-        err_console.print(f"no chunks in {store.lancedb_uri}: ingest some files first")
+    if not results and not many:
+        err_console.print(f"no units in {searcher.vectors.uri}: ingest some files first, or "
+                          "`refresh` to index those ingested before"
+                          if searcher.vectors.count() == 0 else "nothing found")
         raise typer.Exit(code=1)
+    if many:
+        console.print(f"[bold]query:[/] {escape(text)}" + ("" if results else "  (nothing found)"),
+                      highlight=False)
+    _print_hits(results)
+
+
+def _print_hits(results: list[dict]) -> None:
+    """The hits of one query: rank, score, file, sheet, ranges and heading path, the row that
+    matched (when a record did), then the first six non-empty lines of the chunk."""
     for rank, r in enumerate(results, start=1):
         console.print(
-            f"[bold]{rank}.[/] {r['score']:.3f}  [cyan]{r['filename']}[/] "
-            f"sheet [cyan]{r['sheet']}[/] range {', '.join(r['a1_ranges'])}\n"
-            f"   heading: {' > '.join(r['heading_path'])}", highlight=False, soft_wrap=True)
+            f"[bold]{rank}.[/] {r['score']:.3f}  [cyan]{escape(r['filename'])}[/] "
+            f"sheet [cyan]{escape(r['sheet'])}[/] range {', '.join(r['a1_ranges'])}\n"
+            f"   heading: {escape(' > '.join(r['heading_path']))}", highlight=False,
+            soft_wrap=True)
+        if r["record"]:
+            console.print(f"   row {r['record']['a1_range']}"
+                          f"{' (best match)' if r['kind'] == 'record' else ''}: "
+                          f"{r['record']['text'].split(PLACE_SEPARATOR, 1)[-1]}",
+                          highlight=False, soft_wrap=True, markup=False)
         lines = [line for line in r["text"].splitlines() if line.strip()][:6]
         console.print("\n".join("   " + line for line in lines), highlight=False,
                       soft_wrap=True, markup=False)

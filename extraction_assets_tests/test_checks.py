@@ -7,7 +7,7 @@ from openpyxl import Workbook
 from extraction_assets.checks import (
     cell_coverage,
     chunk_budget,
-    one_vector_per_chunk,
+    one_row_per_unit,
     record_provenance,
 )
 from extraction_assets.stages import normalize_stage, parse_stage, segment_stage
@@ -53,9 +53,9 @@ def test_chunk_budget_records_and_vectors():
                         "sheet_name": ["S", "S"], "row": [2, 3], "a1_range": ["A2:B2", "A3:B3"]})
     outcome = record_provenance(records, blocks)
     assert not outcome.passed and outcome.metadata["incomplete_sample"] == ["S!A3:B3"]
-    assert one_vector_per_chunk(["a", "b"], ["b", "a"]).passed
-    assert not one_vector_per_chunk(["a", "b"], ["a", "a", "b"]).passed
-    assert one_vector_per_chunk(["a", "b"], ["a"]).metadata["missing_sample"] == ["b"]
+    assert one_row_per_unit(["a", "b"], ["b", "a"]).passed
+    assert not one_row_per_unit(["a", "b"], ["a", "a", "b"]).passed
+    assert one_row_per_unit(["a", "b"], ["a"]).metadata["missing_sample"] == ["b"]
 
 
 def test_rows_in_one_chunk_and_heading_paths():

@@ -81,11 +81,12 @@ def _check_store(data_dir: Path, hashes: dict[str, int]) -> dict[str, int]:
         assert lineage == N_FILES
     assert chunks and len(chunks) == len(set(chunks))
     vectors = VectorStore(store.lancedb_uri)
-    assert vectors.count() == len(chunks)
+    assert vectors.count(kind="chunk") == len(chunks)
     for h in hashes:
-        ids = vectors.chunk_ids(h)
-        assert len(ids) == len(set(ids)), f"duplicate chunk ids in LanceDB for {h}"
-        assert sorted(ids) == sorted(c for wh, c in chunks if wh == h)
+        ids = vectors.unit_ids(h)
+        assert len(ids) == len(set(ids)), f"duplicate unit ids in LanceDB for {h}"
+        assert sorted(vectors.unit_ids(h, kind="chunk")) == sorted(
+            c for wh, c in chunks if wh == h)
     # one Parquet file per partition per table, no stray files read by the views
     for table in ("workbooks", "sheets", "blocks", "records", "chunks"):
         assert len(list((store.parquet_dir / table).glob("*.parquet"))) == N_FILES
@@ -143,7 +144,7 @@ def test_ingest_with_two_jobs_materializes_each_partition_once(tmp_path: Path) -
             assert assets == ["workbook", "parsed_sheets", "normalized_grids", "segmented_blocks",
                               "rendered_chunks", "chunk_embeddings"]
         n_chunks = con.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    assert VectorStore(store.lancedb_uri).count() == n_chunks > 0
+    assert VectorStore(store.lancedb_uri).count(kind="chunk") == n_chunks > 0
 
 
 def test_cli_ingest_with_two_jobs_prints_every_file_and_exits_cleanly(tmp_path: Path) -> None:

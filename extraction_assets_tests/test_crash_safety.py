@@ -148,9 +148,10 @@ def test_killed_ingest_recovers_without_torn_or_duplicate_rows(tmp_path: Path) -
         assets = con.execute("SELECT DISTINCT asset FROM lineage").fetchall()
         assert len(assets) == 6
     vectors = VectorStore(store.lancedb_uri)
-    assert vectors.count() == len(chunk_ids)
-    stored = vectors.chunk_ids(h)
-    assert sorted(stored) == sorted(chunk_ids)
+    assert vectors.count() == len(chunk_ids) + n_records
+    assert sorted(vectors.unit_ids(h, kind="chunk")) == sorted(chunk_ids)
+    stored = vectors.unit_ids(h)
+    assert len(stored) == len(set(stored)) == len(chunk_ids) + n_records
 
 
 def test_ctrl_c_stops_the_ingest_and_the_next_one_finishes_it(tmp_path):

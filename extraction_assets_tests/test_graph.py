@@ -124,15 +124,20 @@ def test_chunks_and_vectors_agree_and_search_finds_a_table(samples_ingest):
     with _db(root) as con:
         per_partition = dict(con.execute(
             "SELECT workbook_hash, count(*) FROM chunks GROUP BY 1").fetchall())
+        records = dict(con.execute(
+            "SELECT workbook_hash, count(*) FROM records GROUP BY 1").fetchall())
         headings = con.execute("SELECT heading_path, text FROM chunks").fetchall()
     for r in results:
-        assert vectors.count(r.workbook_hash) == per_partition[r.workbook_hash] > 0
+        assert vectors.count(r.workbook_hash, kind="chunk") == per_partition[r.workbook_hash] > 0
+        assert vectors.count(r.workbook_hash, kind="record") == records[r.workbook_hash] > 0
+        assert vectors.count(r.workbook_hash) == per_partition[r.workbook_hash] + records[
+            r.workbook_hash]
     assert all(path and path[0] in text for path, text in headings)
     embedder = LocalEmbedder()
-    hits = vectors.search(embedder.embed(["Top products revenue by category"])[0], k=3)
+    hits = vectors.search(3, vector=embedder.embed(["Top products revenue by category"])[0])
     assert any(h["filename"] == "quarterly_report.xlsx" and "Top products" in h["heading_path"]
                for h in hits)
-    hits = vectors.search(embedder.embed(["製品仕様 定格電圧 消費電力"])[0], k=2)
+    hits = vectors.search(2, vector=embedder.embed(["製品仕様 定格電圧 消費電力"])[0])
     assert hits[0]["filename"] == "spec_ja.xlsx"
 
 
@@ -296,7 +301,8 @@ def test_corpus_file_through_the_whole_graph(corpus_ingest, name):
     with _db(root) as con:
         chunks = con.execute("SELECT count(*) FROM chunks WHERE workbook_hash = ?",
                              [result.workbook_hash]).fetchone()[0]
-        assert VectorStore(DataStore(root).lancedb_uri).count(result.workbook_hash) == chunks
+        assert VectorStore(DataStore(root).lancedb_uri).count(result.workbook_hash,
+                                                              kind="chunk") == chunks
         used = con.execute("SELECT count(*) FROM sheets WHERE workbook_hash = ? AND n_cells > 0 "
                            "AND used_range IS NULL", [result.workbook_hash]).fetchone()[0]
         assert used == 0
@@ -329,12 +335,17 @@ def test_cli_search_returns_provenance_as_json(samples_ingest):
     )
     assert proc.returncode == 0, proc.stderr
     hits = json.loads(proc.stdout)
-    assert len(hits) == 3
+    assert len(hits) == 3 and {h["mode"] for h in hits} == {"hybrid"}
     top = next(h for h in hits if h["heading_path"][-1] == "Top products")
     assert top["heading_path"][0] == "Report"
     assert top["filename"] == "quarterly_report.xlsx" and top["sheet"] == "Report"
     assert top["a1_ranges"] == ["A13:D17"]
     assert "| Product | Category | Units | Revenue |" in top["text"]
+    # found through one of its rows, which the hit names
+    assert top["kind"] == "record"
+    assert top["record"]["a1_range"] in [f"A{r}:D{r}" for r in range(13, 18)]
+    assert top["record"]["text"].startswith(
+        "Report > Quarterly Sales Report 2024 > Top products — Product: ")
 
 
 def test_cli_search_without_an_api_key_is_one_line(samples_ingest):
@@ -389,11 +400,12 @@ def test_openai_provider_through_the_graph_and_no_mixed_dimensions(tmp_path, mon
         assert results[0].status == "success", results[0].error
         assert any(r.get("model") == "tiny-embed" for r in server.requests)
     vectors = VectorStore(DataStore(root).lancedb_uri)
-    assert vectors.count() == results[0].counts["chunks"] > 0
+    units = results[0].counts["chunks"] + results[0].counts["records"]
+    assert vectors.count() == units > results[0].counts["chunks"] > 0
     mixed = ingest_paths(paths[1:2], root)  # the local 512-d model into the 16-d table
     assert mixed[0].status == "failed"
     assert "chunk_embeddings" in mixed[0].error and "16-d" in mixed[0].error
-    assert vectors.count() == results[0].counts["chunks"]
+    assert vectors.count() == units
 
 
 def test_asset_checks_are_evaluated_and_pass_on_the_samples(samples_ingest):
@@ -408,7 +420,7 @@ def test_asset_checks_are_evaluated_and_pass_on_the_samples(samples_ingest):
                 outcomes[(result.workbook_hash, evaluation.check_name)] = evaluation.passed
     names = {name for _, name in outcomes}
     assert names == {"cell_coverage", "values_in_output", "chunk_budget", "record_provenance",
-                     "one_vector_per_chunk", "rows_in_one_chunk", "heading_paths"}
+                     "one_row_per_unit", "rows_in_one_chunk", "heading_paths"}
     assert len(outcomes) == 7 * len(results)
     assert all(outcomes.values()), [k for k, v in outcomes.items() if not v]
 
@@ -464,11 +476,12 @@ def test_refresh_materializes_only_what_is_stale(tmp_path):
         runs = dict(con.execute("SELECT asset, count(*) FROM lineage GROUP BY asset").fetchall())
     assert runs == {"workbook": 1, "parsed_sheets": 1, "normalized_grids": 1,
                     "segmented_blocks": 1, "rendered_chunks": 1, "chunk_embeddings": 1}
-    assert VectorStore(store.lancedb_uri).count(h) == refreshed[0].counts["chunks"] > 0
+    assert VectorStore(store.lancedb_uri).count(h, kind="chunk") == refreshed[0].counts[
+        "chunks"] > 0
     assert [r.status for r in refresh_stale(root)] == ["unchanged"]
 
 
-def test_unchanged_chunks_of_a_new_version_are_not_embedded_again(tmp_path):
+def test_unchanged_units_of_a_new_version_are_not_embedded_again(tmp_path):
     from extraction_assets.samples import build_ledger, workbook_bytes
 
     path = tmp_path / "files" / "ledger.xlsx"
@@ -485,8 +498,9 @@ def test_unchanged_chunks_of_a_new_version_are_not_embedded_again(tmp_path):
         events = [e for e in instance.fetch_materializations(
             AssetKey("chunk_embeddings"), limit=10, ascending=True).records]
     metadata = [e.asset_materialization.metadata for e in events]
-    assert [(m["embedded"].value, m["reused"].value) for m in metadata] == [(2, 0), (1, 1)]
-    assert VectorStore(DataStore(root).lancedb_uri).count(second[0].workbook_hash) == 2
+    # 2 chunks and 18 records; the new version changes one chunk and one record (row 2)
+    assert [(m["embedded"].value, m["reused"].value) for m in metadata] == [(20, 0), (2, 18)]
+    assert VectorStore(DataStore(root).lancedb_uri).count(second[0].workbook_hash) == 20
     # refresh lists both partitions of the path and says which one is the earlier version
     from typer.testing import CliRunner
 
@@ -520,7 +534,8 @@ def test_rechunking_with_until_makes_the_embeddings_stale(tmp_path):
     assert again[0].counts["chunks"] > first.counts["chunks"]
     final = ingest_paths([sample], root)[0]
     assert final.status == "success"  # not "unchanged": the vectors were behind the chunks
-    assert VectorStore(store.lancedb_uri).count(first.workbook_hash) == final.counts["chunks"]
+    assert VectorStore(store.lancedb_uri).count(first.workbook_hash,
+                                                kind="chunk") == final.counts["chunks"]
     statuses = sorted(r.status for r in refresh_stale(root))
     assert statuses == ["unchanged", "unreadable"]
 

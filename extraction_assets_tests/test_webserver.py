@@ -32,7 +32,7 @@ WORKSPACE = REPO / "workspace.yaml"
 ASSETS = {"workbook", "parsed_sheets", "normalized_grids", "segmented_blocks",
           "rendered_chunks", "chunk_embeddings"}
 CHECKS = {"cell_coverage", "values_in_output", "chunk_budget", "record_provenance",
-          "one_vector_per_chunk", "rows_in_one_chunk", "heading_paths"}
+          "one_row_per_unit", "rows_in_one_chunk", "heading_paths"}
 
 START_TIMEOUT = 90.0  # seconds until the code location must be loaded
 STOP_TIMEOUT = 20.0  # seconds after SIGTERM before the process group is killed
@@ -334,4 +334,4 @@ def test_asset_checks_listed(webserver):
     assert names["segmented_blocks"] == {"cell_coverage"}
     assert names["rendered_chunks"] == {"values_in_output", "chunk_budget", "record_provenance",
                                         "rows_in_one_chunk", "heading_paths"}
-    assert names["chunk_embeddings"] == {"one_vector_per_chunk"}
+    assert names["chunk_embeddings"] == {"one_row_per_unit"}
