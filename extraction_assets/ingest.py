@@ -399,17 +399,18 @@ def ingest_paths(
     return [results[k] for k in sorted(results)]
 
 
-#: The assets that read the file itself: a typed error of theirs is the file's, not the code's.
-_READING_ASSETS = ALL_ASSETS[:2]
+#: The assets that read the file itself, and the normalizer that fills its merged ranges
+#: within the limits: a typed error of theirs is the file's, not the code's.
+_READING_ASSETS = ALL_ASSETS[:3]
 
 
 def _input_error(instance: DagsterInstance, store: DataStore, workbook_hash: str,
                  asset) -> str | None:
-    """``code: message`` of the typed error with which ``asset``, one of the two that read the
-    file (``workbook``: e.g. encrypted, not a spreadsheet; ``parsed_sheets``: e.g. a shared
-    string table that is not well-formed XML), failed for the partition and was never
-    materialized; ``None`` otherwise (an error issue of a materialized asset is a file read in
-    part)."""
+    """``code: message`` of the typed error with which ``asset``, one of
+    :data:`_READING_ASSETS` (``workbook``: e.g. encrypted, not a spreadsheet; ``parsed_sheets``:
+    e.g. a shared string table that is not well-formed XML; ``normalized_grids``: merged ranges
+    filling more text than the limit), failed for the partition and was never materialized;
+    ``None`` otherwise (an error issue of a materialized asset is a file read in part)."""
     if asset not in _READING_ASSETS:
         return None
     try:

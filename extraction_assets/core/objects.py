@@ -191,8 +191,7 @@ class _Ctx:
             self.warn("missing_part", f"{what} {part} is missing from the package")
             return None
         try:
-            with self.reader.open(part) as stream:
-                return parse_part(stream, part)
+            return parse_part(self.reader, part)
         except (ExtractionError, etree.LxmlError, ValueError, OSError) as exc:
             self._failed(part, exc, what)
             return None
