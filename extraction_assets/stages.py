@@ -48,6 +48,7 @@ from .core.render import (
     chunk_sheet,
     form_html,
     joined,
+    md_text,
     table_html,
     table_markdown,
     unreached_cells,
@@ -498,9 +499,11 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
                                  joined([], rows.texts())))
                 continue
             if block.kind == "key_value":
-                markdown, html, text = block.text, form_html(block, rows), rows.texts()[0].as_py()
+                markdown, html, text = (md_text(block.text), form_html(block, rows),
+                                        rows.texts()[0].as_py())
             else:
-                markdown, html, text = block.text, f"<p>{html_escape(block.text)}</p>", block.text
+                markdown, html, text = (md_text(block.text), f"<p>{html_escape(block.text)}</p>",
+                                        block.text)
             rendered.append((block, *(pa.array([v], pa.string()) for v in (markdown, html, text))))
     renderings = _renderings_table(workbook_hash, rendered)
     del rendered
