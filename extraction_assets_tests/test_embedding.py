@@ -308,6 +308,15 @@ def test_openai_count_tokens_offline(server: ServerState) -> None:
         _embedder(server, tokenizer_encoding="no-such-encoding")
 
 
+def test_openai_sends_at_most_max_input_tokens_of_a_text(server: ServerState) -> None:
+    emb = _embedder(server, max_input_tokens=5)
+    long = "hello world, this is a test of the window"
+    emb.embed([long, "hello world"])
+    sent, short = server.requests[0]["input"]
+    assert sent == "hello world, this is" and emb.count_tokens(sent) == 5
+    assert short == "hello world"  # within the window: as it is
+
+
 def test_openai_missing_key_is_clear(server: ServerState, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(KEY_ENV)
     with pytest.raises(EmbeddingError, match=KEY_ENV):
