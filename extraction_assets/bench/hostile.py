@@ -215,14 +215,15 @@ def frame_bloat(scale: float) -> tuple[str, bytes]:
 
 def empty_rows(scale: float) -> tuple[str, bytes]:
     """4. 1.9 GB of self-closing ``<row r="9"/>``."""
-    data = [rows_xml({1: [cell("A1", "first")]}).encode(), *repeated(b'<row r="9"/>', int(1.9e9 * scale))]
+    data = [rows_xml({1: [cell("A1", "first")]}).encode(),
+            *repeated(b'<row r="9"/>', int(1.9e9 * scale))]
     return "empty_rows.xlsx", workbook([("S", worksheet(data))])
 
 
 def one_huge_row(scale: float) -> tuple[str, bytes]:
     """4. One ``<row>`` holding 512 MB (of empty cells)."""
-    data = [b'<row r="1">', cell("A1", "first").encode(), *repeated(b'<c r="B1"/>', int(512e6 * scale)),
-            b"</row>"]
+    data = [b'<row r="1">', cell("A1", "first").encode(),
+            *repeated(b'<c r="B1"/>', int(512e6 * scale)), b"</row>"]
     return "one_huge_row.xlsx", workbook([("S", worksheet(data))])
 
 
@@ -237,8 +238,8 @@ def many_styles(scale: float) -> tuple[str, bytes]:
     """6. 1,000,000 ``cellXfs`` entries."""
     xfs = ('<xf numFmtId="0" fontId="0" fillId="0" borderId="0"/>'
            for _ in range(int(1_000_000 * scale)))
-    return "many_styles.xlsx", workbook([("S", worksheet(rows_xml({1: [cell("A1", "x", style=1)]})))],
-                                        styles=styles_xml(xfs))
+    sheet = worksheet(rows_xml({1: [cell("A1", "x", style=1)]}))
+    return "many_styles.xlsx", workbook([("S", sheet)], styles=styles_xml(xfs))
 
 
 def shared_part(scale: float) -> tuple[str, bytes]:
@@ -517,7 +518,8 @@ def hostile_files(folder: Path, scale: float) -> list[Path]:
 
 def benchmark(root: Path, scale: float, names: list[str]) -> tuple[dict, list[str]]:
     """Ingest a one-cell file (the baseline) and each recipe of ``names`` at ``scale`` and
-    ``2 x scale`` (a data dir each; none of it when ``names`` is empty), then every hostile input (:func:`hostile_files`, the recipes at ``scale``) in one command into
+    ``2 x scale`` (a data dir each; none of it when ``names`` is empty), then every hostile
+    input (:func:`hostile_files`, the recipes at ``scale``) in one command into
     ``root / "data-together"``; returns the measurements (JSON-compatible) and the targets
     missed (each a line)."""
     results: dict = {"scale": scale, "recipes": {}}

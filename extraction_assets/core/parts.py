@@ -6,7 +6,6 @@ rich-text runs (§18.4.4) and phonetic runs (§18.4.6) kept apart, and the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import IO
 
 from lxml import etree
 

@@ -694,7 +694,8 @@ class WorksheetReader:
             raise _Fallback()  # a cell without a reference: its position comes from the tree
         letter_codes = pc.dictionary_encode(extracted.field("letters"))
         cols = pa.array([_column_or_zero(x.decode()) for x in
-                         letter_codes.dictionary.to_pylist()], pa.int32()).take(letter_codes.indices)
+                         letter_codes.dictionary.to_pylist()], pa.int32())
+        cols = cols.take(letter_codes.indices)
         rows = pc.cast(pc.cast(extracted.field("digits"), pa.string()), pa.int32())
         inside = pc.and_(pc.and_(pc.greater(cols, 0), pc.greater(rows, 0)),
                          pc.less_equal(rows, MAX_ROW))
@@ -704,7 +705,8 @@ class WorksheetReader:
             self.issues.tally("cell_outside_sheet", pc.sum(outside).as_py(),
                               (first["letters"].as_py() + first["digits"].as_py()).decode(),
                               _OUTSIDE)
-            extracted, rows, cols = extracted.filter(inside), rows.filter(inside), cols.filter(inside)
+            extracted = extracted.filter(inside)
+            rows, cols = rows.filter(inside), cols.filter(inside)
         letters, digits, styles, types, raw = (extracted.field(name) for name in _CELL_FIELDS)
         styles = pc.cast(styles, pa.string())
         styles = pc.cast(pc.if_else(pc.equal(styles, ""), "0", styles), pa.int64())
