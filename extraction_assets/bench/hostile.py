@@ -28,6 +28,7 @@ import time
 import warnings
 import zipfile
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 from xml.sax.saxutils import escape
@@ -208,22 +209,23 @@ def merge_fill(scale: float) -> tuple[str, bytes]:
 
 def frame_bloat(scale: float) -> tuple[str, bytes]:
     """3. 64 MB of ``<x/>`` in an ``<extLst>`` after the sheet data."""
-    tail = [b"<extLst><ext uri=\"{0}\">", *repeated(b"<x/>", int(64e6 * scale)), b"</ext></extLst>"]
+    tail = chain([b"<extLst><ext uri=\"{0}\">"], repeated(b"<x/>", int(64e6 * scale)),
+                 [b"</ext></extLst>"])
     return "frame_bloat.xlsx", workbook([("S", worksheet(
         rows_xml({1: [cell("A1", "kept")]}), after=tail))])
 
 
 def empty_rows(scale: float) -> tuple[str, bytes]:
     """4. 1.9 GB of self-closing ``<row r="9"/>``."""
-    data = [rows_xml({1: [cell("A1", "first")]}).encode(),
-            *repeated(b'<row r="9"/>', int(1.9e9 * scale))]
+    data = chain([rows_xml({1: [cell("A1", "first")]}).encode()],
+                 repeated(b'<row r="9"/>', int(1.9e9 * scale)))
     return "empty_rows.xlsx", workbook([("S", worksheet(data))])
 
 
 def one_huge_row(scale: float) -> tuple[str, bytes]:
     """4. One ``<row>`` holding 512 MB (of empty cells)."""
-    data = [b'<row r="1">', cell("A1", "first").encode(),
-            *repeated(b'<c r="B1"/>', int(512e6 * scale)), b"</row>"]
+    data = chain([b'<row r="1">', cell("A1", "first").encode()],
+                 repeated(b'<c r="B1"/>', int(512e6 * scale)), [b"</row>"])
     return "one_huge_row.xlsx", workbook([("S", worksheet(data))])
 
 
@@ -445,7 +447,9 @@ class Measured:
 def run_command(args: list[str], timeout: float = 600.0) -> Measured:
     """Run a command as a process (killed after ``timeout`` seconds); its wall clock and peak
     RSS (``ru_maxrss`` of that process, from ``wait4``; its own children, e.g. ``--jobs``
-    workers, are not included)."""
+    workers, are not included). Linux counts in it the resident memory of the process that
+    started it at the time (the memory the child had before its ``exec``), so the caller
+    stays small: the recipes are streamed, never held whole."""
     with tempfile.TemporaryFile("w+") as out:
         start = time.perf_counter()
         proc = subprocess.Popen(args, stdout=out, stderr=subprocess.DEVNULL, text=True)
@@ -520,8 +524,9 @@ def benchmark(root: Path, scale: float, names: list[str]) -> tuple[dict, list[st
     """Ingest a one-cell file (the baseline) and each recipe of ``names`` at ``scale`` and
     ``2 x scale`` (a data dir each; none of it when ``names`` is empty), then every hostile
     input (:func:`hostile_files`, the recipes at ``scale``) in one command into
-    ``root / "data-together"``; returns the measurements (JSON-compatible) and the targets
-    missed (each a line)."""
+    ``root / "data-together"``, which must give each file its line within 1 GB (its time, the
+    sum of some 25 files', is shown, not judged); returns the measurements (JSON-compatible)
+    and the targets missed (each a line)."""
     results: dict = {"scale": scale, "recipes": {}}
     missed: list[str] = []
 
@@ -553,8 +558,7 @@ def benchmark(root: Path, scale: float, names: list[str]) -> tuple[dict, list[st
     files = hostile_files(root / "all", scale)
     together = run_command(ingest_command(files, root / "data-together"))
     results["together"] = {**vars(together), "files": [str(f) for f in files]}
-    if len(together.lines) != len(files) or together.seconds > MAX_SECONDS \
-            or together.peak_rss_mb > MAX_RSS_MB:
+    if len(together.lines) != len(files) or together.peak_rss_mb > MAX_RSS_MB:
         missed.append(f"all together: {len(together.lines)} lines for {len(files)} files "
                       f"({together.seconds} s, {together.peak_rss_mb} MB)")
     return results, missed
