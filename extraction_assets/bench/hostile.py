@@ -20,10 +20,10 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import warnings
 import zipfile
@@ -444,24 +444,39 @@ class Measured:
     peak_rss_mb: float
 
 
+#: A small interpreter between the caller and the command measured: it runs the command and
+#: writes its ``ru_maxrss`` (KiB, from ``wait4``) to the file named first. Linux counts in a
+#: process's ``ru_maxrss`` the memory of the process it was forked from (the memory it had
+#: before its ``exec``), so a command started by a large process (a test runner) would read
+#: as large; started by this one, it reads as its own.
+_MEASURE = ("import os, subprocess, sys\n"
+            "child = subprocess.Popen(sys.argv[2:])\n"
+            "_, status, usage = os.wait4(child.pid, 0)\n"
+            "open(sys.argv[1], 'w').write(str(usage.ru_maxrss))\n"
+            "sys.exit(os.waitstatus_to_exitcode(status))\n")
+
+
 def run_command(args: list[str], timeout: float = 600.0) -> Measured:
-    """Run a command as a process (killed after ``timeout`` seconds); its wall clock and peak
-    RSS (``ru_maxrss`` of that process, from ``wait4``; its own children, e.g. ``--jobs``
-    workers, are not included). Linux counts in it the resident memory of the process that
-    started it at the time (the memory the child had before its ``exec``), so the caller
-    stays small: the recipes are streamed, never held whole."""
-    with tempfile.TemporaryFile("w+") as out:
-        start = time.perf_counter()
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.DEVNULL, text=True)
-        timer = threading.Timer(timeout, proc.kill)
-        timer.start()
-        _, status, usage = os.wait4(proc.pid, 0)
-        seconds = time.perf_counter() - start
-        timer.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        lines = out.read().splitlines()
-    return Measured(proc.returncode, lines, round(seconds, 2), round(usage.ru_maxrss / 1024, 1))
+    """Run a command as a process (its process group killed after ``timeout`` seconds); its
+    exit code, output lines, wall clock and peak RSS (``ru_maxrss`` of that process, through
+    :data:`_MEASURE`; its own children, e.g. ``--jobs`` workers, are not included)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        rss = Path(tmp) / "maxrss"
+        with open(Path(tmp) / "out", "w+") as out:
+            start = time.perf_counter()
+            proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _MEASURE, str(rss), *args],
+                                    stdout=out, stderr=subprocess.DEVNULL, text=True,
+                                    start_new_session=True)
+            try:
+                code = proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                code = proc.wait()
+            seconds = time.perf_counter() - start
+            out.seek(0)
+            lines = out.read().splitlines()
+        peak = int(rss.read_text()) / 1024 if rss.exists() else float("nan")
+    return Measured(code, lines, round(seconds, 2), round(peak, 1))
 
 
 #: The targets of issue #27: per command, and for twice the input.
