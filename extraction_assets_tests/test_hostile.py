@@ -47,6 +47,7 @@ from extraction_assets.pictures import segmentation_svg
 from extraction_assets.sensors import inbox_sensor, inbox_files
 from extraction_assets.stages import StageError, run_pipeline
 from extraction_assets.storage import DataStore
+from extraction_assets.vectors import TABLE_NAME
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -293,8 +294,9 @@ def test_work_ratio_leaves_the_command_start_out_and_small_work_unjudged():
 def test_benchmark_smallest_form_every_input_ends_typed_within_bounds(tmp_path):
     """The benchmark's last step at a small scale, every hostile input in one command: each
     file gets its line, the command stays within 1 GB, and no hidden text reaches the
-    chunks or LanceDB; search prints names and cell text as text. (The pairs of sizes
-    are measured by the benchmark itself: ``python -m extraction_assets.bench.hostile``.)"""
+    chunks or LanceDB (chunk and record units); search prints names and cell text as text.
+    (The pairs of sizes are measured by the benchmark itself:
+    ``python -m extraction_assets.bench.hostile``.)"""
     results, missed = hostile.benchmark(tmp_path, 0.004, [])
     assert missed == [] and results["recipes"] == {}
     together = results["together"]
@@ -318,7 +320,7 @@ def test_benchmark_smallest_form_every_input_ends_typed_within_bounds(tmp_path):
         part = con.execute("select part from read_parquet(?) where sheet_name = 'S[/]'", [
             str(data / "parquet" / "parsed_sheets" / "*.parquet")]).fetchone()
     assert part == ("xl/[/b].xml",)
-    vectors = lancedb.connect(str(DataStore(data).lancedb_uri)).open_table("chunks")
+    vectors = lancedb.connect(str(DataStore(data).lancedb_uri)).open_table(TABLE_NAME)
     texts += vectors.to_arrow().column("text").to_pylist()
     assert texts and not [t for t in texts for s in SECRETS if s in t]
     found = run_cli("search", "North retitled", "--data-dir", str(data), "-k", "1")
