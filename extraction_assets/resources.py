@@ -36,6 +36,10 @@ class LimitsResource(ConfigurableResource):
     max_sheets: int = Limits.max_sheets
     max_cells: int = Limits.max_cells
     max_merged_ranges: int = Limits.max_merged_ranges
+    max_cell_chars: int = Limits.max_cell_chars
+    max_text_bytes: int = Limits.max_text_bytes
+    max_styles: int = Limits.max_styles
+    max_tree_bytes: int = Limits.max_tree_bytes
 
     def limits(self) -> Limits:
         """The configured :class:`~.core.container.Limits`."""

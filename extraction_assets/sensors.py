@@ -1,6 +1,8 @@
 """The inbox sensor: a new partition and a run for every new file content in ``<data-dir>/inbox``,
 and the sensors that refresh the ``lineage`` table after each run."""
 
+from pathlib import Path
+
 from dagster import (
     AssetSelection,
     DagsterRunStatus,
@@ -35,6 +37,25 @@ SPREADSHEET_SUFFIXES = {".xlsx", ".xlsm", ".xltx", ".xltm", ".xls", ".xlsb", ".o
                         ".csv", ".tsv"}
 
 
+def inbox_files(inbox: Path) -> list[Path]:
+    """The spreadsheet files of ``inbox`` and its subfolders (by suffix, hidden names left
+    out), sorted: those whose real path, symlinks followed, lies inside the inbox. A symlink
+    to a file elsewhere (``inbox/leak.csv -> /elsewhere/secret.csv``), one that loops or
+    dangles, is not read."""
+    root = inbox.resolve()
+    out = []
+    for path in sorted(inbox.rglob("*")):
+        if path.name.startswith(".") or path.suffix.lower() not in SPREADSHEET_SUFFIXES:
+            continue
+        try:
+            real = path.resolve(strict=True)
+        except (OSError, RuntimeError):  # dangling, or a loop (RuntimeError before 3.13)
+            continue
+        if real.is_relative_to(root) and real.is_file():
+            out.append(path)
+    return out
+
+
 @sensor(job=ingest_job, minimum_interval_seconds=15, default_status=DefaultSensorStatus.RUNNING,
         description="Adds a `workbooks` partition for each new file content found in "
                     "<data-dir>/inbox (same bytes under any name are processed once) and "
@@ -44,13 +65,16 @@ def inbox_sensor(context: SensorEvaluationContext, storage: DataStoreResource) -
     """One tick: hash every spreadsheet file of the inbox, add the new hashes as partitions
     (add requests of at most ``ADD_BATCH_SIZE`` keys) and request a run (``run_key`` = hash)
     for up to ``MAX_RUNS_PER_TICK`` hashes that have no run yet; the rest are requested on
-    later ticks (see :func:`~extraction_assets.partitions.plan_discovery`)."""
+    later ticks (see :func:`~extraction_assets.partitions.plan_discovery`). Only files that
+    resolve inside the inbox are read (:func:`inbox_files`)."""
     store = storage.store()
     store.inbox.mkdir(parents=True, exist_ok=True)
-    discovered = [store.register_source(path)[0]
-                  for path in sorted(p for p in store.inbox.rglob("*") if p.is_file())
-                  if not path.name.startswith(".")
-                  and path.suffix.lower() in SPREADSHEET_SUFFIXES]
+    discovered = []
+    for path in inbox_files(store.inbox):
+        try:
+            discovered.append(store.register_source(path)[0])
+        except OSError as exc:  # one unreadable file never stops the tick
+            context.log.warning(f"{path} not read: {exc.strerror or exc}")
     plan = plan_discovery(discovered, existing_partition_keys(context.instance),
                           keys_with_runs(context.instance))
     if plan.waiting:

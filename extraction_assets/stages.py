@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from .core.a1 import column_index, column_letter, parse_range
 from .core.arrays import in_threads
-from .core.container import Limits, sniff
+from .core.container import Budget, Limits, sniff
 from .core.errors import ExtractionError
 from .core.headings import detect_heading_levels
 from .core.normalize import (
@@ -48,6 +48,7 @@ from .core.render import (
     chunk_sheet,
     form_html,
     joined,
+    md_text,
     table_html,
     table_markdown,
     unreached_cells,
@@ -245,10 +246,26 @@ def _sheet_cells(table: pa.Table, sheet_index: int) -> pa.Table:
 
 
 def normalize_stage(workbook_hash: str, parsed_cells: pa.Table, parsed_sheets: pa.Table,
-                    styles: pa.Table, properties: pa.Table) -> StageOutput:
+                    styles: pa.Table, properties: pa.Table,
+                    limits: Limits | None = None) -> StageOutput:
     """The StyledGrid of every sheet: tables ``cells`` and ``sheets`` (with the used range
     computed from the cells, never from the declared dimension). A number format Excel would not
-    accept gives an ``invalid_number_format`` warning (its cells are shown as General)."""
+    accept gives an ``invalid_number_format`` warning (its cells are shown as General).
+
+    Raises:
+        StageError: the grids, merged ranges filled, pass ``limits`` (``max_cells``,
+            ``max_text_bytes``: a ``limit_exceeded`` error).
+    """
+    try:
+        return _normalize(workbook_hash, parsed_cells, parsed_sheets, styles, properties,
+                          Budget(limits or Limits()))
+    except ExtractionError as exc:
+        raise StageError(exc, StageOutput({}, [Issue("normalized_grids", None, None, "error",
+                                                     exc.code, exc.message)]))
+
+
+def _normalize(workbook_hash: str, parsed_cells: pa.Table, parsed_sheets: pa.Table,
+               styles: pa.Table, properties: pa.Table, budget: Budget) -> StageOutput:
     props = properties.to_pylist()[0]
     style_list = [CellStyle(**{k: v for k, v in row.items() if k not in ("workbook_hash", "style_index")})
                   for row in sorted(styles.to_pylist(), key=lambda r: r["style_index"])]
@@ -265,7 +282,7 @@ def normalize_stage(workbook_hash: str, parsed_cells: pa.Table, parsed_sheets: p
             hidden_columns=info_row["hidden_columns"] or [], frozen_pane=info_row["frozen_pane"],
         )
         cf_ranges = info_row["cf_ranges"] or []
-        grid = normalize_sheet(sheet, context, cf_ranges)
+        grid = normalize_sheet(sheet, context, cf_ranges, budget)
         issues.extend(_format_issues(grid))
         n = len(grid)
         cell_tables.append(pa.table(
@@ -482,9 +499,11 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
                                  joined([], rows.texts())))
                 continue
             if block.kind == "key_value":
-                markdown, html, text = block.text, form_html(block, rows), rows.texts()[0].as_py()
+                markdown, html, text = (md_text(block.text), form_html(block, rows),
+                                        rows.texts()[0].as_py())
             else:
-                markdown, html, text = block.text, f"<p>{html_escape(block.text)}</p>", block.text
+                markdown, html, text = (md_text(block.text), f"<p>{html_escape(block.text)}</p>",
+                                        block.text)
             rendered.append((block, *(pa.array([v], pa.string()) for v in (markdown, html, text))))
     renderings = _renderings_table(workbook_hash, rendered)
     del rendered
@@ -619,7 +638,7 @@ def run_pipeline(data: bytes, *, filename: str = "workbook.xlsx",
     outputs = [parsed]
     if last >= 1:
         normalized = normalize_stage(workbook_hash, t["parsed_cells"], t["parsed_sheets"],
-                                     t["styles"], t["workbook_properties"])
+                                     t["styles"], t["workbook_properties"], limits)
         cells, sheets = normalized.tables["cells"], normalized.tables["sheets"]
         outputs.append(normalized)
     if last >= 2:

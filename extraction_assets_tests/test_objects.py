@@ -200,7 +200,7 @@ def sheet_objects(data: bytes, part: str = "xl/worksheets/sheet1.xml", name: str
                   **kw) -> tuple[list[SheetObject], list]:
     issues: list = []
     with reader_for(data) as reader:
-        root = _parse(reader.open(part), part)
+        root = _parse(reader, part)
         objs = read_sheet_objects(reader, part, name, root, kw.pop("strings", None),
                                   issues=issues, **kw)
     json.dumps([o.to_dict() for o in objs])
@@ -512,7 +512,7 @@ def test_external_link_recorded_never_opened(monkeypatch):
     data = enriched_workbook()
     issues: list = []
     with reader_for(data) as reader:
-        root = _parse(reader.open("xl/workbook.xml"), "xl/workbook.xml")
+        root = _parse(reader, "xl/workbook.xml")
         objs = read_workbook_objects(reader, "xl/workbook.xml", root, issues=issues)
     link, = of_kind(objs, "external_link")
     assert link.sheet_name is None

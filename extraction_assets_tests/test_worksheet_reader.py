@@ -9,6 +9,7 @@ import io
 import pytest
 
 from extraction_assets.core import worksheet as ws
+from extraction_assets.core.container import Budget, Limits
 from extraction_assets.core.worksheet import WorksheetReader
 
 NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
@@ -26,7 +27,7 @@ def part(rows: str, prefix: str = "") -> bytes:
 
 
 def reader(data: bytes) -> WorksheetReader:
-    return WorksheetReader(lambda: io.BytesIO(data), STRINGS, budget=10**7, max_cells=10**7)
+    return WorksheetReader(lambda: io.BytesIO(data), STRINGS, Budget(Limits()))
 
 
 def fast_and_tree(data: bytes) -> tuple[WorksheetReader, WorksheetReader]:

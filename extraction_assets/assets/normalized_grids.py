@@ -2,12 +2,12 @@
 
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
 
-from ..resources import DataStoreResource
-from ..stages import normalize_stage
-from .common import finish, stage_asset
+from ..resources import DataStoreResource, LimitsResource
+from ..stages import StageError, normalize_stage
+from .common import fail, finish, stage_asset
 from .parsed_sheets import parsed_sheets
 
-CODE_VERSION = "3"
+CODE_VERSION = "4"
 
 
 @stage_asset(
@@ -19,13 +19,18 @@ CODE_VERSION = "3"
         "sheet the used range computed from the cells."
     ),
 )
-def normalized_grids(context: AssetExecutionContext, storage: DataStoreResource) -> MaterializeResult:
+def normalized_grids(context: AssetExecutionContext, storage: DataStoreResource,
+                     limits: LimitsResource) -> MaterializeResult:
     store = storage.store()
     h = context.partition_key
-    output = normalize_stage(
-        h, store.read_table("parsed_cells", h), store.read_table("parsed_sheets", h),
-        store.read_table("styles", h), store.read_table("workbook_properties", h),
-    )
+    try:
+        output = normalize_stage(
+            h, store.read_table("parsed_cells", h), store.read_table("parsed_sheets", h),
+            store.read_table("styles", h), store.read_table("workbook_properties", h),
+            limits.limits(),
+        )
+    except StageError as error:
+        raise fail(store, "normalized_grids", h, error) from error
     sheets = output.tables["sheets"].to_pylist()
     return finish(context, store, "normalized_grids", output, CODE_VERSION, {
         "used_ranges": MetadataValue.json({s["sheet_name"]: s["used_range"] for s in sheets}),

@@ -7,7 +7,7 @@ from ..stages import StageError, parse_stage
 from .common import fail, finish, stage_asset
 from .workbook import workbook
 
-CODE_VERSION = "3"
+CODE_VERSION = "4"
 
 
 @stage_asset(

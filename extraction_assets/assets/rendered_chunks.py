@@ -16,7 +16,7 @@ from ..stages import render_stage, rich_markup
 from .common import check_result, finish, stage_asset
 from .segmented_blocks import segmented_blocks
 
-CODE_VERSION = "8"
+CODE_VERSION = "9"
 
 
 class ChunkingConfig(Config):

@@ -4,11 +4,13 @@ from pathlib import Path
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue
 
+from ..core.errors import SourceUnavailableError
+from ..core.parts import Issue
 from ..resources import DataStoreResource, LimitsResource, PasswordsResource
-from ..stages import StageError, workbook_stage
+from ..stages import StageError, StageOutput, workbook_stage
 from .common import fail, finish, stage_asset
 
-CODE_VERSION = "1"
+CODE_VERSION = "2"
 
 
 @stage_asset(
@@ -30,16 +32,17 @@ def workbook(context: AssetExecutionContext, storage: DataStoreResource,
         raise Failure(description=str(exc)) from exc
     if blob.exists():
         data = blob.read_bytes()
-    else:
+    else:  # registered before the bytes were stored at once: only the source is left
         try:
             data = Path(source["source_path"]).read_bytes()
-        except OSError as exc:
-            raise Failure(description=f"cannot read {source['source_path']}: {exc}") from exc
-        try:
             store.store_bytes(workbook_hash, data)
-        except ValueError as exc:
-            raise Failure(description=f"{source['source_path']} changed since it was registered: "
-                                      f"{exc}") from exc
+        except (OSError, ValueError) as exc:
+            why = (f"cannot be read ({exc.strerror or exc})" if isinstance(exc, OSError)
+                   else "holds other bytes now")
+            error = SourceUnavailableError(f"the partition's bytes were never stored and "
+                                           f"{source['source_path']} {why}")
+            raise fail(store, "workbook", workbook_hash, StageError(error, StageOutput(
+                {}, [Issue("workbook", None, None, "error", error.code, error.message)]))) from exc
     try:
         output = workbook_stage(workbook_hash, data, source["source_path"], limits.limits(),
                                 passwords.passwords)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import IO
 
 import olefile
+from lxml import etree
 
 from .errors import (
     CorruptWorkbookError,
@@ -56,8 +57,19 @@ class Limits:
         max_part_bytes: most uncompressed bytes of one part.
         max_compression_ratio: most uncompressed/compressed ratio of a part larger than 1 MiB.
         max_sheets: most worksheets in a workbook.
-        max_cells: most non-empty cells over the whole workbook.
+        max_cells: most non-empty cells over the whole workbook, the cells merged ranges fill
+            included.
         max_merged_ranges: most merged ranges on one worksheet.
+        max_cell_chars: most characters of one cell's text or formula (Excel's own limit is
+            32,767); a longer one is cut there, with a ``cell_text_truncated`` warning.
+        max_text_bytes: most bytes (UTF-8) of cell text over the whole workbook, as the cells
+            show it: shared strings counted once per cell that uses them, merged ranges'
+            values once per cell they fill.
+        max_styles: most entries of each list of the stylesheet (``cellXfs``, fonts, fills,
+            borders, number formats...; Excel's own limit is 65,490 cell formats).
+        max_tree_bytes: most bytes of XML held as an element tree: a part read whole
+            (workbook, styles, comments, drawings, charts...) or what a worksheet holds outside
+            its ``<sheetData>``.
     """
 
     max_parts: int = 10_000
@@ -67,6 +79,49 @@ class Limits:
     max_sheets: int = 2_000
     max_cells: int = 50_000_000
     max_merged_ranges: int = 1_000_000
+    max_cell_chars: int = 32_767
+    max_text_bytes: int = 64 * 1024**2
+    max_styles: int = 65_490
+    max_tree_bytes: int = 16 * 1024**2
+
+
+class Budget:
+    """What the sheets of one workbook have used of its :class:`Limits`: cells and bytes of
+    cell text (see ``max_cells`` and ``max_text_bytes``), counted by whoever makes them (the
+    worksheet reader, the merge fill of the normalizer).
+
+    Raises:
+        LimitExceededError: from :meth:`add` and :meth:`check_text` once a limit is passed.
+    """
+
+    def __init__(self, limits: Limits):
+        self.limits = limits
+        self.cells = 0
+        self.text_bytes = 0
+
+    def check_text(self, text_bytes: int) -> None:
+        """Raise before ``text_bytes`` more bytes of text are made, if they would not fit."""
+        if self.text_bytes + text_bytes > self.limits.max_text_bytes:
+            raise LimitExceededError(
+                f"workbook has more than {self.limits.max_text_bytes} bytes of cell text "
+                "(max_text_bytes; shared strings and merged values counted in every cell that "
+                "shows them)")
+
+    def add(self, cells: int, text_bytes: int = 0) -> None:
+        """Count ``cells`` more cells holding ``text_bytes`` bytes of text."""
+        self.check_text(text_bytes)
+        self.cells += cells
+        self.text_bytes += text_bytes
+        if self.cells > self.limits.max_cells:
+            raise LimitExceededError(f"workbook has more than {self.limits.max_cells} cells")
+
+    def state(self) -> tuple[int, int]:
+        """What is used so far, for :meth:`restore`."""
+        return self.cells, self.text_bytes
+
+    def restore(self, state: tuple[int, int]) -> None:
+        """Go back to an earlier :meth:`state` (a sheet read again from its start)."""
+        self.cells, self.text_bytes = state
 
 
 @dataclass(frozen=True)
@@ -334,13 +389,15 @@ def _consistent(text: str, delimiter: str) -> bool:
 
 
 class _CountingReader(io.RawIOBase):
-    """Wrap a zip member stream and stop once more than ``budget`` bytes come out of it."""
+    """Wrap a zip member stream and stop once more than ``budget`` bytes come out of it
+    (:class:`LimitExceededError` saying ``over``)."""
 
-    def __init__(self, raw: IO[bytes], name: str, budget: int, on_read):
+    def __init__(self, raw: IO[bytes], name: str, budget: int, on_read, over: str):
         self._raw = raw
         self._name = name
         self._budget = budget
         self._on_read = on_read
+        self._over = over
 
     def readable(self) -> bool:
         return True
@@ -353,7 +410,7 @@ class _CountingReader(io.RawIOBase):
         n = len(chunk)
         self._budget -= n
         if self._budget < 0:
-            raise LimitExceededError(f"part {self._name} inflates beyond the per-part limit")
+            raise LimitExceededError(f"part {self._name} {self._over}")
         self._on_read(n)
         buffer[:n] = chunk
         return n
@@ -371,7 +428,9 @@ class PackageReader:
         limits: the safety limits to enforce.
 
     Raises:
-        CorruptWorkbookError: the zip directory cannot be read.
+        CorruptWorkbookError: the zip directory cannot be read, or two of its parts have the
+            same name (ECMA-376 Part 2, §9.1.1.1: part names are unique, compared without
+            regard to ASCII case).
         LimitExceededError: the package has more parts than allowed, or a part's declared sizes
             exceed the limits.
     """
@@ -389,7 +448,14 @@ class PackageReader:
             )
         self._infos = {}
         for info in infos:
-            self._infos[info.filename.lstrip("/").lower()] = info
+            key = info.filename.lstrip("/").lower()
+            if key in self._infos:
+                first = self._infos[key].filename
+                raise CorruptWorkbookError(
+                    f"the package holds two parts named {info.filename!r}" if first ==
+                    info.filename else f"the package holds parts {first!r} and "
+                    f"{info.filename!r}, whose names differ only in case")
+            self._infos[key] = info
             if info.file_size > limits.max_part_bytes:
                 raise LimitExceededError(
                     f"part {info.filename} declares {info.file_size} bytes; the limit is "
@@ -431,17 +497,35 @@ class PackageReader:
                 f"package inflates beyond {self.limits.max_total_bytes} bytes in total"
             )
 
-    def open(self, name: str) -> IO[bytes]:
-        """Open part ``name`` as a buffered binary stream with the limits enforced.
+    def open(self, name: str, max_bytes: int | None = None) -> IO[bytes]:
+        """Open part ``name`` as a buffered binary stream with the limits enforced:
+        ``max_part_bytes``, or ``max_bytes`` when given (e.g. ``max_tree_bytes`` for a part
+        parsed whole).
 
-        The first 64 KiB are checked: a part declaring a DTD (``<!DOCTYPE``) is refused, since no
-        OOXML part has one and DTDs carry entity-expansion and XXE attacks. (The XML parser is
+        A part that is XML declaring a DTD (``<!DOCTYPE``) is refused, since no OOXML part has
+        one and DTDs carry entity-expansion and XXE attacks: its prolog is read by libxml2 up
+        to the root element, whatever comments or processing instructions come first and
+        whatever the encoding (UTF-16 without a byte-order mark included). (The XML parser is
         also configured to load no DTD and resolve no entity.)
 
         Raises:
             CorruptWorkbookError: the part is missing or its data is damaged.
             HostileContentError: the part declares a DTD.
+            LimitExceededError: (while reading) the part inflates beyond its limit.
         """
+        stream = self._stream(name, max_bytes)
+        head = stream.peek(_PROLOG_BYTES)[:_PROLOG_BYTES]
+        verdict = _declares_dtd([head], complete=False)
+        if verdict is None:  # the root not met in the peek: read the start from a second stream
+            with self._stream(name, max_bytes) as again:
+                verdict = _declares_dtd(iter(lambda: again.read(_PROLOG_BYTES), b""),
+                                        complete=True)
+        if verdict:
+            stream.close()
+            raise HostileContentError(f"part {name} declares a DTD; refused")
+        return stream
+
+    def _stream(self, name: str, max_bytes: int | None) -> IO[bytes]:
         info = self._infos.get(name.lstrip("/").lower())
         if info is None:
             raise CorruptWorkbookError(f"required part {name} is missing")
@@ -449,21 +533,71 @@ class PackageReader:
             raw = self._zip.open(info)
         except (zipfile.BadZipFile, NotImplementedError, zlib.error, OSError, ValueError) as exc:
             raise CorruptWorkbookError(f"part {name} cannot be opened: {exc}") from exc
-        stream = io.BufferedReader(
-            _CountingReader(raw, name, self.limits.max_part_bytes, self._count), 1 << 16
-        )
-        head = stream.peek(_PROLOG_BYTES)[:_PROLOG_BYTES]
-        if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-            head = head.decode("utf-16", errors="ignore").encode("utf-8")
-        if b"<!DOCTYPE" in head or b"<!ENTITY" in head:
-            stream.close()
-            raise HostileContentError(f"part {name} declares a DTD; refused")
-        return stream
+        if max_bytes is None:
+            budget, over = self.limits.max_part_bytes, "inflates beyond the per-part limit"
+        else:
+            budget, over = max_bytes, (f"holds more than {max_bytes} bytes, the limit of a part "
+                                       "read whole")
+        return io.BufferedReader(_CountingReader(raw, name, budget, self._count, over), 1 << 16)
 
     def read(self, name: str) -> bytes:
         """Read the whole of part ``name`` (for small parts such as workbook.xml)."""
         with self.open(name) as stream:
             return stream.read()
+
+
+#: Bytes of a part's start fed to libxml2 at a time to find its root element.
+_PROLOG_STEP = 4096
+
+
+class _Stop(Exception):
+    """Raised by :class:`_Prolog` to stop the parser."""
+
+
+class _Prolog:
+    """A parser target that stops at the document type declaration or at the root element,
+    noting which came first (before any entity of a DTD is declared or expanded)."""
+
+    def __init__(self) -> None:
+        self.dtd: bool | None = None
+
+    def doctype(self, *args) -> None:
+        self.dtd = True
+        raise _Stop()
+
+    def start(self, *args) -> None:
+        self.dtd = False
+        raise _Stop()
+
+    def end(self, *args) -> None:
+        pass
+
+    def data(self, *args) -> None:
+        pass
+
+    def close(self) -> bool | None:
+        return self.dtd
+
+
+def _declares_dtd(blocks, complete: bool) -> bool | None:
+    """Whether the XML of ``blocks`` (the start of a part; all of it when ``complete``)
+    declares a DTD before its root element, as libxml2 reads it (any encoding it detects);
+    ``False`` for what is not well-formed XML there (a binary part; its reader reports what is
+    damaged) and ``None`` when the blocks end before the root."""
+    target = _Prolog()
+    parser = etree.XMLParser(target=target, resolve_entities=False, no_network=True,
+                             load_dtd=False, huge_tree=False)
+    try:
+        for block in blocks:
+            for at in range(0, len(block), _PROLOG_STEP):
+                parser.feed(block[at:at + _PROLOG_STEP])
+        if complete:
+            parser.close()
+    except _Stop:
+        pass
+    except etree.XMLSyntaxError:
+        return bool(target.dtd)
+    return target.dtd
 
 
 def resolve_target(source_part: str, target: str) -> str:

@@ -56,3 +56,11 @@ class HostileContentError(ExtractionError):
     """Content that is refused on principle, such as a DTD or entity declaration in an XML part."""
 
     code = "hostile_content"
+
+
+class SourceUnavailableError(ExtractionError):
+    """The file a partition was registered from cannot be read any more, or holds other bytes
+    now, and its bytes were never stored (a registration made before they were copied at once):
+    the partition's content is gone."""
+
+    code = "source_unavailable"

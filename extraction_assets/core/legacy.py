@@ -44,7 +44,7 @@ from typing import Callable, Iterator
 import pyarrow as pa
 
 from .a1 import range_ref
-from .container import Limits, Sniffed, decode_text
+from .container import Limits, PackageReader, Sniffed, decode_text
 from .errors import (
     CorruptWorkbookError,
     EncryptedWorkbookError,
@@ -198,12 +198,16 @@ def open_legacy(data: bytes, sniffed: Sniffed, limits: Limits | None = None, *,
         EncryptedWorkbookError: an encrypted ``xls`` or ODS (password required).
         CorruptWorkbookError: the readers cannot make sense of the file.
         HostileContentError: a flat ODS declaring a DTD.
-        LimitExceededError: more cells, sheets or merged ranges than ``limits`` allow.
+        LimitExceededError: more cells, sheets or merged ranges than ``limits`` allow, or an
+            ``xlsb``/``ods`` package beyond its package limits (parts, sizes, compression;
+            see :class:`~.container.PackageReader`, which also refuses duplicate part names).
     """
     limits = limits or Limits()
     if sniffed.encrypted:
         raise EncryptedWorkbookError(
             f"the {sniffed.format} workbook ({sniffed.label}) is encrypted: password required")
+    if sniffed.container == "zip":  # xlsb, ods: the package limits before any reader sees it
+        PackageReader(data, limits).close()
     if sniffed.format == "csv":
         return _open_csv(data, sniffed, limits, filename)
     if sniffed.format == "ods" and _ods_encrypted(data):
@@ -529,8 +533,6 @@ _ERROR_RE = re.compile(r"^#(NULL!|DIV/0!|VALUE!|REF!|NAME\?|NUM!|N/A|GETTING_DAT
 
 
 def _zip_member(data: bytes, name: str, limits: Limits) -> bytes | None:
-    from .container import PackageReader
-
     try:
         with PackageReader(data, limits) as reader:
             return reader.read(name) if reader.has(name) else None

@@ -13,6 +13,7 @@ the theme's colour scheme with slots 0-3 swapped to lt1, dk1, lt2, dk2 as Excel 
 from __future__ import annotations
 
 import colorsys
+import re
 import datetime as dt
 from dataclasses import dataclass, field
 from functools import partial
@@ -23,8 +24,10 @@ import pyarrow.compute as pc
 
 from .a1 import MAX_COL, column_letter, parse_range, range_ref
 from .arrays import in_threads, scatter
+from .container import Budget, Limits
 from .numfmt import format_text, format_values, is_date_format, serial_to_datetime
 from .ooxml import ParsedSheet, WorkbookStyles
+from .worksheet import text_bytes
 
 # ECMA-376 Part 1, §18.8.27: the default indexed colour palette (indices 0..63).
 DEFAULT_INDEXED_COLORS = (
@@ -51,14 +54,25 @@ def apply_tint(rgb: str, tint: float) -> str:
     return "".join(f"{round(c * 255):02X}" for c in (r, g, b))
 
 
+_HEX6 = re.compile(r"[0-9A-Fa-f]{6}")
+
+
 def resolve_color(spec: str | None, theme: list[str], indexed: list[str] | None) -> str | None:
     """Resolve a colour as written by the parser (``rgb:``, ``theme:N;tint:T``, ``indexed:N``)
-    to ``RRGGBB``; ``None`` when absent, automatic or unresolvable."""
+    to ``RRGGBB``; ``None`` when absent, automatic or unresolvable (an index or tint that is
+    not a number, an ``rgb`` that is not hexadecimal)."""
+    try:
+        return _resolve_color(spec, theme, indexed)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _resolve_color(spec: str | None, theme: list[str], indexed: list[str] | None) -> str | None:
     if not spec:
         return None
     kind, _, rest = spec.partition(":")
     if kind == "rgb":
-        return rest[-6:].upper() if len(rest) >= 6 else None
+        return rest[-6:].upper() if _HEX6.fullmatch(rest[-6:]) else None
     if kind == "indexed":
         palette = indexed or DEFAULT_INDEXED_COLORS
         idx = int(rest)
@@ -360,7 +374,8 @@ def a1_refs(rows: pa.Array, cols: pa.Array) -> pa.Array:
 
 
 def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles,
-                    cf_ranges: list[str] | None = None) -> StyledGrid:
+                    cf_ranges: list[str] | None = None, budget: Budget | None = None
+                    ) -> StyledGrid:
     """Build the :class:`StyledGrid` of one parsed sheet.
 
     Merged ranges are propagated: every covered cell gets the top-left cell's value, display text
@@ -370,7 +385,13 @@ def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles,
     plus the merged area; display text is memoised per (number format, value) in
     ``workbook.cache``, for all the sheets of the workbook. ``cf_affected`` marks cells inside
     a conditional-formatting range (``cf_ranges``, default: the sheet's own,
-    :attr:`ParsedSheet.cf_ranges`).
+    :attr:`ParsedSheet.cf_ranges`). ``budget`` (the workbook's, shared by its sheets) counts
+    the grid's cells and the bytes of their display text, the copies a merge fills included,
+    before those are made.
+
+    Raises:
+        LimitExceededError: the grid would pass ``budget``'s limits (``max_cells``,
+            ``max_text_bytes``).
     """
     info = sheet.info
     grid = StyledGrid(info.index, info.name, info.visibility, info.kind,
@@ -390,7 +411,9 @@ def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles,
                 anchors)
         for offset in range(0, cells.num_rows, _SLICE_CELLS)
     ]))
-    table = _apply_merges(table, sheet.merged_ranges)
+    budget = budget or Budget(Limits())
+    budget.add(table.num_rows, text_bytes(table.column("display_text")))
+    table = _apply_merges(table, sheet.merged_ranges, budget)
     table = _flag_hidden(table, grid.hidden_rows, grid.hidden_columns)
     table = _flag_conditional(table, sheet.cf_ranges if cf_ranges is None else cf_ranges)
     grid.table = _in_order(table)
@@ -467,10 +490,11 @@ def _grid_slice(cells: pa.Table, styles: dict[str, pa.Array], date1904: bool, me
     return table if shows.all() else table.filter(pa.array(shows))
 
 
-def _apply_merges(table: pa.Table, merged_ranges: list[str]) -> pa.Table:
+def _apply_merges(table: pa.Table, merged_ranges: list[str], budget: Budget) -> pa.Table:
     """Mark merge anchors with ``merge_range`` and add the covered cells, each a copy of its
-    anchor with ``merged_from`` set; parsed cells inside a merge (other than the anchor) are
-    replaced, as Excel shows only the anchor's value there."""
+    anchor with ``merged_from`` set (counted in ``budget`` before they are made); parsed cells
+    inside a merge (other than the anchor) are replaced, as Excel shows only the anchor's value
+    there."""
     if not merged_ranges or table.num_rows == 0:
         return table
     rows = table.column("row").to_numpy()
@@ -516,6 +540,9 @@ def _apply_merges(table: pa.Table, merged_ranges: list[str]) -> pa.Table:
     if not keep.any():
         return table
     covered_keys, which = covered_keys[keep], which[keep]
+    shown = pc.binary_length(table.column("display_text").combine_chunks()).to_numpy(
+        zero_copy_only=False)
+    budget.add(len(which), int(shown[anchor_row[which]].sum()))
     copies = table.take(pa.array(anchor_row[which]))
     new_rows = pa.array((covered_keys // (MAX_COL + 1)).astype(np.int32))
     new_cols = pa.array((covered_keys % (MAX_COL + 1)).astype(np.int32))

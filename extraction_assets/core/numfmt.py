@@ -256,6 +256,8 @@ def _parse_section(text: str) -> _Section:
             return _Section(tuple(merged), _date_kind(merged), condition)
     if "general" in kinds:
         kind = "general"
+    elif _decimal_places(toks) > MAX_DECIMAL_PLACES:
+        kind = "invalid"
     elif "digit" in kinds:
         kind = "scientific" if "exp" in kinds else "fraction" if _fraction_slash(toks) else "number"
     elif "at" in kinds:
@@ -263,6 +265,25 @@ def _parse_section(text: str) -> _Section:
     else:
         kind = "literal"
     return _Section(tuple(toks), kind, condition)
+
+
+#: Most digit placeholders Excel accepts after the decimal point of a number format.
+MAX_DECIMAL_PLACES = 30
+#: Most characters Excel accepts in a number format code.
+MAX_FORMAT_CHARS = 255
+
+
+def _decimal_places(toks: list[_Tok]) -> int:
+    """Digit placeholders after the first decimal point of a section (before any exponent)."""
+    places, after = 0, False
+    for t in toks:
+        if t.kind == "dot":
+            after = True
+        elif t.kind == "exp":
+            break
+        elif after and t.kind == "digit":
+            places += 1
+    return places
 
 
 def _date_kind(toks: list[_Tok]) -> str:
@@ -278,7 +299,13 @@ def _date_kind(toks: list[_Tok]) -> str:
 
 @lru_cache(maxsize=4096)
 def _parse(code: str) -> tuple[tuple[_Section, ...], _Section | None]:
-    """(numeric sections, text section or ``None``) of a code; at most four sections count."""
+    """(numeric sections, text section or ``None``) of a code; at most four sections count.
+
+    Raises:
+        ValueError: the code is longer than :data:`MAX_FORMAT_CHARS` (Excel refuses it).
+    """
+    if len(code) > MAX_FORMAT_CHARS:
+        raise ValueError(f"number format code longer than {MAX_FORMAT_CHARS} characters")
     sections = [_parse_section(s) for s in _split_sections(code)[:4]]
     if len(sections) == 4:
         return tuple(sections[:3]), sections[3]

@@ -191,8 +191,7 @@ class _Ctx:
             self.warn("missing_part", f"{what} {part} is missing from the package")
             return None
         try:
-            with self.reader.open(part) as stream:
-                return parse_part(stream, part)
+            return parse_part(self.reader, part)
         except (ExtractionError, etree.LxmlError, ValueError, OSError) as exc:
             self._failed(part, exc, what)
             return None
@@ -395,15 +394,24 @@ def _sheet_parts(ctx: _Ctx) -> dict[str, str]:
     cache = _pkg(ctx.reader)
     if "sheet_parts" not in cache:
         out: dict[str, str] = {}
+        states: dict[str, str] = {}
         wb = _workbook_part(ctx)
         root = ctx.load(wb, "workbook part") if ctx.reader.has(wb) else None
         rels = ctx.rels(wb) if root is not None else {}
         for el in root.iter("{*}sheet") if root is not None else []:
             rel = rels.get(rel_attr(el) or "")
+            if el.get("name"):
+                states[el.get("name")] = el.get("state") or "visible"
             if rel and not rel[1].startswith("external:") and el.get("name"):
                 out[el.get("name")] = rel[1]
-        cache["sheet_parts"] = out
+        cache["sheet_parts"], cache["sheet_states"] = out, states
     return cache["sheet_parts"]
+
+
+def _sheet_state(ctx: _Ctx, sheet: str) -> str:
+    """The visibility of a sheet by name (§18.18.68: ``visible``, ``hidden``, ``veryHidden``)."""
+    _sheet_parts(ctx)
+    return _pkg(ctx.reader).get("sheet_states", {}).get(sheet, "visible")
 
 
 # --------------------------------------------------------------------------- cell references
@@ -499,6 +507,9 @@ class _Resolver:
             self._stream(sheet, refs)
 
     def _stream(self, sheet: str, refs: set[str]) -> None:
+        """Read the values of the cells ``refs`` of ``sheet`` from its part. Cells that are
+        hidden (a hidden or very hidden sheet, a hidden row or column) stay ``None``, with a
+        ``chart_hidden_source`` warning: hidden content never reaches a chart's text."""
         part = self.sheet_part if sheet == self.sheet_name and self.sheet_part else None
         if part is None:
             part = _sheet_parts(self.ctx).get(sheet)
@@ -506,14 +517,23 @@ class _Resolver:
             self._cache[(sheet, ref)] = None
         if not part or not self.ctx.reader.has(part):
             return
+        if _sheet_state(self.ctx, sheet) != "visible":
+            self._hidden(f"the {_sheet_state(self.ctx, sheet)} sheet {sheet!r}")
+            return
         strings = self.shared_strings
         if strings is None:
             strings = self._shared_strings()
         remaining = set(refs)
+        hidden_cols: list[tuple[int, int]] = []
+        skipped = 0
         try:
             with self.ctx.reader.open(part) as stream:
-                for _, el in etree.iterparse(stream, events=("end",), tag=("{*}c", "{*}row"),
-                                             **XML_OPTS):
+                for _, el in etree.iterparse(stream, events=("end",),
+                                             tag=("{*}c", "{*}row", "{*}col"), **XML_OPTS):
+                    if local(el.tag) == "col":
+                        if _bool(el.get("hidden"), False):
+                            hidden_cols.append((_int(el.get("min"), 0), _int(el.get("max"), 0)))
+                        continue
                     if local(el.tag) == "row":
                         el.clear()
                         parent = el.getparent()
@@ -522,12 +542,24 @@ class _Resolver:
                         continue
                     ref = _clean_ref(el.get("r"))
                     if ref in remaining:
-                        self._cache[(sheet, ref)] = _cell_from_xml(el, strings)
+                        col = parse_cell_ref(ref)[1]
+                        row_el = el.getparent()
+                        if (row_el is not None and _bool(row_el.get("hidden"), False)) or any(
+                                a <= col <= b for a, b in hidden_cols):
+                            skipped += 1
+                        else:
+                            self._cache[(sheet, ref)] = _cell_from_xml(el, strings)
                         remaining.discard(ref)
                         if not remaining:
                             break
         except (ExtractionError, etree.LxmlError, ValueError, OSError) as exc:
             self.ctx._failed(part, exc, "cells for a chart of")
+        if skipped:
+            self._hidden(f"{skipped} cells in hidden rows or columns of sheet {sheet!r}")
+
+    def _hidden(self, where: str) -> None:
+        self.ctx.warn("chart_hidden_source", f"a chart without cached values refers to {where}; "
+                      "those values are not read (hidden content is in no block)")
 
     def _shared_strings(self) -> list[str]:
         cache = _pkg(self.ctx.reader)

@@ -14,14 +14,22 @@ access is made by the XML parser.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterator, Sequence
 
 import pyarrow as pa
 
-from .a1 import MAX_COL, cell_ref, parse_range, range_ref
-from .container import LEGACY_FORMATS, Limits, PackageReader, require_spreadsheet, sniff
+from .a1 import MAX_COL, cell_ref, parse_cell_ref, parse_range, range_ref
+from .container import (
+    LEGACY_FORMATS,
+    Budget,
+    Limits,
+    PackageReader,
+    require_spreadsheet,
+    sniff,
+)
 from .errors import CorruptWorkbookError, LimitExceededError
 from .objects import (
     SheetObject,
@@ -209,25 +217,36 @@ class ParsedWorkbook:
 
         Chartsheets, dialog sheets and sheets whose part is missing yield no cells. A worksheet
         whose XML is damaged yields the cells read so far and records an ``extraction_issues``
-        row instead of failing the workbook. Each sheet's objects (comments, hyperlinks,
+        row instead of failing the workbook. A sheet whose part an earlier sheet already read
+        (two ``<sheet>`` entries sharing one part, which Excel never writes) yields no cells and
+        a ``shared_sheet_part`` warning. Each sheet's objects (comments, hyperlinks,
         validations, conditional formats, tables, charts, pictures) are in ``sheet.objects``;
         a damaged optional part becomes an issue, never an exception.
 
         Raises:
-            LimitExceededError: more cells than ``limits.max_cells`` in the workbook, or more
-                merged ranges than ``limits.max_merged_ranges`` on one sheet.
+            LimitExceededError: more cells than ``limits.max_cells`` or more bytes of cell text
+                than ``limits.max_text_bytes`` in the workbook, more merged ranges than
+                ``limits.max_merged_ranges`` or more than ``limits.max_tree_bytes`` of XML
+                outside the cells on one sheet.
             CorruptWorkbookError, HostileContentError: the shared string table cannot be read
                 (see :attr:`shared_strings`; it is read before the first sheet, since every
                 worksheet depends on it).
         """
         self.shared_strings  # noqa: B018 - read (or refused) before the first sheet
-        total = 0
+        budget = Budget(self.limits)
+        read_by: dict[str, str] = {}
         for info in self.sheets:
             sheet = ParsedSheet(info)
-            if info.kind == "worksheet" and info.part and self.reader.has(info.part):
+            if info.part and info.part.lower() in read_by:
+                self.issues.append(Issue(
+                    "parsed_sheets", info.name, None, "warning", "shared_sheet_part",
+                    f"sheet {info.name!r} has the part of sheet {read_by[info.part.lower()]!r} "
+                    f"({info.part}); it is read once, for that sheet"))
+            elif info.kind == "worksheet" and info.part and self.reader.has(info.part):
+                read_by[info.part.lower()] = info.name
                 frame = None
                 try:
-                    frame = self._read_worksheet(sheet, self.limits.max_cells - total)
+                    frame = self._read_worksheet(sheet, budget)
                 except CorruptWorkbookError as exc:
                     self.issues.append(
                         Issue("parsed_sheets", info.name, None, "error", exc.code, exc.message)
@@ -235,6 +254,7 @@ class ParsedWorkbook:
                 sheet.objects = read_sheet_objects(self.reader, info.part, info.name, frame,
                                                    self.shared_strings, issues=self.issues)
             elif info.kind == "chartsheet" and info.part and self.reader.has(info.part):
+                read_by[info.part.lower()] = info.name
                 sheet.objects = read_chartsheet_objects(self.reader, info.part, info.name,
                                                         issues=self.issues,
                                                         shared_strings=self.shared_strings)
@@ -243,7 +263,6 @@ class ParsedWorkbook:
                     Issue("parsed_sheets", info.name, None, "warning", "missing_sheet_part",
                           f"sheet {info.name!r} has no readable worksheet part")
                 )
-            total += len(sheet)
             yield sheet
 
     @cached_property
@@ -251,13 +270,23 @@ class ParsedWorkbook:
         """The shared string table (ECMA-376 Part 1 §18.4.9, ``sst``), read on first use: a
         :class:`~.parts.SharedStrings`, empty when there is no such part or no package.
 
+        A string longer than ``limits.max_cell_chars`` is cut there, with a
+        ``cell_text_truncated`` warning.
+
         Raises:
             CorruptWorkbookError: the part is not well-formed XML.
             HostileContentError: the part declares a DTD.
         """
         if self.reader is None:
             return []
-        return read_shared_strings(self.reader, self.shared_strings_part)
+        strings = read_shared_strings(self.reader, self.shared_strings_part)
+        if strings.truncated:
+            self.issues.append(Issue(
+                "parsed_sheets", None, None, "warning", "cell_text_truncated",
+                f"{len(strings.truncated)} shared strings longer than "
+                f"{self.limits.max_cell_chars} characters cut there (the first is string "
+                f"{strings.truncated[0]})"))
+        return strings
 
     @property
     def rich_strings(self) -> list[RichString]:
@@ -279,11 +308,11 @@ class ParsedWorkbook:
         """Release the package."""
         self.reader.close()
 
-    def _read_worksheet(self, sheet: ParsedSheet, budget: int):
+    def _read_worksheet(self, sheet: ParsedSheet, budget: Budget):
         """Read a worksheet's cells and facts into ``sheet``; returns its frame element."""
         name = sheet.info.name
         reader = WorksheetReader(open_stream(self.reader, sheet.info.part), self.shared_strings,
-                                 budget, self.limits.max_cells, self.shared_strings_array)
+                                 budget, self.shared_strings_array)
         try:
             reader.read()
         finally:
@@ -325,15 +354,30 @@ class ParsedWorkbook:
                     continue
                 if el.get("hidden") in ("1", "true"):
                     hidden_columns.update(range(first, last + 1))
-                if width is not None:
+                if width is not None and math.isfinite(width):
                     sheet.column_widths.append((first, last, width))
             elif tag == "pane" and el.get("state") in ("frozen", "frozenSplit"):
                 try:
-                    sheet.frozen_pane = el.get("topLeftCell") or cell_ref(
-                        int(float(el.get("ySplit") or 0)) + 1, int(float(el.get("xSplit") or 0)) + 1)
-                except ValueError:
-                    continue
+                    sheet.frozen_pane = _frozen_cell(el)
+                except (ValueError, OverflowError):
+                    self.issues.append(Issue(
+                        "parsed_sheets", name, None, "warning", "bad_pane",
+                        "the frozen pane names no cell of the sheet (topLeftCell "
+                        f"{el.get('topLeftCell')!r}, xSplit {el.get('xSplit')!r}, ySplit "
+                        f"{el.get('ySplit')!r}); not used"))
         sheet.hidden_columns = sorted(hidden_columns)
+
+
+def _frozen_cell(pane) -> str:
+    """The top-left scrolling cell of a frozen ``<pane>`` (§18.3.1.66): ``topLeftCell``, else
+    the cell after the ``ySplit`` rows and ``xSplit`` columns frozen.
+
+    Raises:
+        ValueError, OverflowError: it is no cell of a sheet.
+    """
+    ref = pane.get("topLeftCell") or cell_ref(int(float(pane.get("ySplit") or 0)) + 1,
+                                              int(float(pane.get("xSplit") or 0)) + 1)
+    return cell_ref(*parse_cell_ref(ref))
 
 
 def _color(el) -> str | None:
@@ -349,7 +393,7 @@ def _int_attr(el, name: str) -> int | None:
         return None
     try:
         return int(float(value))
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
 
 
@@ -381,13 +425,61 @@ def _flag(el, name: str) -> bool:
     return c is not None and c.get("val", "1") not in ("0", "false", "none")
 
 
-def _read_styles(reader: PackageReader, part: str | None) -> tuple[list[CellStyle], list[str] | None]:
+#: The lists of a stylesheet (§18.8.39) whose entries :attr:`Limits.max_styles` bounds.
+_STYLE_LISTS = ("numFmts", "fonts", "fills", "borders", "cellStyleXfs", "cellXfs", "cellStyles",
+                "dxfs")
+#: Largest id a style attribute (``numFmtId``, ``fontId``...) may have: stored as int32.
+_MAX_STYLE_ID = 2**31 - 1
+
+
+def _style_id(el, name: str, problems: list[str], where: str) -> int:
+    """A style id attribute (``numFmtId``, ``fontId``, ``fillId``, ``borderId``: an unsigned
+    int, ECMA-376 Part 1 §18.8.45): 0 when absent; 0 and a problem when it is not one."""
+    value = el.get(name)
+    if value is None:
+        return 0
+    if value.strip().isdigit() and int(value) <= _MAX_STYLE_ID:
+        return int(value)
+    problems.append(f"{where}: {name} {value!r} is not a style id; 0 is used")
+    return 0
+
+
+def _font_size(font, problems: list[str], where: str) -> float | None:
+    """The ``<sz val>`` of a font in points; ``None`` when absent, and with a problem when it
+    is not a finite positive number."""
+    size = _child(font, "sz")
+    if size is None or not size.get("val"):
+        return None
+    try:
+        points = float(size.get("val"))
+    except ValueError:
+        points = math.nan
+    if math.isfinite(points) and points > 0:
+        return points
+    problems.append(f"{where}: font size {size.get('val')!r} is not a size; not used")
+    return None
+
+
+def _read_styles(reader: PackageReader, part: str | None, issues: list[Issue]
+                 ) -> tuple[list[CellStyle], list[str] | None]:
     """Read ``cellXfs`` (§18.8.10) with their fonts (§18.8.23), fills (§18.8.21), borders
     (§18.8.5), alignment (§18.8.1) and number formats (§18.8.31) from the stylesheet
-    (§18.8.39); returns the styles and the workbook's indexed palette (§18.8.27) or ``None``."""
+    (§18.8.39); returns the styles and the workbook's indexed palette (§18.8.27) or ``None``.
+    An id or font size that is not one is read as the default, with a ``bad_style`` warning
+    in ``issues`` (one per stylesheet, naming the first and how many).
+
+    Raises:
+        LimitExceededError: a list of the stylesheet has more than ``max_styles`` entries.
+    """
     if not part or not reader.has(part):
         return [CellStyle()], None
-    root = parse_part(reader.open(part), part)
+    root = parse_part(reader, part)
+    for section in root:
+        if _local(section.tag) in _STYLE_LISTS and len(section) > reader.limits.max_styles:
+            raise LimitExceededError(
+                f"the stylesheet has more than {reader.limits.max_styles} "
+                f"{_local(section.tag)} entries")
+    problems: list[str] = []
     num_fmts = dict(BUILTIN_NUMBER_FORMATS)
     fonts: list[dict] = []
     fills: list[str | None] = []
@@ -403,14 +495,13 @@ def _read_styles(reader: PackageReader, part: str | None) -> tuple[list[CellStyl
                 except (TypeError, ValueError):
                     continue
         elif name == "fonts":
-            for font in section:
-                size = _child(font, "sz")
+            for k, font in enumerate(section):
                 underline = _child(font, "u")
                 fonts.append(dict(
                     bold=_flag(font, "b"), italic=_flag(font, "i"),
                     underline=underline is not None and underline.get("val", "single") != "none",
                     strike=_flag(font, "strike"),
-                    font_size=float(size.get("val")) if size is not None and size.get("val") else None,
+                    font_size=_font_size(font, problems, f"font {k}"),
                     font_color=_color(_child(font, "color")),
                     font_name=(_child(font, "name").get("val")
                                if _child(font, "name") is not None else None),
@@ -432,11 +523,13 @@ def _read_styles(reader: PackageReader, part: str | None) -> tuple[list[CellStyl
             if ic is not None:
                 indexed = [(c.get("rgb") or "FF000000")[-6:].upper() for c in ic]
     styles = []
-    for xf in (xfs_el if xfs_el is not None else []):
-        nf_id = int(xf.get("numFmtId") or 0)
-        font = fonts[int(xf.get("fontId") or 0)] if fonts and int(xf.get("fontId") or 0) < len(fonts) else {}
-        fill_id = int(xf.get("fillId") or 0)
-        border_id = int(xf.get("borderId") or 0)
+    for k, xf in enumerate(xfs_el if xfs_el is not None else []):
+        where = f"cellXfs entry {k}"
+        nf_id = _style_id(xf, "numFmtId", problems, where)
+        font_id = _style_id(xf, "fontId", problems, where)
+        fill_id = _style_id(xf, "fillId", problems, where)
+        border_id = _style_id(xf, "borderId", problems, where)
+        font = fonts[font_id] if font_id < len(fonts) else {}
         align = _child(xf, "alignment")
         sides = borders[border_id] if border_id < len(borders) else {}
         styles.append(CellStyle(
@@ -452,6 +545,10 @@ def _read_styles(reader: PackageReader, part: str | None) -> tuple[list[CellStyl
             **sides,
             **font,
         ))
+    if problems:
+        issues.append(Issue("parsed_sheets", None, None, "warning", "bad_style",
+                            f"{problems[0]}" + (f" (and {len(problems) - 1} more)"
+                                                if len(problems) > 1 else "")))
     return styles or [CellStyle()], indexed
 
 
@@ -459,7 +556,7 @@ def _read_theme_colors(reader: PackageReader, part: str | None) -> list[str]:
     """The 12 colours of the theme's ``clrScheme`` in document order (DrawingML §20.1.6.2)."""
     if not part or not reader.has(part):
         return []
-    root = parse_part(reader.open(part), part)
+    root = parse_part(reader, part)
     colors = []
     for scheme in root.iter("{*}clrScheme"):
         for slot in scheme:
@@ -540,7 +637,7 @@ def _open(reader: PackageReader, has_macros: bool, limits: Limits) -> ParsedWork
         workbook_part = "xl/workbook.xml"
     if not reader.has(workbook_part):
         raise CorruptWorkbookError("the package has no workbook part (xl/workbook.xml)")
-    root = parse_part(reader.open(workbook_part), workbook_part)
+    root = parse_part(reader, workbook_part)
     rels = read_rels(reader, workbook_part)
     by_type: dict[str, str] = {}
     for rtype, target in rels.values():
@@ -568,7 +665,7 @@ def _open(reader: PackageReader, has_macros: bool, limits: Limits) -> ParsedWork
                 index=len(sheets) + 1, name=name, visibility=el.get("state") or "visible",
                 kind=kind, part=target if target and not target.startswith("external:") else None,
             ))
-    styles, indexed = _read_styles(reader, by_type.get("styles"))
+    styles, indexed = _read_styles(reader, by_type.get("styles"), issues)
     objects = read_workbook_objects(reader, workbook_part, root, issues=issues)
     return ParsedWorkbook(
         reader=reader, sheets=sheets, styles=styles, objects=objects,

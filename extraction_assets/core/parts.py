@@ -6,7 +6,6 @@ rich-text runs (§18.4.4) and phonetic runs (§18.4.6) kept apart, and the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import IO
 
 from lxml import etree
 
@@ -35,17 +34,21 @@ def rel_attr(el, name: str = "id") -> str | None:
     return None
 
 
-def parse_part(stream: IO[bytes], part: str):
-    """Parse a whole (small) part into an element tree: no DTD, no entities, no network.
+def parse_part(reader: PackageReader, part: str):
+    """Parse a whole (small) part of ``reader`` into an element tree: no DTD, no entities, no
+    network, at most ``max_tree_bytes`` of XML.
 
     Raises:
-        CorruptWorkbookError: the part is not well-formed XML.
+        CorruptWorkbookError: the part is missing or not well-formed XML.
+        HostileContentError: the part declares a DTD.
+        LimitExceededError: the part holds more than ``max_tree_bytes``.
     """
-    try:
-        return etree.parse(stream, etree.XMLParser(**XML_OPTS)).getroot()
-    except etree.XMLSyntaxError as exc:
-        raise CorruptWorkbookError(
-            f"part {part} is not well-formed XML: {syntax_error_message(exc)}") from exc
+    with reader.open(part, max_bytes=reader.limits.max_tree_bytes) as stream:
+        try:
+            return etree.parse(stream, etree.XMLParser(**XML_OPTS)).getroot()
+        except etree.XMLSyntaxError as exc:
+            raise CorruptWorkbookError(
+                f"part {part} is not well-formed XML: {syntax_error_message(exc)}") from exc
 
 
 def read_rels(reader: PackageReader, part: str) -> dict[str, tuple[str, str]]:
@@ -54,7 +57,7 @@ def read_rels(reader: PackageReader, part: str) -> dict[str, tuple[str, str]]:
     rels_part = f"{folder}/_rels/{name}.rels" if folder else f"_rels/{name}.rels"
     if not reader.has(rels_part):
         return {}
-    root = parse_part(reader.open(rels_part), rels_part)
+    root = parse_part(reader, rels_part)
     out = {}
     for rel in root:
         if local(rel.tag) != "Relationship":
@@ -176,7 +179,8 @@ class RichString:
 
 class SharedStrings(list):
     """The shared string table: a plain ``list[str]`` of cell texts, plus :attr:`rich`, the
-    :class:`RichString` of every string that has rich runs or phonetic runs (in index order).
+    :class:`RichString` of every string that has rich runs or phonetic runs (in index order),
+    and :attr:`truncated`, the indices of the strings cut at the cell text limit.
 
     Plain strings cost one ``str`` each; nothing else is built for them.
     """
@@ -184,10 +188,23 @@ class SharedStrings(list):
     def __init__(self, texts=(), rich: list[RichString] | None = None):
         super().__init__(texts)
         self.rich: list[RichString] = rich if rich is not None else []
+        self.truncated: list[int] = []
 
 
-def _si_text(si, index: int, out: SharedStrings) -> None:
-    """Append the text of one ``<si>`` to ``out`` (and its :class:`RichString` if any)."""
+def _cut_runs(runs: list[dict], max_chars: int) -> list[dict]:
+    """The runs whose texts join to the first ``max_chars`` characters of their text."""
+    out, left = [], max_chars
+    for run in runs:
+        if left <= 0:
+            break
+        out.append({**run, "text": run["text"][:left]})
+        left -= len(run["text"])
+    return out
+
+
+def _si_text(si, index: int, out: SharedStrings, max_chars: int) -> None:
+    """Append the text of one ``<si>`` to ``out`` (and its :class:`RichString` if any); a
+    text longer than ``max_chars`` is cut there (its index noted in ``out.truncated``)."""
     parts: list[str] = []
     runs: list[dict] | None = None
     phonetic: list[str] | None = None
@@ -212,13 +229,17 @@ def _si_text(si, index: int, out: SharedStrings) -> None:
                 phonetic = []
             phonetic += [sub.text or "" for sub_tag, sub in _elements(child) if sub_tag == "t"]
     text = unescape_xstring("".join(parts))
+    reading = unescape_xstring("".join(phonetic)) if phonetic else None
+    if len(text) > max_chars or len(reading or "") > max_chars:
+        out.truncated.append(index)
+        text, reading = text[:max_chars], reading[:max_chars] if reading else reading
+        runs = _cut_runs(runs, max_chars) if runs else runs
     out.append(text)
     if runs is None and phonetic is None:
         return
     if runs is None:
         runs = [{"text": text}] if text else []
-    out.rich.append(RichString(index, text, runs,
-                               unescape_xstring("".join(phonetic)) if phonetic else None))
+    out.rich.append(RichString(index, text, runs, reading))
 
 
 def read_rich_strings(reader: PackageReader, part: str | None) -> SharedStrings:
@@ -226,7 +247,9 @@ def read_rich_strings(reader: PackageReader, part: str | None) -> SharedStrings:
 
     Returns a :class:`SharedStrings`: the texts (rich runs §18.4.4 joined, phonetic runs
     §18.4.6 excluded, ``_xHHHH_`` escapes decoded, §22.9.2.19) and, in ``.rich``, the runs and
-    phonetic reading of the strings that have them. Elements are cleared as they are read.
+    phonetic reading of the strings that have them. Elements are cleared as they are read. A
+    text longer than the package's ``max_cell_chars`` is cut there (see
+    :attr:`SharedStrings.truncated`).
 
     Raises:
         CorruptWorkbookError: the part is not well-formed XML.
@@ -237,7 +260,7 @@ def read_rich_strings(reader: PackageReader, part: str | None) -> SharedStrings:
     with reader.open(part) as stream:
         try:
             for _, el in etree.iterparse(stream, events=("end",), tag="{*}si", **XML_OPTS):
-                _si_text(el, len(out), out)
+                _si_text(el, len(out), out, reader.limits.max_cell_chars)
                 el.clear()
                 parent = el.getparent()
                 while el.getprevious() is not None:

@@ -108,23 +108,43 @@ def html_texts(texts: pa.Array) -> pa.Array:
     return _escaped(texts, _HTML_ESCAPED, escape)
 
 
-#: GFM table-cell escapes, applied in this order: ``\`` -> ``\\``, ``|`` -> ``\|``, line
-#: breaks (CR LF, then LF) -> ``<br>``.
-_MD_ESCAPES = (("\\", "\\\\"), ("|", "\\|"), ("\r\n", "<br>"), ("\n", "<br>"))
+#: Markdown escapes that keep a cell's text text when a chat UI renders the chunk as HTML
+#: (CommonMark §2.4 backslash escapes, §6.6 raw HTML), in this order: ``\`` -> ``\\``,
+#: ``[`` -> ``\[`` (no link or image, so no ``javascript:`` URL), ``<`` -> ``&lt;`` (no tag,
+#: no autolink); the tags the renderings write themselves are then put back (:data:`_OWN_TAGS`).
+_MD_TEXT_ESCAPES = (("\\", "\\\\"), ("[", "\\["), ("<", "&lt;"))
+#: GFM table-cell escapes: those of text, ``|`` -> ``\|`` after the backslash, and line breaks
+#: (CR LF, then LF) -> ``<br>``.
+_MD_ESCAPES = (_MD_TEXT_ESCAPES[0], ("|", "\\|"), *_MD_TEXT_ESCAPES[1:], ("\r\n", "<br>"),
+               ("\n", "<br>"))
+#: The HTML the Markdown of a cell may hold: rich-text superscripts and subscripts (whose own
+#: text :func:`~extraction_assets.stages.rich_markup` escapes) and line breaks.
+_OWN_TAGS = r"&lt;(/?(?:sup|sub|br)>)"
 
 
 def md_cells(texts: pa.Array) -> pa.Array:
     """:func:`md_cell` of every text, with Arrow kernels."""
     for old, new in _MD_ESCAPES:
         texts = pc.replace_substring(texts, old, new)
-    return texts
+    return pc.replace_substring_regex(texts, _OWN_TAGS, r"<\1")
 
 
 def md_cell(text: str) -> str:
-    """Escape text for a GFM table cell (:data:`_MD_ESCAPES`)."""
-    for old, new in _MD_ESCAPES:
+    """Escape text for a GFM table cell (:data:`_MD_ESCAPES`): no HTML, link or pipe of the
+    text reaches the rendered table."""
+    return _escape_md(text, _MD_ESCAPES)
+
+
+def md_text(text: str) -> str:
+    """Escape the text of a paragraph (notes, titles, forms, charts: :data:`_MD_TEXT_ESCAPES`):
+    no HTML or link of the text reaches the rendered Markdown."""
+    return _escape_md(text, _MD_TEXT_ESCAPES)
+
+
+def _escape_md(text: str, escapes: tuple[tuple[str, str], ...]) -> str:
+    for old, new in escapes:
         text = text.replace(old, new)
-    return text
+    return re.sub(_OWN_TAGS, r"<\1", text) if "&lt;" in text else text
 
 
 def _per_row(values: pa.Array, offsets: np.ndarray, separator: str) -> pa.Array:
@@ -976,24 +996,30 @@ def _wide_row_pieces(block: Block, records: TableRecords, i: int, counter: _Coun
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 
 def _text_pieces(block: Block, count_tokens, max_tokens) -> list[_Piece]:
+    """The paragraphs of a text block within the budget; the text is cut where it is plain,
+    and each part counted and written escaped (:func:`md_text`)."""
     head = headings_markdown(block.heading_path)
     rows = list(range(block.min_row, block.max_row + 1))
-    n_tokens = count_tokens(f"{head}\n\n{block.text}")
+
+    def cost(text: str) -> int:
+        return count_tokens(f"{head}\n\n{md_text(text)}")
+
+    n_tokens = cost(block.text)
     if n_tokens <= max_tokens:
-        return [_Piece(block.heading_path, block.text, [block.block_id], [block.a1_range], rows,
-                       n_tokens=n_tokens)]
+        return [_Piece(block.heading_path, md_text(block.text), [block.block_id],
+                       [block.a1_range], rows, n_tokens=n_tokens)]
     units = [u for line in block.text.split("\n") for u in _SENTENCE.split(line) if u.strip()]
     bodies: list[str] = []
     for unit in units:
-        while count_tokens(f"{head}\n\n{unit}") > max_tokens and len(unit) > 1:
+        while cost(unit) > max_tokens and len(unit) > 1:
             cut = len(unit) // 2  # a single sentence beyond the budget: halve it
-            while cut > 1 and count_tokens(f"{head}\n\n{unit[:cut]}") > max_tokens:
+            while cut > 1 and cost(unit[:cut]) > max_tokens:
                 cut //= 2
             bodies.append(unit[:cut])
             unit = unit[cut:]
-        if bodies and count_tokens(f"{head}\n\n{bodies[-1]} {unit}") <= max_tokens:
+        if bodies and cost(f"{bodies[-1]} {unit}") <= max_tokens:
             bodies[-1] = f"{bodies[-1]} {unit}"
         else:
             bodies.append(unit)
-    return [_Piece(block.heading_path, b, [block.block_id], [block.a1_range], rows,
+    return [_Piece(block.heading_path, md_text(b), [block.block_id], [block.a1_range], rows,
                    continuation=k > 0) for k, b in enumerate(bodies)]

@@ -109,10 +109,18 @@ UNIT_RE = re.compile(
 _DATA_TYPES = ("number", "date", "bool")
 #: A first-column line at least this long (and much longer than the column's values) is a note.
 _LONG_NOTE = 30
-#: A line that reads as a sentence: five or more words ending in ``.``, ``!`` or ``?``, or any
-#: text ending in a CJK full stop, exclamation or question mark. A lone cell like this that no
-#: table takes as its title is ``text`` (titles are labels, not sentences).
-SENTENCE_RE = re.compile(r"(?:\S+\s+){4,}\S*[.!?]\s*$|[。！？]\s*$")
+
+
+def reads_as_sentence(text: str) -> bool:
+    """Whether ``text`` reads as a sentence: five or more words ending in ``.``, ``!`` or ``?``,
+    or any text ending in a CJK full stop, exclamation or question mark (trailing blanks aside).
+    A lone cell like this that no table takes as its title is ``text`` (titles are labels, not
+    sentences). Linear in the text: only its end and its first five words are looked at."""
+    tail = text.rstrip()
+    return tail.endswith(("。", "！", "？")) or (
+        tail.endswith((".", "!", "?")) and len(tail.split(maxsplit=4)) == 5)
+
+
 #: Most regions the pairwise joins are tried on (sheets with more scattered cells keep 8-neighbourhood).
 _MAX_REGIONS = 2000
 
@@ -1758,7 +1766,7 @@ def _attach_titles(blocks: list[Block]) -> dict[int, Block]:
     """Make a title line just above a table or form (<= 2 rows up, columns overlapping) its
     title, and a unit line there its unit; make a lone cell that reads as a note or a unit line,
     or, without being a table's title, sits just under a table or reads as a sentence
-    (:data:`SENTENCE_RE`), ``text``. Returns {id(title block): its table}."""
+    (:func:`reads_as_sentence`), ``text``. Returns {id(title block): its table}."""
     for block in blocks:
         if block.kind != "title" or block.level is not None:
             continue
@@ -1795,7 +1803,7 @@ def _attach_titles(blocks: list[Block]) -> dict[int, Block]:
         if above:
             block.kind = "text"
             block.reasons.append(f"note under the table {above[-1].a1_range}")
-        elif SENTENCE_RE.search(block.text):
+        elif reads_as_sentence(block.text):
             block.kind = "text"
             block.reasons.append("a sentence: text, not a title")
     return used

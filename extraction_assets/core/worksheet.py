@@ -36,6 +36,7 @@ from lxml import etree
 
 from .a1 import MAX_COL, MAX_ROW, cell_ref, column_index, column_letter, parse_cell_ref
 from .arrays import scatter
+from .container import Budget
 from .errors import CorruptWorkbookError, LimitExceededError
 
 XML_OPTS = dict(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
@@ -57,9 +58,19 @@ CELL_SCHEMA = pa.schema([
 
 _BLOCK_BYTES = 1 << 22
 _BATCH_CELLS = 1 << 16
+#: Characters of text the tree reader collects before it makes a batch of its cells.
+_BATCH_CHARS = 1 << 20
+#: Most bytes of one element of ``<sheetData>`` (a cell, a row's start tag) the fast reader
+#: holds while it waits for its end; a larger one is read by the tree reader.
+_MAX_ELEMENT_BYTES = 1 << 24
 _PREFIX = rb"(?:[A-Za-z_][\w.-]*:)?"
 _SHEETDATA_OPEN = re.compile(rb"<(" + _PREFIX + rb")sheetData(?=[\s/>])[^>]*?(/?)>")
 _ESCAPE_RE = re.compile(r"_x([0-9A-Fa-f]{4})_")
+
+
+def text_bytes(values: pa.Array) -> int:
+    """Bytes (UTF-8) of the strings of ``values``, nulls counting nothing."""
+    return pc.sum(pc.binary_length(values)).as_py() or 0
 
 
 def local(tag) -> str:
@@ -128,36 +139,47 @@ def translate_formula(formula: str, d_row: int, d_col: int) -> str:
 
 
 class _Issues:
-    """Collects (ref, code, message) problems of one sheet."""
+    """Collects (ref, code, message) problems of one sheet; a problem that can repeat for
+    every cell is tallied and becomes one item, naming how many and the first (:meth:`close`)."""
 
     def __init__(self):
         self.items: list[tuple[str | None, str, str]] = []
+        self._tallies: dict[str, list] = {}
 
     def add(self, ref: str | None, code: str, message: str) -> None:
         self.items.append((ref, code, message))
 
+    def tally(self, code: str, count: int, first: str, what: str) -> None:
+        """Count ``count`` cells under ``code``, ``first`` being the reference of the first;
+        ``what`` says what happened to them, e.g. ``cells outside the sheet skipped``."""
+        self._tallies.setdefault(code, [0, first, what])[0] += count
+
+    def close(self) -> None:
+        """Turn the tallies into items."""
+        for code, (n, first, what) in self._tallies.items():
+            self.items.append((first, code, f"{what}: {n} (the first at {first})"))
+        self._tallies = {}
+
 
 class _CellSink:
-    """Columnar accumulator of cells, flushed into Arrow record batches."""
+    """Columnar accumulator of cells, flushed into Arrow record batches; every batch is
+    counted in the workbook's :class:`~.container.Budget` (cells and bytes of text)."""
 
-    def __init__(self, budget: int, max_cells: int):
+    def __init__(self, budget: Budget):
         self.budget = budget
-        self.max_cells = max_cells
         self.batches: list[pa.RecordBatch] = []
-        self.count = 0
         self._reset()
 
     def _reset(self) -> None:
         self.row, self.col, self.data_type, self.value = [], [], [], []
         self.formula, self.formula_kind, self.style_index = [], [], []
         self.string_index = []
+        self.pending_chars = 0
 
     def add(self, batch: pa.RecordBatch) -> None:
         """Add a batch of cells built column-wise (kept in order with appended cells)."""
         self.flush()
-        self.count += batch.num_rows
-        if self.count > self.budget:
-            raise LimitExceededError(f"workbook has more than {self.max_cells} cells")
+        self.budget.add(batch.num_rows, text_bytes(batch.column("value")))
         self.batches.append(batch)
 
     def append(self, row, col, data_type, value, formula, formula_kind, style_index,
@@ -170,21 +192,22 @@ class _CellSink:
         self.formula_kind.append(formula_kind)
         self.style_index.append(style_index)
         self.string_index.append(string_index)
-        if len(self.row) >= _BATCH_CELLS:
+        self.pending_chars += len(value) if value else 0
+        if len(self.row) >= _BATCH_CELLS or self.pending_chars > _BATCH_CHARS:
             self.flush()
 
     def flush(self) -> None:
         if not self.row:
             return
-        self.count += len(self.row)
-        if self.count > self.budget:
-            raise LimitExceededError(f"workbook has more than {self.max_cells} cells")
-        self.batches.append(pa.record_batch([
+        self.budget.check_text(self.pending_chars)  # before the texts are copied into Arrow
+        batch = pa.record_batch([
             pa.array(self.row, pa.int32()), pa.array(self.col, pa.int32()),
             pa.array(self.data_type, pa.string()), pa.array(self.value, pa.string()),
             pa.array(self.formula, pa.string()), pa.array(self.formula_kind, pa.string()),
             pa.array(self.style_index, pa.int32()), pa.array(self.string_index, pa.int32()),
-        ], schema=CELL_SCHEMA))
+        ], schema=CELL_SCHEMA)
+        self.budget.add(batch.num_rows, text_bytes(batch.column("value")))
+        self.batches.append(batch)
         self._reset()
 
     def table(self) -> pa.Table:
@@ -361,15 +384,18 @@ def _canonical_cell_regex(prefix: bytes) -> str:
 
 
 def _canonical_cells(data: bytes, prefix: bytes) -> pa.StructArray | None:
-    """The cells of a run of whole ``<row>`` elements, extracted by Arrow's RE2 kernels (they
-    release the GIL, so blocks are read by several threads): a struct array of
+    """The cells of a run of whole ``<row>`` and ``<c>`` elements, extracted by Arrow's RE2
+    kernels (they release the GIL, so blocks are read by several threads): a struct array of
     :data:`_CELL_FIELDS`, or ``None`` when the run is not in canonical form (a comment, CDATA
     or processing instruction, a ``<c`` followed by another white space, a cell whose
-    attributes are in another order or quoted otherwise)."""
+    attributes are in another order or quoted otherwise). Cells written with a reference
+    alone (``<c r="B2"/>``: no value, formula or style) are dropped first: they show nothing."""
     run = pa.array([data], pa.binary())
     if pc.match_substring_regex(run, _UNSAFE_REGEX)[0].as_py():
         return None
     opening = b"<" + prefix + b"c"
+    run = pc.replace_substring_regex(run, re.escape(opening.decode("ascii"))
+                                     + r' r="[A-Z]{1,3}\d{1,7}"\s*/>', "")
     pieces = pc.list_flatten(pc.split_pattern(run, opening + b" ")).slice(1)
     tags = pc.count_substring_regex(run, re.escape(opening.decode("ascii")) + r"[\s/>]")
     if len(pieces) != tags[0].as_py():
@@ -403,6 +429,37 @@ def _row_tag_pattern(prefix: bytes) -> re.Pattern:
     return re.compile(rb"<" + re.escape(prefix) + rb"row(?=\s)([^>]*)>")
 
 
+#: Largest style index a cell keeps (``style_index`` is int32); a larger one is no style there
+#: is, and reads as the default, 0.
+_MAX_STYLE = 2**31 - 1
+#: What happens to a cell beyond the sheet's last row or column (an issue's text).
+_OUTSIDE = f"cells outside the sheet (beyond {column_letter(MAX_COL)}{MAX_ROW}) skipped"
+
+
+def _column_or_zero(letters: str) -> int:
+    """:func:`~.a1.column_index` of ``letters``, 0 when they are no column of a sheet."""
+    try:
+        return column_index(letters)
+    except ValueError:
+        return 0
+
+
+def _last_start(buf: bytearray, tags: tuple[bytes, ...]) -> int:
+    """Where the last start tag of one of ``tags`` (``<row``, ``<c``: followed by white space,
+    ``/`` or ``>``) in ``buf`` begins; 0 when none does after the first byte. What comes before
+    it is whole elements."""
+    best = 0
+    for tag in tags:
+        end = len(buf)
+        while (at := buf.rfind(tag, best + 1, end)) > 0:
+            follow = buf[at + len(tag): at + len(tag) + 1]
+            if follow and follow in b" \t\r\n/>":
+                best = at
+                break
+            end = at
+    return best
+
+
 _ROW_ATTR_R = re.compile(rb"\sr\s*=\s*[\"'](\d+)[\"']")
 _ROW_HIDDEN = re.compile(rb"\shidden\s*=\s*[\"'](?:1|true)[\"']")
 _ROW_CUSTOM_HEIGHT = re.compile(rb"\scustomHeight\s*=\s*[\"'](?:1|true)[\"']")
@@ -420,24 +477,27 @@ class WorksheetReader:
     Args:
         stream_factory: opens the part afresh (the tree reader may need a second pass).
         shared_strings: the workbook's shared string table.
-        budget: most cells this sheet may add before :class:`LimitExceededError`.
-        max_cells: the workbook limit (for the error message).
+        budget: what the workbook's sheets have used of its limits; the cells of this sheet
+            are counted in it (see :class:`~.container.Budget`).
         strings_array: the shared strings as an Arrow array (built on first use when omitted).
 
     After :meth:`read`: ``cells`` (Arrow table, :data:`CELL_SCHEMA`), ``frame`` (the worksheet
     element without its cells), ``hidden_rows``, ``row_heights`` (custom heights in points by
     1-based row) and ``issues`` ((ref, code, message) tuples).
     When the part is damaged, ``cells`` holds the cells read before the fault and ``frame`` is
-    ``None``.
+    ``None``. A cell outside the sheet (beyond ``XFD1048576``) is skipped, a text or formula
+    longer than ``max_cell_chars`` is cut there; each gives a warning naming how many cells and
+    the first.
     """
 
-    def __init__(self, stream_factory, shared_strings: list[str], budget: int, max_cells: int,
+    def __init__(self, stream_factory, shared_strings: list[str], budget: Budget,
                  strings_array: pa.Array | None = None):
         self._open = stream_factory
         self.strings = shared_strings
         self._strings_array = strings_array
+        self._string_bytes: pa.Array | None = None
         self.budget = budget
-        self.max_cells = max_cells
+        self.max_chars = budget.limits.max_cell_chars
         self.cells: pa.Table | None = None
         self.frame = None
         self.hidden_rows: list[int] = []
@@ -449,15 +509,21 @@ class WorksheetReader:
 
         Raises:
             CorruptWorkbookError: the part is not well-formed XML or holds invalid values.
-            LimitExceededError: more cells than the budget.
+            LimitExceededError: more cells or text than the budget allows, or more than
+                ``max_tree_bytes`` of XML outside ``<sheetData>``.
         """
+        used = self.budget.state()
         try:
-            self._read_fast()
-        except _Fallback:
-            self.hidden_rows = []
-            self.row_heights = {}
-            self.issues = _Issues()
-            self._read_tree()
+            try:
+                self._read_fast()
+            except _Fallback:
+                self.budget.restore(used)
+                self.hidden_rows = []
+                self.row_heights = {}
+                self.issues = _Issues()
+                self._read_tree()
+        finally:
+            self.issues.close()
 
     @property
     def strings_array(self) -> pa.Array:
@@ -508,16 +574,22 @@ class WorksheetReader:
 
     def _extract(self, checker: _Checker) -> tuple[str, bytearray, bytearray]:
         """Stream the part: every block goes to ``checker`` and, inside ``<sheetData>``, its
-        whole rows to :class:`_CellRuns`; returns the final state and the frame's head and tail
-        bytes (the cells are in ``self.cells``)."""
-        sink = _CellSink(self.budget, self.max_cells)
+        whole elements (rows and cells: a run ends where the last ``<row`` or ``<c`` of the
+        data read so far starts) to :class:`_CellRuns`; returns the final state and the frame's
+        head and tail bytes (the cells are in ``self.cells``).
+
+        Raises:
+            LimitExceededError: head and tail together exceed ``max_tree_bytes``.
+            _Fallback: an element of ``<sheetData>`` exceeds :data:`_MAX_ELEMENT_BYTES`.
+        """
+        sink = _CellSink(self.budget)
         formulas = _Formulas()
         head = bytearray()
         tail = bytearray()
-        buf = b""
+        buf = bytearray()
         state = "head"
         prefix = b""
-        row_end = b""
+        starts = ()
         data_end = b""
         with self._open() as stream, _CellRuns() as runs:
             def cells(run: bytes) -> None:
@@ -536,15 +608,17 @@ class WorksheetReader:
                         raise _Fallback()
                     m = _SHEETDATA_OPEN.search(head)
                     if m is None:
+                        self._check_frame(len(head))
                         continue
                     prefix = m.group(1)
-                    row_end = b"</" + prefix + b"row>"
+                    starts = (b"<" + prefix + b"row", b"<" + prefix + b"c")
                     data_end = b"</" + prefix + b"sheetData>"
                     rest = bytes(head[m.end():])
                     del head[m.start():]
                     if m.group(2):
                         state = "tail"
                         tail += rest
+                        self._check_frame(len(head) + len(tail))
                         continue
                     state = "data"
                     block = rest
@@ -552,22 +626,33 @@ class WorksheetReader:
                     buf += block
                     end = buf.find(data_end)
                     if end >= 0:
-                        cells(buf[:end])
+                        cells(bytes(buf[:end]))
                         tail += buf[end + len(data_end):]
-                        buf = b""
+                        buf = bytearray()
                         state = "tail"
+                    else:
+                        cut = _last_start(buf, starts)
+                        if cut:
+                            cells(bytes(buf[:cut]))
+                            del buf[:cut]
+                        elif len(buf) > _MAX_ELEMENT_BYTES:
+                            raise _Fallback()
                         continue
-                    cut = buf.rfind(row_end)
-                    if cut >= 0:
-                        cut += len(row_end)
-                        cells(buf[:cut])
-                        buf = buf[cut:]
                 elif state == "tail":
                     tail += block
+                self._check_frame(len(head) + len(tail))
             for data, extracted in runs.drain():
                 self._cells_fast(data, extracted, prefix, sink, formulas)
         self.cells = sink.table()
         return state, head, tail
+
+    def _check_frame(self, n_bytes: int) -> None:
+        """Raise once the part holds more than ``max_tree_bytes`` outside ``<sheetData>`` (what
+        :attr:`frame` is parsed from)."""
+        limit = self.budget.limits.max_tree_bytes
+        if n_bytes > limit:
+            raise LimitExceededError(
+                f"the worksheet holds more than {limit} bytes of XML outside <sheetData>")
 
     def _cells_fast(self, data: bytes, extracted: pa.StructArray | None, prefix: bytes,
                     sink: _CellSink, formulas: _Formulas) -> None:
@@ -605,15 +690,27 @@ class WorksheetReader:
         """Columnar cells of one run's extracted fields, computed with Arrow kernels; only cells
         with formulas, rich inline text, entities or bad shared-string indices go through
         Python."""
-        letters, digits, styles, types, raw = (extracted.field(name) for name in _CELL_FIELDS)
-        if pc.min(pc.binary_length(letters)).as_py() == 0:
+        if pc.min(pc.binary_length(extracted.field("letters"))).as_py() == 0:
             raise _Fallback()  # a cell without a reference: its position comes from the tree
-        rows = pc.cast(pc.cast(digits, pa.string()), pa.int32())
-        letter_codes = pc.dictionary_encode(letters)
-        cols = pa.array([column_index(x.decode()) for x in letter_codes.dictionary.to_pylist()],
-                        pa.int32()).take(letter_codes.indices)
+        letter_codes = pc.dictionary_encode(extracted.field("letters"))
+        cols = pa.array([_column_or_zero(x.decode()) for x in
+                         letter_codes.dictionary.to_pylist()], pa.int32())
+        cols = cols.take(letter_codes.indices)
+        rows = pc.cast(pc.cast(extracted.field("digits"), pa.string()), pa.int32())
+        inside = pc.and_(pc.and_(pc.greater(cols, 0), pc.greater(rows, 0)),
+                         pc.less_equal(rows, MAX_ROW))
+        if not pc.all(inside).as_py():
+            outside = pc.invert(inside)
+            first = extracted.filter(outside)[0]
+            self.issues.tally("cell_outside_sheet", pc.sum(outside).as_py(),
+                              (first["letters"].as_py() + first["digits"].as_py()).decode(),
+                              _OUTSIDE)
+            extracted = extracted.filter(inside)
+            rows, cols = rows.filter(inside), cols.filter(inside)
+        letters, digits, styles, types, raw = (extracted.field(name) for name in _CELL_FIELDS)
         styles = pc.cast(styles, pa.string())
-        styles = pc.cast(pc.if_else(pc.equal(styles, ""), "0", styles), pa.int32())
+        styles = pc.cast(pc.if_else(pc.equal(styles, ""), "0", styles), pa.int64())
+        styles = pc.cast(pc.if_else(pc.greater(styles, _MAX_STYLE), 0, styles), pa.int32())
         types = pc.cast(types, pa.string())
         types = pc.if_else(pc.equal(types, ""), "n", types)
         inner = pc.cast(raw, pa.string())
@@ -653,6 +750,8 @@ class WorksheetReader:
         if len(escaped):
             fixed = [unescape_xstring(html.unescape(v)) for v in values.take(pa.array(escaped)).to_pylist()]
             values = scatter(values, escaped, pa.array(fixed, pa.string()))
+        values = self._cut_long(values, rows, cols)
+        formula = self._cut_long(formula, rows, cols)
         values, string_index = self._resolve_shared_strings(values, types, rows, cols)
         keep = pc.or_(pc.or_(pc.is_valid(values), pc.is_valid(formula)), pc.not_equal(styles, 0))
         batch = pa.record_batch([rows, cols, types, values, formula, kind, styles, string_index],
@@ -671,6 +770,11 @@ class WorksheetReader:
         digits = pc.fill_null(pc.utf8_is_digit(values), False)
         idx = pc.cast(pc.if_else(pc.and_(shared, digits), values, "-1"), pa.int64())
         ok = pc.and_(pc.greater_equal(idx, 0), pc.less(idx, len(texts)))
+        if self._string_bytes is None:
+            self._string_bytes = pc.binary_length(texts)
+        # a string used by many cells is copied into each: counted before it is
+        self.budget.check_text(pc.sum(self._string_bytes.take(
+            pc.if_else(pc.and_(shared, ok), idx, pa.scalar(None, pa.int64())))).as_py() or 0)
         resolved = texts.take(pc.if_else(ok, idx, 0))
         out = pc.if_else(pc.and_(shared, ok), resolved, values)
         bad = np.flatnonzero(pc.and_(shared, pc.invert(ok)).to_numpy(zero_copy_only=False))
@@ -682,6 +786,20 @@ class WorksheetReader:
             out = pc.if_else(pa.array(where), pa.scalar(None, pa.string()), out)
         index = pc.if_else(pc.and_(shared, ok), pc.cast(idx, pa.int32()), pa.scalar(None, pa.int32()))
         return out, index
+
+    def _cut_long(self, texts: pa.Array, rows: pa.Array, cols: pa.Array) -> pa.Array:
+        """``texts`` with those longer than ``max_cell_chars`` cut there (tallied)."""
+        long = pc.fill_null(pc.greater(pc.utf8_length(texts), self.max_chars), False)
+        if not pc.any(long).as_py():
+            return texts
+        at = pc.index(long, True).as_py()
+        self.issues.tally("cell_text_truncated", pc.sum(long).as_py(),
+                          cell_ref(rows[at].as_py(), cols[at].as_py()), self._truncated)
+        return pc.if_else(long, pc.utf8_slice_codeunits(texts, 0, self.max_chars), texts)
+
+    @property
+    def _truncated(self) -> str:
+        return f"texts or formulas longer than {self.max_chars} characters cut there"
 
     def _inner(self, inner: bytes, prefix: bytes, data_type: str):
         """(value, formula, formula kind, shared index) of the inner XML of a cell of type
@@ -697,16 +815,20 @@ class WorksheetReader:
 
     # -- tree reader ----------------------------------------------------------------------------
     def _read_tree(self) -> None:
-        sink = _CellSink(self.budget, self.max_cells)
+        sink = _CellSink(self.budget)
         formulas = _Formulas()
         current_row = 0
         last_col = 0
-        with self._open() as stream:
-            context = etree.iterparse(stream, events=("start", "end"), tag=("{*}row", "{*}c"),
-                                      **XML_OPTS)
+        with self._open() as raw:
+            stream = _FrameBytes(raw, self._check_frame)
+            context = etree.iterparse(stream, events=("start", "end"),
+                                      tag=("{*}row", "{*}c", "{*}sheetData"), **XML_OPTS)
             try:
                 for event, el in context:
                     tag = local(el.tag)
+                    if tag == "sheetData":
+                        stream.inside = event == "start"
+                        continue
                     if event == "start":
                         if tag == "row":
                             r = el.get("r")
@@ -716,14 +838,21 @@ class WorksheetReader:
                             self._row_facts(current_row, el.get("hidden") in ("1", "true"),
                                             el.get("ht") if custom else None)
                         continue
+                    if stream.inside:  # a row's cells, or the rows, already read
+                        _drop_earlier(el)
                     if tag == "row":
                         el.clear()
-                        parent = el.getparent()
-                        while el.getprevious() is not None:
-                            del parent[0]
                         continue
                     ref = el.get("r")
-                    row, col = parse_cell_ref(ref) if ref else (current_row, last_col + 1)
+                    try:
+                        row, col = parse_cell_ref(ref) if ref else (current_row, last_col + 1)
+                    except ValueError:
+                        row = col = 0
+                    if not (1 <= row <= MAX_ROW and 1 <= col <= MAX_COL):
+                        self.issues.tally("cell_outside_sheet", 1, ref or f"R{row}C{col}",
+                                          _OUTSIDE)
+                        el.clear()
+                        continue
                     last_col = col
                     data_type = el.get("t") or "n"
                     value, formula, kind, si = cell_children(el, data_type)
@@ -738,8 +867,14 @@ class WorksheetReader:
                             string_index = None
                     if value is None and formula is None and style in (None, "0"):
                         continue
-                    sink.append(row, col, data_type, value, formula, kind, int(style or 0),
-                                string_index)
+                    if any(len(text) > self.max_chars for text in (value or "", formula or "")):
+                        self.issues.tally("cell_text_truncated", 1, cell_ref(row, col),
+                                          self._truncated)
+                        value = value[:self.max_chars] if value is not None else None
+                        formula = formula[:self.max_chars] if formula is not None else None
+                    style_index = int(style or 0)
+                    sink.append(row, col, data_type, value, formula, kind,
+                                style_index if style_index <= _MAX_STYLE else 0, string_index)
             except etree.XMLSyntaxError as exc:
                 self.cells = sink.table()
                 raise CorruptWorkbookError(
@@ -749,6 +884,34 @@ class WorksheetReader:
                 raise CorruptWorkbookError(f"worksheet has an invalid value: {exc}") from exc
             self.frame = context.root
         self.cells = sink.table()
+
+
+def _drop_earlier(el) -> None:
+    """Delete the siblings before ``el`` (elements read and cleared already), so that a long
+    row or sheet holds no more than the element being read."""
+    parent = el.getparent()
+    if parent is not None:
+        while el.getprevious() is not None:
+            del parent[0]
+
+
+class _FrameBytes:
+    """A part's stream for the tree reader that counts the bytes read outside ``<sheetData>``
+    (``inside`` is set as the parser's events tell where it starts and ends, so a block
+    either side may be counted wrongly) and hands their total to ``check`` after each read."""
+
+    def __init__(self, stream: IO[bytes], check):
+        self._stream = stream
+        self._check = check
+        self.inside = False
+        self._outside = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._stream.read(size)
+        if not self.inside:
+            self._outside += len(data)
+            self._check(self._outside)
+        return data
 
 
 def cell_children(el, data_type: str | None = None
