@@ -22,8 +22,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .core.a1 import cell_ref
-from .core.normalize import stripped_text
+from extraction_assets.core.a1 import cell_ref
+from extraction_assets.core.normalize import stripped_text
 
 #: Most offending items listed in a check's metadata.
 SAMPLE = 10

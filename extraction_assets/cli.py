@@ -23,10 +23,10 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from .retrieval import PLACE_SEPARATOR
-from .storage import ENV_HOME, DataDirError, DataStore, default_data_dir, writing
-from .vectors import MODES
-from .workers import import_for_runs, start_forkserver
+from extraction_assets.retrieval import PLACE_SEPARATOR
+from extraction_assets.storage import ENV_HOME, DataDirError, DataStore, default_data_dir, writing
+from extraction_assets.vectors import MODES
+from extraction_assets.workers import import_for_runs, start_forkserver
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Turn spreadsheets into tables, records, chunks and embeddings "
@@ -103,7 +103,7 @@ def _stopped(exc: Exception) -> None:
     Raises:
         typer.Exit: always.
     """
-    from .ingest import error_line
+    from extraction_assets.ingest import error_line
 
     message = str(exc) if isinstance(exc, DataDirError) else error_line(exc)
     err_console.print(f"stopped: {shown(message)}", highlight=False)
@@ -117,7 +117,7 @@ def _embedder(provider: str, model: Optional[str], base_url: Optional[str]):
     line, not a traceback or a failure of every file."""
     from pydantic import ValidationError
 
-    from .embedding import EmbedderResource
+    from extraction_assets.embedding import EmbedderResource
 
     try:
         resource = EmbedderResource(provider=provider, model=model, base_url=base_url)
@@ -174,7 +174,7 @@ def _run_ingest(paths: list[Path], data_dir: Path, embedder, until: Optional[str
         typer.Exit: code 130 after an interrupt (Ctrl-C), with one line saying how many files
             were not finished.
     """
-    from .ingest import NOT_STARTED, ingest_paths
+    from extraction_assets.ingest import NOT_STARTED, ingest_paths
 
     failed = 0
     settled = 0  # files with an outcome other than interrupted
@@ -270,7 +270,7 @@ def refresh(
     try:
         embedder = _embedder(provider, model, base_url)  # imports Dagster (~1.5 s)
         import_for_runs()
-        from .ingest import refresh_stale
+        from extraction_assets.ingest import refresh_stale
 
         superseded = DataStore(root).superseded_hashes()
         results = refresh_stale(root, embedder, on_result=report)
@@ -311,8 +311,8 @@ def search(
     sheet, A1 ranges, heading path and the row that matched. Only the latest version of each
     file path is searched unless --all-versions is given. With --queries FILE, each line is a
     query (--json then prints one JSON object a line: the query and its results)."""
-    from .embedding import EmbeddingError
-    from .retrieval import Searcher
+    from extraction_assets.embedding import EmbeddingError
+    from extraction_assets.retrieval import Searcher
 
     if (query is None) == (queries is None):
         err_console.print("give a QUERY or --queries FILE (not both)")
@@ -387,7 +387,7 @@ def _print_hits(results: list[dict]) -> None:
 def demo(data_dir: Optional[Path] = DataDir) -> None:
     """Write the bundled sample workbooks and ingest them with the local embedder."""
     import_for_runs()
-    from .samples import write_samples
+    from extraction_assets.samples import write_samples
 
     root = _writable(_data_dir(data_dir))
     paths = write_samples(root / "samples")

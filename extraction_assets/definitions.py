@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dagster import Definitions
 
-from .assets import ALL_ASSETS
-from .embedding import EmbedderResource
-from .resources import DataStoreResource, LimitsResource, PasswordsResource
-from .sensors import (
+from extraction_assets.assets import ALL_ASSETS
+from extraction_assets.embedding import EmbedderResource
+from extraction_assets.resources import DataStoreResource, LimitsResource, PasswordsResource
+from extraction_assets.sensors import (
     inbox_sensor,
     ingest_job,
     lineage_after_failure,

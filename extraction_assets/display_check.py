@@ -72,10 +72,10 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .core.a1 import cell_ref, parse_range
-from .core.normalize import normalize_sheet
-from .core.numfmt import format_value, is_date_format
-from .core.ooxml import open_workbook
+from extraction_assets.core.a1 import cell_ref, parse_range
+from extraction_assets.core.normalize import normalize_sheet
+from extraction_assets.core.numfmt import format_value, is_date_format
+from extraction_assets.core.ooxml import open_workbook
 
 REPO = Path(__file__).resolve().parent.parent
 GROUNDTRUTH = "groundtruth/sheetjs_excel_csv"

@@ -73,8 +73,8 @@ from collections import Counter, defaultdict
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from .core.a1 import column_letter, parse_range, range_ref
-from .labelled import evaluate_labelled, format_scores, labelled_dir
+from extraction_assets.core.a1 import column_letter, parse_range, range_ref
+from extraction_assets.labelled import evaluate_labelled, format_scores, labelled_dir
 
 REPO = Path(__file__).resolve().parent.parent
 HASH = "0" * 64
@@ -731,7 +731,7 @@ def predict(xlsx_bytes: bytes, doc: str = "") -> list[dict]:
 
 
 def _run_stages(data: bytes):
-    from .stages import normalize_stage, parse_stage, segment_stage
+    from extraction_assets.stages import normalize_stage, parse_stage, segment_stage
 
     parsed = parse_stage(HASH, data).tables
     norm = normalize_stage(HASH, parsed["parsed_cells"], parsed["parsed_sheets"], parsed["styles"],

@@ -15,7 +15,7 @@ handler is put back for the workers to inherit.
 
 import signal
 
-from .workers import import_for_runs
+from extraction_assets.workers import import_for_runs
 
 _previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
 try:

@@ -26,14 +26,14 @@ from dagster._core.storage.sqlite_storage import DagsterSqliteStorage
 from dagster._serdes import ConfigurableClassData
 from filelock import FileLock
 
-from .assets import ALL_ASSETS
-from .definitions import make_definitions
-from .embedding import EmbedderResource
-from .instance_storage import PooledSqliteStorage
-from .lineage import export_lineage
-from .partitions import add_partition_keys, workbook_partitions
-from .storage import DataDirError, DataStore
-from .workers import start_forkserver
+from extraction_assets.assets import ALL_ASSETS
+from extraction_assets.definitions import make_definitions
+from extraction_assets.embedding import EmbedderResource
+from extraction_assets.instance_storage import PooledSqliteStorage
+from extraction_assets.lineage import export_lineage
+from extraction_assets.partitions import add_partition_keys, workbook_partitions
+from extraction_assets.storage import DataDirError, DataStore
+from extraction_assets.workers import start_forkserver
 
 QUIET_LOGGERS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 

@@ -41,7 +41,7 @@ import os
 from collections import defaultdict
 from pathlib import Path
 
-from .core.a1 import parse_range
+from extraction_assets.core.a1 import parse_range
 
 REPO = Path(__file__).resolve().parent.parent
 #: Sheets the DECO annotation tool adds to each workbook (never scored).
@@ -275,7 +275,7 @@ def evaluate_labelled(root: Path | None = None, sets: tuple[str, ...] = ("deco",
     Returns ``{set: {"scores": score_tables(...), "failures": failures(...), "files": int,
     "errors": [str]}}``; a set whose folder is absent is left out. A file that cannot be read
     counts its tables as missed and is listed in ``errors``."""
-    from .evaluate import _run_stages
+    from extraction_assets.evaluate import _run_stages
 
     root = labelled_dir(root)
     out = {}

@@ -8,9 +8,9 @@ from datetime import datetime, timezone
 
 from dagster import AssetRecordsFilter, DagsterInstance
 
-from .assets import ALL_ASSETS
-from .storage import DataStore
-from .warehouse import refresh_views
+from extraction_assets.assets import ALL_ASSETS
+from extraction_assets.storage import DataStore
+from extraction_assets.warehouse import refresh_views
 
 #: Most materializations of one asset and partition exported.
 MAX_RECORDS = 10_000

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
-from .core.a1 import column_letter, parse_range
+from extraction_assets.core.a1 import column_letter, parse_range
 
 #: Stroke and fill colours per block kind.
 KIND_COLOURS = {

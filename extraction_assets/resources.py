@@ -7,8 +7,8 @@ import os
 from dagster import ConfigurableResource
 from pydantic import Field
 
-from .core.container import Limits
-from .storage import DataStore, default_data_dir
+from extraction_assets.core.container import Limits
+from extraction_assets.storage import DataStore, default_data_dir
 
 #: Environment variable holding workbook passwords, one per line.
 ENV_PASSWORDS = "EXTRACTION_ASSETS_PASSWORDS"

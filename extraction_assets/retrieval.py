@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .storage import DataStore
-from .vectors import MODES, VectorStore
+from extraction_assets.storage import DataStore
+from extraction_assets.vectors import MODES, VectorStore
 
 #: between a record's place (heading path, title) and its values
 PLACE_SEPARATOR = " — "

@@ -47,9 +47,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from .core.a1 import parse_range
-from .labelled import ANNOTATION_SHEETS, labelled_dir
-from .vectors import MODES
+from extraction_assets.core.a1 import parse_range
+from extraction_assets.labelled import ANNOTATION_SHEETS, labelled_dir
+from extraction_assets.vectors import MODES
 
 #: results looked at per question (the MRR cut-off)
 DEPTH = 10
@@ -203,11 +203,11 @@ def index_workbooks(root: Path, files: list[tuple[str, bytes]], embedder
     display texts (see :func:`_display_text`). A file that cannot be read is left out."""
     import hashlib
 
-    from .assets.rendered_chunks import ChunkingConfig
-    from .retrieval import index_units, retrieval_units
-    from .stages import StageError, run_pipeline
-    from .storage import DataStore
-    from .vectors import VectorStore
+    from extraction_assets.assets.rendered_chunks import ChunkingConfig
+    from extraction_assets.retrieval import index_units, retrieval_units
+    from extraction_assets.stages import StageError, run_pipeline
+    from extraction_assets.storage import DataStore
+    from extraction_assets.vectors import VectorStore
 
     store = VectorStore(DataStore(root).lancedb_uri)
     budget = ChunkingConfig()  # an ingest's defaults
@@ -263,7 +263,7 @@ def score(questions: list[Question], searcher, mode: str, kinds=None) -> dict:
 def generated_set(seeds: int, per_table: int, root: Path, embedder) -> list[Question]:
     """Index the generated workbooks of seeds ``0 .. seeds-1`` under ``root`` and return
     their questions."""
-    from .evaluate import generate_layout
+    from extraction_assets.evaluate import generate_layout
 
     layouts = {f"layout_{seed:03d}.xlsx": generate_layout(seed) for seed in range(seeds)}
     texts = index_workbooks(root, [(name, data) for name, (data, _) in layouts.items()],
@@ -289,8 +289,8 @@ def evaluate(seeds: int = 40, labelled: Path | None = None, per_table: int = 3,
     """Build both sets' indexes (in ``work_dir``, default a temp dir) and score every unit
     choice and mode; ``{set: {"questions": [...], "scores": {(units, mode): score}}}``. The
     labelled set is left out when its folder has no ``deco/truth.json``."""
-    from .embedding import LocalEmbedder
-    from .retrieval import Searcher
+    from extraction_assets.embedding import LocalEmbedder
+    from extraction_assets.retrieval import Searcher
 
     embedder = embedder or LocalEmbedder()
     labelled = labelled_dir(labelled)

@@ -16,16 +16,16 @@ from dagster import (
     sensor,
 )
 
-from .assets import ALL_ASSETS
-from .lineage import export_lineage
-from .partitions import (
+from extraction_assets.assets import ALL_ASSETS
+from extraction_assets.lineage import export_lineage
+from extraction_assets.partitions import (
     MAX_RUNS_PER_TICK,
     existing_partition_keys,
     keys_with_runs,
     plan_discovery,
     workbook_partitions,
 )
-from .resources import DataStoreResource
+from extraction_assets.resources import DataStoreResource
 
 #: Materializes all six assets for one partition.
 ingest_job = define_asset_job(

@@ -20,20 +20,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .core.a1 import column_index, column_letter, parse_range
-from .core.arrays import in_threads
-from .core.container import Budget, Limits, sniff
-from .core.errors import ExtractionError
-from .core.headings import detect_heading_levels
-from .core.normalize import (
+from extraction_assets.core.a1 import column_index, column_letter, parse_range
+from extraction_assets.core.arrays import in_threads
+from extraction_assets.core.container import Budget, Limits, sniff
+from extraction_assets.core.errors import ExtractionError
+from extraction_assets.core.headings import detect_heading_levels
+from extraction_assets.core.normalize import (
     GRID_COLUMNS,
     GRID_SCHEMA,
     StyledGrid,
     a1_refs,
     normalize_sheet,
 )
-from .core.numfmt import is_valid_format
-from .core.ooxml import (
+from extraction_assets.core.numfmt import is_valid_format
+from extraction_assets.core.ooxml import (
     CellStyle,
     Issue,
     ParsedSheet,
@@ -41,7 +41,7 @@ from .core.ooxml import (
     WorkbookStyles,
     open_workbook,
 )
-from .core.render import (
+from extraction_assets.core.render import (
     Chunk,
     RecordSet,
     apply_markup,
@@ -53,9 +53,9 @@ from .core.render import (
     table_markdown,
     unreached_cells,
 )
-from .core.segment import Block, Column, ListObject, PivotTable, segment_sheet
-from .core.worksheet import CELL_SCHEMA
-from .schemas import constant_column, memory_schema, repeated_column
+from extraction_assets.core.segment import Block, Column, ListObject, PivotTable, segment_sheet
+from extraction_assets.core.worksheet import CELL_SCHEMA
+from extraction_assets.schemas import constant_column, memory_schema, repeated_column
 
 
 @dataclass
@@ -179,7 +179,7 @@ def parse_stage(workbook_hash: str, data: bytes, limits: Limits | None = None,
         cells = pa.concat_tables(cell_tables) if cell_tables else _table("parsed_cells", [])
         style_rows = [dict(workbook_hash=workbook_hash, style_index=i, **vars(s))
                       for i, s in enumerate(styles)]
-        from .core.parts import runs_without_defaults
+        from extraction_assets.core.parts import runs_without_defaults
 
         base = styles[0] if styles else CellStyle()
         base_font = {"size": base.font_size, "color": base.font_color, "font": base.font_name}

@@ -34,7 +34,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .schemas import SCHEMAS, memory_schema
+from extraction_assets.schemas import SCHEMAS, memory_schema
 
 HASH_RE = re.compile(r"^[0-9a-f]{64}$")
 

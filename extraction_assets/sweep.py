@@ -38,10 +38,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .core.errors import ExtractionError
-from .display_check import default_corpus
-from .embedding import LocalEmbedder
-from .stages import PIPELINE_ASSETS, StageError, run_pipeline, workbook_stage
+from extraction_assets.core.errors import ExtractionError
+from extraction_assets.display_check import default_corpus
+from extraction_assets.embedding import LocalEmbedder
+from extraction_assets.stages import PIPELINE_ASSETS, StageError, run_pipeline, workbook_stage
 
 #: Outcomes that are faults of the extraction, not typed refusals of a bad file: the sweep fails
 #: when any file ends so.

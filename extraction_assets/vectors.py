@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 from filelock import FileLock
 
-from .storage import require_partition_key
+from extraction_assets.storage import require_partition_key
 
 TABLE_NAME = "units"
 #: the kinds of retrieval unit (column ``kind``)

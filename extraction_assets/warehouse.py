@@ -24,8 +24,8 @@ import duckdb
 import pyarrow as pa
 from filelock import FileLock
 
-from .schemas import SCHEMAS
-from .storage import DataStore, atomic_write_bytes
+from extraction_assets.schemas import SCHEMAS
+from extraction_assets.storage import DataStore, atomic_write_bytes
 
 #: view name -> (table, glob below parquet/); the columns are the contract of DESIGN.md.
 _VIEWS: dict[str, tuple[str, str]] = {

@@ -5,14 +5,14 @@ import hashlib
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult
 
-from ..checks import one_row_per_unit
-from ..embedding import EmbedderResource
-from ..resources import DataStoreResource
-from ..retrieval import index_units, retrieval_units
-from ..stages import StageOutput
-from ..vectors import VectorStore, VectorStoreError
-from .common import check_result, finish, stage_asset
-from .rendered_chunks import rendered_chunks
+from extraction_assets.checks import one_row_per_unit
+from extraction_assets.embedding import EmbedderResource
+from extraction_assets.resources import DataStoreResource
+from extraction_assets.retrieval import index_units, retrieval_units
+from extraction_assets.stages import StageOutput
+from extraction_assets.vectors import VectorStore, VectorStoreError
+from extraction_assets.assets.common import check_result, finish, stage_asset
+from extraction_assets.assets.rendered_chunks import rendered_chunks
 
 CODE_VERSION = "3"
 

@@ -17,11 +17,11 @@ from dagster import (
     asset,
 )
 
-from ..checks import CheckOutcome
-from ..partitions import workbook_partitions
-from ..stages import StageError, StageOutput, issue_rows
-from ..storage import DataStore
-from ..warehouse import refresh_views
+from extraction_assets.checks import CheckOutcome
+from extraction_assets.partitions import workbook_partitions
+from extraction_assets.stages import StageError, StageOutput, issue_rows
+from extraction_assets.storage import DataStore
+from extraction_assets.warehouse import refresh_views
 
 
 def stage_asset(*, description: str, code_version: str, deps=(), kinds=("parquet",),

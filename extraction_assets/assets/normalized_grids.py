@@ -2,10 +2,10 @@
 
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
 
-from ..resources import DataStoreResource, LimitsResource
-from ..stages import StageError, normalize_stage
-from .common import fail, finish, stage_asset
-from .parsed_sheets import parsed_sheets
+from extraction_assets.resources import DataStoreResource, LimitsResource
+from extraction_assets.stages import StageError, normalize_stage
+from extraction_assets.assets.common import fail, finish, stage_asset
+from extraction_assets.assets.parsed_sheets import parsed_sheets
 
 CODE_VERSION = "4"
 

@@ -2,10 +2,10 @@
 
 from dagster import AssetExecutionContext, MaterializeResult
 
-from ..resources import DataStoreResource, LimitsResource, PasswordsResource
-from ..stages import StageError, parse_stage
-from .common import fail, finish, stage_asset
-from .workbook import workbook
+from extraction_assets.resources import DataStoreResource, LimitsResource, PasswordsResource
+from extraction_assets.stages import StageError, parse_stage
+from extraction_assets.assets.common import fail, finish, stage_asset
+from extraction_assets.assets.workbook import workbook
 
 CODE_VERSION = "4"
 

@@ -3,18 +3,18 @@
 from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue
 from pydantic import Field
 
-from ..checks import (
+from extraction_assets.checks import (
     chunk_budget,
     heading_paths,
     record_provenance,
     rows_in_one_chunk,
     values_in_output,
 )
-from ..embedding import EmbedderResource
-from ..resources import DataStoreResource
-from ..stages import render_stage, rich_markup
-from .common import check_result, finish, stage_asset
-from .segmented_blocks import segmented_blocks
+from extraction_assets.embedding import EmbedderResource
+from extraction_assets.resources import DataStoreResource
+from extraction_assets.stages import render_stage, rich_markup
+from extraction_assets.assets.common import check_result, finish, stage_asset
+from extraction_assets.assets.segmented_blocks import segmented_blocks
 
 CODE_VERSION = "9"
 

@@ -4,13 +4,13 @@ from collections import Counter
 
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
 
-from ..checks import cell_coverage
-from ..pictures import segmentation_svg
-from ..resources import DataStoreResource
-from ..stages import segment_stage
-from ..storage import atomic_write_bytes
-from .common import check_result, finish, stage_asset
-from .normalized_grids import normalized_grids
+from extraction_assets.checks import cell_coverage
+from extraction_assets.pictures import segmentation_svg
+from extraction_assets.resources import DataStoreResource
+from extraction_assets.stages import segment_stage
+from extraction_assets.storage import atomic_write_bytes
+from extraction_assets.assets.common import check_result, finish, stage_asset
+from extraction_assets.assets.normalized_grids import normalized_grids
 
 CODE_VERSION = "8"
 

@@ -4,11 +4,11 @@ from pathlib import Path
 
 from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue
 
-from ..core.errors import SourceUnavailableError
-from ..core.parts import Issue
-from ..resources import DataStoreResource, LimitsResource, PasswordsResource
-from ..stages import StageError, StageOutput, workbook_stage
-from .common import fail, finish, stage_asset
+from extraction_assets.core.errors import SourceUnavailableError
+from extraction_assets.core.parts import Issue
+from extraction_assets.resources import DataStoreResource, LimitsResource, PasswordsResource
+from extraction_assets.stages import StageError, StageOutput, workbook_stage
+from extraction_assets.assets.common import fail, finish, stage_asset
 
 CODE_VERSION = "2"
 

@@ -7,6 +7,6 @@
 * :mod:`.main` -- the command: tables, targets, JSON.
 """
 
-from .workbooks import generate_workbook
+from extraction_assets.bench.workbooks import generate_workbook
 
 __all__ = ["generate_workbook"]

@@ -400,7 +400,7 @@ LEAKS: dict[str, tuple[Callable[[], bytes], str]] = {
 
 
 def _letters(col: int) -> str:
-    from ..core.a1 import column_letter
+    from extraction_assets.core.a1 import column_letter
 
     return column_letter(col)
 

@@ -47,11 +47,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..embedding import LocalEmbedder
-from ..ingest import open_instance
-from ..storage import DataStore
-from ..workers import import_for_runs
-from .measure import (
+from extraction_assets.embedding import LocalEmbedder
+from extraction_assets.ingest import open_instance
+from extraction_assets.storage import DataStore
+from extraction_assets.workers import import_for_runs
+from extraction_assets.bench.measure import (
     STAGES,
     TO_CHUNKS,
     Timing,
@@ -63,8 +63,8 @@ from .measure import (
     run_stages,
     timed,
 )
-from .runs import dagster_run, ingest_processes
-from .workbooks import GENERATED, generate_workbook
+from extraction_assets.bench.runs import dagster_run, ingest_processes
+from extraction_assets.bench.workbooks import GENERATED, generate_workbook
 
 console = Console(width=None if sys.stdout.isatty() else 160)
 

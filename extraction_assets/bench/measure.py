@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from ..embedding import LocalEmbedder
-from ..stages import normalize_stage, parse_stage, render_stage, rich_markup, segment_stage
+from extraction_assets.embedding import LocalEmbedder
+from extraction_assets.stages import normalize_stage, parse_stage, render_stage, rich_markup, segment_stage
 
 #: The chunk budget and merge floor of the ``rendered_chunks`` asset's defaults.
 MAX_TOKENS, MIN_TOKENS = 512, 64

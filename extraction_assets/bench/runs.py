@@ -9,9 +9,9 @@ from pathlib import Path
 
 from dagster import AssetKey, AssetRecordsFilter
 
-from ..embedding import EmbedderResource
-from ..ingest import ingest_paths, open_instance
-from ..storage import DataStore
+from extraction_assets.embedding import EmbedderResource
+from extraction_assets.ingest import ingest_paths, open_instance
+from extraction_assets.storage import DataStore
 
 
 def dagster_run(path: Path, data_dir: Path, force: bool = False) -> dict:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 from xml.sax.saxutils import escape
 
-from ..core.a1 import column_letter
+from extraction_assets.core.a1 import column_letter
 
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 _CITIES = ["Tokyo", "Osaka", "Paris", "Lyon", "Berlin", "Madrid", "Nagoya", "Sapporo"]

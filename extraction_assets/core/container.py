@@ -33,7 +33,7 @@ from typing import IO
 import olefile
 from lxml import etree
 
-from .errors import (
+from extraction_assets.core.errors import (
     CorruptWorkbookError,
     EncryptedWorkbookError,
     HostileContentError,
@@ -647,7 +647,7 @@ def require_ooxml(data: bytes, sniffed: Sniffed | None = None) -> Sniffed:
         UnsupportedFormatError: ``xls``, ``xlsb``, ``ods``, ``fods`` or ``csv`` (not OOXML; see
             :func:`require_spreadsheet`).
     """
-    from .errors import UnsupportedFormatError
+    from extraction_assets.core.errors import UnsupportedFormatError
 
     if not data:
         raise NotASpreadsheetError("the file is empty (0 bytes)")

@@ -14,7 +14,7 @@ from typing import Sequence
 import msoffcrypto
 from msoffcrypto.exceptions import DecryptionError, InvalidKeyError, ParseError
 
-from .errors import EncryptedWorkbookError
+from extraction_assets.core.errors import EncryptedWorkbookError
 
 
 def decrypt(data: bytes, passwords: Sequence[str]) -> bytes:

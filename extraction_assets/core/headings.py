@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .normalize import stripped_text
+from extraction_assets.core.normalize import stripped_text
 
 DEFAULT_BODY_SIZE = 11.0
 FIRST_LEVEL = 2  # H1 is the sheet name

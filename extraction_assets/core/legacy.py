@@ -43,9 +43,9 @@ from typing import Callable, Iterator
 
 import pyarrow as pa
 
-from .a1 import range_ref
-from .container import Limits, PackageReader, Sniffed, decode_text
-from .errors import (
+from extraction_assets.core.a1 import range_ref
+from extraction_assets.core.container import Limits, PackageReader, Sniffed, decode_text
+from extraction_assets.core.errors import (
     CorruptWorkbookError,
     EncryptedWorkbookError,
     ExtractionError,
@@ -53,9 +53,9 @@ from .errors import (
     LimitExceededError,
     UnsupportedFormatError,
 )
-from .ooxml import CellStyle, ParsedSheet, ParsedWorkbook, SheetInfo
-from .parts import Issue
-from .worksheet import CELL_SCHEMA, syntax_error_message
+from extraction_assets.core.ooxml import CellStyle, ParsedSheet, ParsedWorkbook, SheetInfo
+from extraction_assets.core.parts import Issue
+from extraction_assets.core.worksheet import CELL_SCHEMA, syntax_error_message
 
 #: Seconds a LibreOffice conversion may take before its process group is killed.
 SOFFICE_TIMEOUT = float(os.environ.get("EXTRACTION_ASSETS_SOFFICE_TIMEOUT", "120"))
@@ -226,7 +226,7 @@ def open_legacy(data: bytes, sniffed: Sniffed, limits: Limits | None = None, *,
                                    f"LibreOffice could not convert the {sniffed.format} file "
                                    f"({exc.message}); read by value instead")
         else:
-            from .ooxml import open_workbook
+            from extraction_assets.core.ooxml import open_workbook
 
             wb = open_workbook(converted, limits)
             wb.has_macros = wb.has_macros or sniffed.has_macros
@@ -348,7 +348,7 @@ def _open_xls(data: bytes, sniffed: Sniffed, limits: Limits) -> ParsedWorkbook:
             sheet.column_widths = [(c + 1, c + 1, ci.width / 256)
                                    for c, ci in sorted(sh.colinfo_map.items()) if ci.width]
             if getattr(sh, "panes_are_frozen", 0) and (sh.horz_split_pos or sh.vert_split_pos):
-                from .a1 import cell_ref
+                from extraction_assets.core.a1 import cell_ref
 
                 sheet.frozen_pane = cell_ref(sh.horz_split_pos + 1, sh.vert_split_pos + 1)
         try:

@@ -96,11 +96,11 @@ from typing import Any, Callable, Iterable
 
 from lxml import etree
 
-from .a1 import MAX_COL, MAX_ROW, cell_ref, parse_cell_ref, parse_range, range_ref
-from .container import PackageReader
-from .errors import ExtractionError, HostileContentError, LimitExceededError
-from .parts import Issue, parse_part, read_rels, read_shared_strings, rel_attr
-from .worksheet import XML_OPTS, cell_children, local, rich_text
+from extraction_assets.core.a1 import MAX_COL, MAX_ROW, cell_ref, parse_cell_ref, parse_range, range_ref
+from extraction_assets.core.container import PackageReader
+from extraction_assets.core.errors import ExtractionError, HostileContentError, LimitExceededError
+from extraction_assets.core.parts import Issue, parse_part, read_rels, read_shared_strings, rel_attr
+from extraction_assets.core.worksheet import XML_OPTS, cell_children, local, rich_text
 
 __all__ = [
     "SheetObject",

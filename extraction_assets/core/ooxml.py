@@ -21,8 +21,8 @@ from typing import Iterator, Sequence
 
 import pyarrow as pa
 
-from .a1 import MAX_COL, cell_ref, parse_cell_ref, parse_range, range_ref
-from .container import (
+from extraction_assets.core.a1 import MAX_COL, cell_ref, parse_cell_ref, parse_range, range_ref
+from extraction_assets.core.container import (
     LEGACY_FORMATS,
     Budget,
     Limits,
@@ -30,14 +30,14 @@ from .container import (
     require_spreadsheet,
     sniff,
 )
-from .errors import CorruptWorkbookError, LimitExceededError
-from .objects import (
+from extraction_assets.core.errors import CorruptWorkbookError, LimitExceededError
+from extraction_assets.core.objects import (
     SheetObject,
     read_chartsheet_objects,
     read_sheet_objects,
     read_workbook_objects,
 )
-from .parts import (
+from extraction_assets.core.parts import (
     Issue,
     RichString,
     color_code,
@@ -46,8 +46,8 @@ from .parts import (
     read_shared_strings,
     rel_attr,
 )
-from .worksheet import CELL_SCHEMA, WorksheetReader, open_stream
-from .worksheet import local as _local
+from extraction_assets.core.worksheet import CELL_SCHEMA, WorksheetReader, open_stream
+from extraction_assets.core.worksheet import local as _local
 
 #: Built-in number formats of ECMA-376 Part 1, §18.8.30 (en-US rendering of the locale ids).
 BUILTIN_NUMBER_FORMATS: dict[int, str] = {
@@ -602,7 +602,7 @@ def open_workbook(data: bytes, limits: Limits | None = None, *,
     data = decrypted(data, passwords)
     sniffed = require_spreadsheet(data)
     if sniffed.format in LEGACY_FORMATS:
-        from .legacy import open_legacy
+        from extraction_assets.core.legacy import open_legacy
 
         return open_legacy(data, sniffed, limits, filename=filename)
     reader = PackageReader(data, limits)
@@ -620,7 +620,7 @@ def decrypted(data: bytes, passwords: Sequence[str]) -> bytes:
         return data
     sniffed = sniff(data)
     if sniffed.format == "encrypted-ooxml" or (sniffed.format == "xls" and sniffed.encrypted):
-        from .crypto import decrypt
+        from extraction_assets.core.crypto import decrypt
 
         return decrypt(data, passwords)
     return data

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from .container import PackageReader, resolve_target
-from .errors import CorruptWorkbookError
-from .worksheet import XML_OPTS, local, syntax_error_message, unescape_xstring
+from extraction_assets.core.container import PackageReader, resolve_target
+from extraction_assets.core.errors import CorruptWorkbookError
+from extraction_assets.core.worksheet import XML_OPTS, local, syntax_error_message, unescape_xstring
 
 
 @dataclass

@@ -31,10 +31,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .a1 import MAX_COL, cell_ref, parse_cell_ref, parse_range, range_ref
-from .arrays import in_threads, scatter
-from .normalize import StyledGrid, a1_refs, stripped_text
-from .segment import Block
+from extraction_assets.core.a1 import MAX_COL, cell_ref, parse_cell_ref, parse_range, range_ref
+from extraction_assets.core.arrays import in_threads, scatter
+from extraction_assets.core.normalize import StyledGrid, a1_refs, stripped_text
+from extraction_assets.core.segment import Block
 
 
 @dataclass

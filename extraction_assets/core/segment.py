@@ -89,10 +89,10 @@ from scipy import ndimage
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from .a1 import cell_ref, column_letter, parse_cell_ref, parse_range, range_ref
-from .headings import HeadingMap, detect_heading_levels
-from .normalize import StyledGrid, cell_keys, cells_in_range, find_cell, stripped_text
-from .totals import TOTAL_HINT_RE, TOTAL_LABEL_RE, ColumnSums, aggregates_above
+from extraction_assets.core.a1 import cell_ref, column_letter, parse_cell_ref, parse_range, range_ref
+from extraction_assets.core.headings import HeadingMap, detect_heading_levels
+from extraction_assets.core.normalize import StyledGrid, cell_keys, cells_in_range, find_cell, stripped_text
+from extraction_assets.core.totals import TOTAL_HINT_RE, TOTAL_LABEL_RE, ColumnSums, aggregates_above
 
 NOTE_RE = re.compile(
     r"^\s*(※|\*|＊|†|‡|注\s*[\d０-９]*\s*[:：.．)）]|注記|備考\s*[:：]|[(（]注[\d０-９]*[)）]|"

@@ -24,7 +24,7 @@ import re
 
 import numpy as np
 
-from .a1 import column_index
+from extraction_assets.core.a1 import column_index
 
 #: A first cell that may start a total row (a hint, never enough alone).
 TOTAL_HINT_RE = re.compile(r"^\s*((grand|sub)[\s-]*)?totals?\b|^\s*(合計|小計|総計|累計)",

@@ -34,10 +34,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from lxml import etree
 
-from .a1 import MAX_COL, MAX_ROW, cell_ref, column_index, column_letter, parse_cell_ref
-from .arrays import scatter
-from .container import Budget
-from .errors import CorruptWorkbookError, LimitExceededError
+from extraction_assets.core.a1 import MAX_COL, MAX_ROW, cell_ref, column_index, column_letter, parse_cell_ref
+from extraction_assets.core.arrays import scatter
+from extraction_assets.core.container import Budget
+from extraction_assets.core.errors import CorruptWorkbookError, LimitExceededError
 
 XML_OPTS = dict(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
 
