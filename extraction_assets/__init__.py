@@ -4,7 +4,7 @@ Importing the package makes Arrow allocate from its jemalloc pool (where the pya
 one) unless ``ARROW_DEFAULT_MEMORY_POOL`` names a pool: jemalloc hands freed pages back to the
 operating system while a stage runs, which keeps the peak resident set of a large workbook
 ~10 % lower than pyarrow's default mimalloc pool at the same speed (``python -m
-extraction_assets.bench``: 1M cells, hash -> chunks ~840 -> ~755 MB).
+tools.bench``: 1M cells, hash -> chunks ~840 -> ~755 MB).
 
 It also gives that jemalloc one arena (``narenas:1`` put before any options of the user's in
 ``JE_ARROW_MALLOC_CONF``, which Arrow's jemalloc reads when it starts): the stages run Arrow

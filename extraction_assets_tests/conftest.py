@@ -47,8 +47,8 @@ def labelled_dir() -> Path:
 @pytest.fixture(scope="session")
 def samples_ingest(tmp_path_factory):
     """The bundled samples ingested once through the real asset graph into a temp data dir."""
-    from extraction_assets.ingest import ingest_paths
-    from extraction_assets.samples import write_samples
+    from extraction_assets.app.ingest import ingest_paths
+    from extraction_assets.app.samples import write_samples
 
     root = tmp_path_factory.mktemp("samples-data")
     paths = write_samples(root / "samples")

@@ -7,7 +7,7 @@
 
       python fault_helpers.py --data-dir D [--force] [--base-url URL] FILE...
 
-  which calls :func:`extraction_assets.ingest.ingest_paths` and prints the results as one JSON
+  which calls :func:`extraction_assets.app.ingest.ingest_paths` and prints the results as one JSON
   list on its last stdout line.
 """
 
@@ -136,8 +136,8 @@ def main(argv: list[str] | None = None) -> int:
                                            "(default: the local embedder)")
     parser.add_argument("files", nargs="+")
     args = parser.parse_args(argv)
-    from extraction_assets.embedding import EmbedderResource
-    from extraction_assets.ingest import ingest_paths
+    from extraction_assets.defs.resources import EmbedderResource
+    from extraction_assets.app.ingest import ingest_paths
 
     embedder = None
     if args.base_url:

@@ -10,16 +10,18 @@ import duckdb
 import pytest
 from openpyxl import Workbook
 
-from extraction_assets.ingest import ingest_paths
-from extraction_assets.samples import build_ledger, workbook_bytes, write_samples
-from extraction_assets.storage import DataStore
+from extraction_assets.app.ingest import ingest_paths
+from extraction_assets.app.samples import build_ledger, workbook_bytes, write_samples
+from extraction_assets.store.storage import DataStore
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def readme_queries() -> dict[str, str]:
-    """SQL blocks of README.md preceded by an ``<!-- audit:NAME -->`` marker."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    """SQL blocks of README.md and docs/audit.md preceded by an ``<!-- audit:NAME -->``
+    marker (the queries a user copies)."""
+    text = "\n".join((REPO / name).read_text(encoding="utf-8")
+                     for name in ("README.md", "docs/audit.md") if (REPO / name).exists())
     return dict(re.findall(r"<!-- audit:(\w+) -->\s*```sql\n(.*?)```", text, re.S))
 
 
@@ -135,7 +137,7 @@ def test_search_skips_earlier_versions_of_a_file_unless_asked(audited):
 
     def hashes(*extra: str) -> set[str]:
         proc = subprocess.run(
-            [sys.executable, "-m", "extraction_assets.cli", "search", "ledger debit credit total",
+            [sys.executable, "-m", "extraction_assets.app.cli", "search", "ledger debit credit total",
              "--data-dir", str(root), "-k", "40", "--json", *extra],
             capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr
@@ -146,7 +148,7 @@ def test_search_skips_earlier_versions_of_a_file_unless_asked(audited):
 
 
 def test_a_path_back_to_earlier_bytes_is_a_new_version(tmp_path):
-    from extraction_assets.warehouse import refresh_views
+    from extraction_assets.store.warehouse import refresh_views
 
     store = DataStore(tmp_path / "data")
     path = tmp_path / "v.xlsx"
@@ -166,7 +168,7 @@ def test_a_path_back_to_earlier_bytes_is_a_new_version(tmp_path):
 def test_views_are_rewritten_only_when_their_sql_changes(tmp_path):
     import datetime as dt
 
-    from extraction_assets.warehouse import refresh_views
+    from extraction_assets.store.warehouse import refresh_views
 
     store = DataStore(tmp_path / "data")
 
@@ -202,7 +204,7 @@ def test_views_that_are_current_need_no_writer_lock(tmp_path, monkeypatch):
 
     import filelock
 
-    from extraction_assets import warehouse as wh
+    from extraction_assets.store import warehouse as wh
 
     store = DataStore(tmp_path / "data")
     when = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)

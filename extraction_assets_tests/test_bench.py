@@ -9,9 +9,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from extraction_assets.bench.main import app, parallel_bounds, targets
-from extraction_assets.bench.measure import STAGES
-from extraction_assets.bench.workbooks import GENERATED
+from tools.bench.main import app, parallel_bounds, targets
+from tools.bench.measure import STAGES
+from tools.bench.workbooks import GENERATED
 
 
 def test_smallest_bench_run_writes_every_stage_with_exact_counts(tmp_path):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from openpyxl import Workbook
 
-from extraction_assets.checks import (
+from extraction_assets.pipeline.checks import (
     cell_coverage,
     chunk_budget,
     one_row_per_unit,
     record_provenance,
 )
-from extraction_assets.stages import normalize_stage, parse_stage, segment_stage
+from extraction_assets.pipeline.stages import normalize_stage, parse_stage, segment_stage
 
 H = "0" * 64
 
@@ -61,7 +61,7 @@ def test_chunk_budget_records_and_vectors():
 def test_rows_in_one_chunk_and_heading_paths():
     import pyarrow as pa
 
-    from extraction_assets.checks import heading_paths, rows_in_one_chunk
+    from extraction_assets.pipeline.checks import heading_paths, rows_in_one_chunk
 
     records = pa.table({"block_id": ["b", "b", "b"], "row": [2, 3, 4]})
     chunks = pa.table({"block_ids": [["b"], ["b"], ["b"]], "rows": [[2, 3], [3], [3]],

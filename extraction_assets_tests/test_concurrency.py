@@ -1,7 +1,7 @@
 """B37/B38: 16 partitions materialized 8 at a time in separate processes, all writing to ONE
 DuckDB warehouse file and ONE LanceDB table (and one Dagster instance).
 
-Eight worker processes each run :func:`extraction_assets.ingest.ingest_paths` on two of the
+Eight worker processes each run :func:`extraction_assets.app.ingest.ingest_paths` on two of the
 16 workbooks against the same data dir, so up to 8 Dagster runs (one partition each) write
 Parquet, refresh the DuckDB views and commit to LanceDB at the same time. Embeddings come from
 a local fake OpenAI-compatible server so the test measures the writers, not a model.
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import duckdb
 
-from extraction_assets.storage import DataStore
-from extraction_assets.vectors import VectorStore
+from extraction_assets.store.storage import DataStore
+from extraction_assets.search.vectors import VectorStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fault_helpers import batch_value, fake_embedding_server, write_batch
@@ -110,8 +110,8 @@ def test_sixteen_partitions_eight_at_a_time(tmp_path: Path) -> None:
 
 
 def test_ingest_with_two_jobs_materializes_each_partition_once(tmp_path: Path) -> None:
-    from extraction_assets.embedding import EmbedderResource
-    from extraction_assets.ingest import ingest_paths
+    from extraction_assets.defs.resources import EmbedderResource
+    from extraction_assets.app.ingest import ingest_paths
 
     paths = write_batch(tmp_path / "batch", 4, N_ROWS)
     not_a_workbook = tmp_path / "batch" / "notes.xlsx"
@@ -154,7 +154,7 @@ def test_cli_ingest_with_two_jobs_prints_every_file_and_exits_cleanly(tmp_path: 
     Every file's line reaches stdout although the command leaves without the interpreter's
     final garbage collection (``gc.freeze`` on the way out)."""
     paths = write_batch(tmp_path / "batch", 3, N_ROWS)
-    command = [sys.executable, "-m", "extraction_assets.cli", "ingest", "--data-dir",
+    command = [sys.executable, "-m", "extraction_assets.app.cli", "ingest", "--data-dir",
                str(tmp_path / "data"), "--jobs", "2", "--until", "rendered_chunks",
                *map(str, paths)]
 
@@ -179,13 +179,13 @@ def test_workers_fork_from_a_server_that_preloaded_and_froze_dagster() -> None:
     import gc
     from concurrent.futures import ProcessPoolExecutor
 
-    from extraction_assets.workers import PRELOAD, RUN_MODULES, start_forkserver
+    from extraction_assets.app.workers import PRELOAD, RUN_MODULES, start_forkserver
 
     with ProcessPoolExecutor(max_workers=1, mp_context=start_forkserver()) as pool:
         loaded = pool.submit(eval, "sorted(__import__('sys').modules)").result()
         frozen = pool.submit(gc.get_freeze_count).result()
     assert set(PRELOAD) | set(RUN_MODULES) <= set(loaded)
-    assert "extraction_assets.stages" in loaded
+    assert "extraction_assets.pipeline.stages" in loaded
     assert frozen > 100_000  # importing Dagster alone makes ~110,000 tracked objects
 
 
@@ -194,7 +194,7 @@ def test_import_for_runs_freezes_the_imports_and_restores_the_collector() -> Non
     freezes their objects; the collector is left as it was found (on, or off)."""
     script = (
         "import gc, sys\n"
-        "from extraction_assets.workers import RUN_MODULES, import_for_runs\n"
+        "from extraction_assets.app.workers import RUN_MODULES, import_for_runs\n"
         "was_on = sys.argv[1] == 'on'\n"
         "gc.enable() if was_on else gc.disable()\n"
         "import_for_runs()\n"

@@ -1,6 +1,6 @@
 """Every file of the shared corpus (the robustness tier included) goes through every stage but
-the embeddings, each in a child process with a time limit (:mod:`extraction_assets.sweep`, the
-code behind ``python -m extraction_assets.sweep``), and ends as success or a typed
+the embeddings, each in a child process with a time limit (:mod:`tools.sweep`, the
+code behind ``python -m tools.sweep``), and ends as success or a typed
 :class:`ExtractionError` — no other exception, no crash, no hang, and no value lost (no
 ``value_not_in_output`` issue).
 
@@ -21,9 +21,9 @@ import warnings
 
 import pytest
 
-from extraction_assets.samples import write_samples
-from extraction_assets.stages import parse_stage
-from extraction_assets.sweep import TYPED_CODES, manifest_files, sweep
+from extraction_assets.app.samples import write_samples
+from extraction_assets.pipeline.stages import parse_stage
+from tools.sweep import TYPED_CODES, manifest_files, sweep
 
 try:
     from extraction_assets_tests.builders import Sheet, worksheet, xlsx_bytes
@@ -90,7 +90,7 @@ def test_sweep_command_reports_each_outcome_and_fails_on_faults(tmp_path):
     out = tmp_path / "sweep.json"
     proc = subprocess.run(
         # the limit leaves room for a small file's first run in a new child on a busy machine
-        [sys.executable, "-m", "extraction_assets.sweep", str(corpus), "--timeout", "3",
+        [sys.executable, "-m", "tools.sweep", str(corpus), "--timeout", "3",
          "--jobs", "2", "--json", str(out)],
         capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"})
     assert proc.returncode == 1, proc.stderr
@@ -107,10 +107,10 @@ def test_sweep_command_reports_each_outcome_and_fails_on_faults(tmp_path):
     assert "success: 1" in proc.stdout and "2 files ended in" in proc.stdout
 
     (corpus / "MANIFEST.tsv").write_text("corpus_path\tsource\nfiles/good.xlsx\ttest\n")
-    ok = subprocess.run([sys.executable, "-m", "extraction_assets.sweep", str(corpus)],
+    ok = subprocess.run([sys.executable, "-m", "tools.sweep", str(corpus)],
                         capture_output=True, text=True, timeout=300)
     assert ok.returncode == 0 and "success: 1" in ok.stdout, ok.stdout + ok.stderr
-    empty = subprocess.run([sys.executable, "-m", "extraction_assets.sweep", str(tmp_path)],
+    empty = subprocess.run([sys.executable, "-m", "tools.sweep", str(tmp_path)],
                            capture_output=True, text=True, timeout=300)
     assert empty.returncode == 2 and "no usable manifest" in empty.stdout
 

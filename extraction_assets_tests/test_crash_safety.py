@@ -22,11 +22,11 @@ import duckdb
 import pyarrow.parquet as pq
 from dagster import DagsterRunStatus
 
-from extraction_assets.bench import generate_workbook
-from extraction_assets.ingest import open_instance
-from extraction_assets.storage import DataStore, sha256_file
-from extraction_assets.vectors import VectorStore
-from extraction_assets.warehouse import refresh_views, view_sql
+from tools.bench import generate_workbook
+from extraction_assets.app.ingest import open_instance
+from extraction_assets.store.storage import DataStore, sha256_file
+from extraction_assets.search.vectors import VectorStore
+from extraction_assets.store.warehouse import refresh_views, view_sql
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fault_helpers import fake_embedding_server
@@ -36,7 +36,7 @@ ROWS = 20_000  # x 10 columns = 200k cells
 
 def _start(big: Path, data_dir: Path, url: str, log: Path) -> subprocess.Popen:
     """The CLI ingest in its own process group, output to ``log``."""
-    cmd = [sys.executable, "-m", "extraction_assets.cli", "ingest", str(big),
+    cmd = [sys.executable, "-m", "extraction_assets.app.cli", "ingest", str(big),
            "--data-dir", str(data_dir), "--provider", "openai", "--model", "fake-embed",
            "--base-url", url]
     env = dict(os.environ, OPENAI_API_KEY="test-key", PYTHONUNBUFFERED="1")
@@ -163,7 +163,7 @@ def test_ctrl_c_stops_the_ingest_and_the_next_one_finishes_it(tmp_path):
         paths.append(tmp_path / f"orders{k}.xlsx")
         generate_workbook(paths[-1], 3_000 + k)
     data_dir, log = tmp_path / "data", tmp_path / "ingest.log"
-    cmd = [sys.executable, "-m", "extraction_assets.cli", "ingest", "--data-dir", str(data_dir),
+    cmd = [sys.executable, "-m", "extraction_assets.app.cli", "ingest", "--data-dir", str(data_dir),
            "--jobs", "2", "--until", "rendered_chunks", *map(str, paths)]
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
@@ -208,7 +208,7 @@ def test_forkserver_preload_goes_on_through_ctrl_c():
     """Ctrl-C reaches the forkserver too while it imports for the workers (~2-3 s): it finishes
     them without a ``KeyboardInterrupt`` traceback and puts the default handler back."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", "import signal; import extraction_assets.forkserver_preload; "
+        [sys.executable, "-c", "import signal; import extraction_assets.app.forkserver_preload; "
          "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(1.0)  # past the package's own import, into Dagster's

@@ -1,4 +1,4 @@
-"""Display text against Excel's own CSV exports of the corpus (extraction_assets.display_check).
+"""Display text against Excel's own CSV exports of the corpus (tools.display_check).
 
 Skips when the shared corpus is absent (``$EXTRACTION_ASSETS_CORPUS``, default
 ``../shared/corpus``). The thresholds sit just under what the formatter reached (99.98 % of
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from extraction_assets import display_check
-from extraction_assets.display_check import GROUNDTRUTH, decode_csv, read_csv, run
+from tools import display_check
+from tools.display_check import GROUNDTRUTH, decode_csv, read_csv, run
 
 MIN_MATCH_RATE = 0.999
 MAX_NON_FORMULA_MISMATCHES = 5

@@ -1,4 +1,4 @@
-"""Tests for extraction_assets.embedding with real parts (no mocks).
+"""Tests for extraction_assets.search.embedding with real parts (no mocks).
 
 The local provider runs the real USE multilingual v3 model. The OpenAI
 provider talks through the real ``openai`` client to a small
@@ -19,13 +19,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-from extraction_assets.embedding import (
+from extraction_assets.defs.resources import EmbedderResource
+from extraction_assets.search.embedding import (
     DEFAULT_OPENAI_MODEL,
     LOCAL_DIMENSION,
     LOCAL_WINDOW_TOKENS,
     LOCAL_MODEL_NAME,
     NO_API_KEY_PLACEHOLDER,
-    EmbedderResource,
     EmbeddingError,
     LocalEmbedder,
     OpenAIEmbedder,
@@ -84,7 +84,7 @@ def test_local_count_tokens(local: LocalEmbedder) -> None:
 
 
 def test_local_model_reads_the_pieces_that_are_counted(local: LocalEmbedder) -> None:
-    from extraction_assets.embedding import _use_model, _use_tokenizer
+    from extraction_assets.search.embedding import _use_model, _use_tokenizer
 
     local.embed(["load the model"])
     pieces = _use_model(local.threads)._model.sp  # cut to the model's window, else the same
@@ -98,7 +98,7 @@ def test_local_model_reads_the_pieces_that_are_counted(local: LocalEmbedder) -> 
 def test_tokenizer_loaded_in_background_once_for_every_thread(local: LocalEmbedder) -> None:
     """Two background loads and a count asked for meanwhile make one load of the tokenizer,
     whose counts are the usual ones."""
-    from extraction_assets.embedding import _load_use_tokenizer
+    from extraction_assets.search.embedding import _load_use_tokenizer
 
     _load_use_tokenizer.cache_clear()
     threads = [EmbedderResource().load_tokenizer_in_background() for _ in range(2)]

@@ -1,4 +1,4 @@
-"""The segmentation yardstick (:mod:`extraction_assets.evaluate`): a deterministic layout
+"""The segmentation yardstick (:mod:`tools.evaluate`): a deterministic layout
 generator with known truth, exact scores on hand-made lists, the ground-truth adapters, the CLI,
 and a fixed-seed floor on the real segmenter so nothing regresses.
 """
@@ -13,7 +13,7 @@ import pytest
 from openpyxl import load_workbook
 
 from extraction_assets.core.a1 import parse_range
-from extraction_assets.evaluate import (
+from tools.evaluate import (
     _align_elements,
     diagnose,
     docling_truth,

@@ -12,12 +12,12 @@ import duckdb
 import pytest
 from dagster import AssetKey
 
-from extraction_assets.assets import ALL_ASSETS
-from extraction_assets.embedding import LocalEmbedder
-from extraction_assets.ingest import ingest_paths, open_instance
-from extraction_assets.storage import DataStore
-from extraction_assets.vectors import VectorStore
-from extraction_assets.warehouse import CONTRACT_VIEWS
+from extraction_assets.defs.assets import ALL_ASSETS
+from extraction_assets.search.embedding import LocalEmbedder
+from extraction_assets.app.ingest import ingest_paths, open_instance
+from extraction_assets.store.storage import DataStore
+from extraction_assets.search.vectors import VectorStore
+from extraction_assets.store.warehouse import CONTRACT_VIEWS
 
 CONTRACT_COLUMNS = {
     "workbooks": {"workbook_hash", "source_path", "filename", "size_bytes", "format",
@@ -164,7 +164,7 @@ def test_bad_file_fails_its_own_partition_and_the_batch_goes_on(tmp_path):
     bad.write_text("this is a text file, not a workbook\n")
     empty = tmp_path / "empty.xlsx"
     empty.write_bytes(b"")
-    from extraction_assets.samples import write_samples
+    from extraction_assets.app.samples import write_samples
 
     good = write_samples(tmp_path / "samples")[0]
     root = tmp_path / "data"
@@ -186,11 +186,11 @@ def test_bad_file_fails_its_own_partition_and_the_batch_goes_on(tmp_path):
 def test_cli_ingest_reports_each_file_and_exits_nonzero_on_failure(tmp_path):
     bad = tmp_path / "notes.xlsx"
     bad.write_bytes(b"%PDF-1.7\n")
-    from extraction_assets.samples import write_samples
+    from extraction_assets.app.samples import write_samples
 
     good = write_samples(tmp_path / "samples")[2]
     proc = subprocess.run(
-        [sys.executable, "-m", "extraction_assets.cli", "ingest", str(bad), str(good),
+        [sys.executable, "-m", "extraction_assets.app.cli", "ingest", str(bad), str(good),
          "--data-dir", str(tmp_path / "data"), "--until", "rendered_chunks"],
         capture_output=True, text=True, timeout=300,
     )
@@ -200,7 +200,7 @@ def test_cli_ingest_reports_each_file_and_exits_nonzero_on_failure(tmp_path):
     assert lines[1].startswith("success") and "tables=2" in lines[1] and "records=8" in lines[1]
     assert not (tmp_path / "data" / "lancedb").exists()  # --until stopped before the vectors
     proc = subprocess.run(
-        [sys.executable, "-m", "extraction_assets.cli", "search", "anything",
+        [sys.executable, "-m", "extraction_assets.app.cli", "search", "anything",
          "--data-dir", str(tmp_path / "data")], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "ingest some files first" in proc.stderr
     assert "refresh" in proc.stderr  # what embeds files ingested with --until
@@ -224,7 +224,7 @@ def test_damaged_worksheet_keeps_its_first_cells_and_the_line_shows_the_error(tm
     path.write_bytes(xlsx_bytes([Sheet("Bad", bad), Sheet("Good", worksheet(
         '<row r="1"><c r="A1" t="inlineStr"><is><t>Note</t></is></c></row>'))]))
     proc = subprocess.run(
-        [sys.executable, "-m", "extraction_assets.cli", "ingest", str(path),
+        [sys.executable, "-m", "extraction_assets.app.cli", "ingest", str(path),
          "--data-dir", str(tmp_path / "data"), "--until", "rendered_chunks"],
         capture_output=True, text=True, timeout=300,
     )
@@ -329,7 +329,7 @@ def test_corpus_file_through_the_whole_graph(corpus_ingest, name):
 def test_cli_search_returns_provenance_as_json(samples_ingest):
     root, _, _ = samples_ingest
     proc = subprocess.run(
-        [sys.executable, "-m", "extraction_assets.cli", "search", "Top products revenue",
+        [sys.executable, "-m", "extraction_assets.app.cli", "search", "Top products revenue",
          "--data-dir", str(root), "-k", "3", "--json"],
         capture_output=True, text=True, timeout=300,
     )
@@ -352,7 +352,7 @@ def test_cli_search_without_an_api_key_is_one_line(samples_ingest):
     root, _, _ = samples_ingest
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     proc = subprocess.run(
-        [sys.executable, "-m", "extraction_assets.cli", "search", "revenue", "--data-dir",
+        [sys.executable, "-m", "extraction_assets.app.cli", "search", "revenue", "--data-dir",
          str(root), "--provider", "openai", "--model", "text-embedding-3-small"],
         capture_output=True, text=True, timeout=300, env=env,
     )
@@ -367,14 +367,14 @@ def test_cli_unknown_provider_is_a_usage_error(samples_ingest, tmp_path):
     root, _, _ = samples_ingest
     for command in (["ingest", str(tmp_path / "missing.xlsx"), "--data-dir", str(tmp_path / "d")],
                     ["search", "revenue", "--data-dir", str(root)]):
-        proc = subprocess.run([sys.executable, "-m", "extraction_assets.cli", *command,
+        proc = subprocess.run([sys.executable, "-m", "extraction_assets.app.cli", *command,
                                "--provider", "opneai"], capture_output=True, text=True,
                               timeout=300)
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.strip() == "--provider: Input should be 'local' or 'openai'"
         assert proc.stdout == ""
     # an OpenAI model name without --provider openai: refused before any file is read
-    proc = subprocess.run([sys.executable, "-m", "extraction_assets.cli", "ingest",
+    proc = subprocess.run([sys.executable, "-m", "extraction_assets.app.cli", "ingest",
                            str(tmp_path / "missing.xlsx"), "--data-dir", str(tmp_path / "d"),
                            "--model", "text-embedding-3-small"], capture_output=True, text=True,
                           timeout=300)
@@ -387,8 +387,8 @@ def test_cli_unknown_provider_is_a_usage_error(samples_ingest, tmp_path):
 def test_openai_provider_through_the_graph_and_no_mixed_dimensions(tmp_path, monkeypatch):
     from test_embedding import KEY, KEY_ENV, fake_openai_server
 
-    from extraction_assets.embedding import EmbedderResource
-    from extraction_assets.samples import write_samples
+    from extraction_assets.defs.resources import EmbedderResource
+    from extraction_assets.app.samples import write_samples
 
     monkeypatch.setenv(KEY_ENV, KEY)
     paths = write_samples(tmp_path / "samples")
@@ -447,8 +447,8 @@ def test_ingest_and_refresh_wait_for_the_tokenizer_load_they_started(samples_ing
     library reads it aborts (exit code 134)."""
     import threading
 
-    from extraction_assets.embedding import _load_use_tokenizer
-    from extraction_assets.ingest import refresh_stale
+    from extraction_assets.search.embedding import _load_use_tokenizer
+    from extraction_assets.app.ingest import refresh_stale
 
     root, paths, _ = samples_ingest
     for command in (lambda: ingest_paths(paths[:1], root), lambda: refresh_stale(root)):
@@ -459,8 +459,8 @@ def test_ingest_and_refresh_wait_for_the_tokenizer_load_they_started(samples_ing
 
 
 def test_refresh_materializes_only_what_is_stale(tmp_path):
-    from extraction_assets.ingest import refresh_stale, stale_assets
-    from extraction_assets.samples import write_samples
+    from extraction_assets.app.ingest import refresh_stale, stale_assets
+    from extraction_assets.app.samples import write_samples
 
     sample = write_samples(tmp_path / "samples")[1]
     root = tmp_path / "data"
@@ -482,7 +482,7 @@ def test_refresh_materializes_only_what_is_stale(tmp_path):
 
 
 def test_unchanged_units_of_a_new_version_are_not_embedded_again(tmp_path):
-    from extraction_assets.samples import build_ledger, workbook_bytes
+    from extraction_assets.app.samples import build_ledger, workbook_bytes
 
     path = tmp_path / "files" / "ledger.xlsx"
     path.parent.mkdir()
@@ -504,7 +504,7 @@ def test_unchanged_units_of_a_new_version_are_not_embedded_again(tmp_path):
     # refresh lists both partitions of the path and says which one is the earlier version
     from typer.testing import CliRunner
 
-    from extraction_assets.cli import app
+    from extraction_assets.app.cli import app
 
     result = CliRunner().invoke(app, ["refresh", "--data-dir", str(root)])
     assert result.exit_code == 0, result.output
@@ -518,8 +518,8 @@ def test_unchanged_units_of_a_new_version_are_not_embedded_again(tmp_path):
 
 
 def test_rechunking_with_until_makes_the_embeddings_stale(tmp_path):
-    from extraction_assets.ingest import refresh_stale, stale_assets
-    from extraction_assets.samples import write_samples
+    from extraction_assets.app.ingest import refresh_stale, stale_assets
+    from extraction_assets.app.samples import write_samples
 
     sample = write_samples(tmp_path / "samples")[0]
     bad = tmp_path / "notes.xlsx"
@@ -548,7 +548,7 @@ def test_refresh_does_not_retry_a_file_whose_string_table_cannot_be_read(tmp_pat
         from extraction_assets_tests.builders import NS_MAIN, Sheet, worksheet, xlsx_bytes
     except ImportError:  # tests collected with the test folder itself on sys.path
         from builders import NS_MAIN, Sheet, worksheet, xlsx_bytes
-    from extraction_assets.ingest import refresh_stale
+    from extraction_assets.app.ingest import refresh_stale
 
     strings = tmp_path / "strings.xlsx"
     strings.write_bytes(xlsx_bytes(

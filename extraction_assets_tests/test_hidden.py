@@ -8,8 +8,8 @@ import json
 
 from openpyxl import Workbook
 
-from extraction_assets.embedding import LocalEmbedder
-from extraction_assets.stages import (
+from extraction_assets.search.embedding import LocalEmbedder
+from extraction_assets.pipeline.stages import (
     normalize_stage,
     parse_stage,
     render_stage,

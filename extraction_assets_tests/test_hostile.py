@@ -1,4 +1,4 @@
-"""Hostile input, bounded (issue #27): every recipe of :mod:`extraction_assets.bench.hostile`,
+"""Hostile input, bounded (issue #27): every recipe of :mod:`tools.bench.hostile`,
 scaled down, ends typed (a success with issues, or a typed error with its
 ``extraction_issues`` row); no hidden or out-of-inbox text reaches ``chunks`` or LanceDB; one
 file never harms another, the terminal or the data dir. The recipes run through the real
@@ -24,8 +24,8 @@ import pytest
 from dagster import build_sensor_context
 from markdown_it import MarkdownIt
 
-from extraction_assets.bench import hostile
-from extraction_assets.bench.hostile import (
+from tools.bench import hostile
+from tools.bench.hostile import (
     HTML_TEXTS,
     LEAKS,
     RECIPES,
@@ -39,15 +39,15 @@ from extraction_assets.bench.hostile import (
 )
 from extraction_assets.core.container import Limits
 from extraction_assets.core.segment import reads_as_sentence
-from extraction_assets.definitions import make_definitions
-from extraction_assets.embedding import LOCAL_WINDOW_TOKENS, LocalEmbedder
-from extraction_assets.ingest import ingest_paths, open_instance, refresh_stale
-from extraction_assets.partitions import add_partition_keys
+from extraction_assets.defs.definitions import make_definitions
+from extraction_assets.search.embedding import LOCAL_WINDOW_TOKENS, LocalEmbedder
+from extraction_assets.app.ingest import ingest_paths, open_instance, refresh_stale
+from extraction_assets.defs.partitions import add_partition_keys
 from extraction_assets.pictures import segmentation_svg
-from extraction_assets.sensors import inbox_sensor, inbox_files
-from extraction_assets.stages import StageError, run_pipeline
-from extraction_assets.storage import DataStore
-from extraction_assets.vectors import TABLE_NAME
+from extraction_assets.defs.sensors import inbox_sensor, inbox_files
+from extraction_assets.pipeline.stages import StageError, run_pipeline
+from extraction_assets.store.storage import DataStore
+from extraction_assets.search.vectors import TABLE_NAME
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -282,7 +282,7 @@ def test_the_inbox_sensor_reads_only_files_inside_the_inbox(tmp_path):
 
 # -- one file harms others, or the terminal ----------------------------------------------------
 def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "extraction_assets.cli", *args],
+    return subprocess.run([sys.executable, "-m", "extraction_assets.app.cli", *args],
                           capture_output=True, text=True, timeout=timeout, cwd=REPO)
 
 
@@ -296,7 +296,7 @@ def test_benchmark_smallest_form_every_input_ends_typed_within_bounds(tmp_path):
     file gets its line, the command stays within 1 GB, and no hidden text reaches the
     chunks or LanceDB (chunk and record units); search prints names and cell text as text.
     (The pairs of sizes are measured by the benchmark itself:
-    ``python -m extraction_assets.bench.hostile``.)"""
+    ``python -m tools.bench.hostile``.)"""
     results, missed = hostile.benchmark(tmp_path, 0.004, [])
     assert missed == [] and results["recipes"] == {}
     together = results["together"]
@@ -372,7 +372,7 @@ def _unshared_mount(tmp_path: Path, options: str, *command: str) -> subprocess.C
 def test_a_read_only_data_dir_is_one_line_before_anything_runs(tmp_path):
     book = tmp_path / "book.xlsx"
     book.write_bytes(workbook([("S", worksheet(rows_xml({1: [cell("A1", "x")]})))]))
-    proc = _unshared_mount(tmp_path, "ro,size=1m", sys.executable, "-m", "extraction_assets.cli",
+    proc = _unshared_mount(tmp_path, "ro,size=1m", sys.executable, "-m", "extraction_assets.app.cli",
                            "ingest", str(book), "--data-dir", str(tmp_path / "mnt" / "data"))
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.strip() == (f"cannot write to the data dir {tmp_path}/mnt/data: "
@@ -385,7 +385,7 @@ def test_a_full_disk_fails_files_in_one_line_each(tmp_path):
         books.append(tmp_path / f"book{k}.xlsx")
         books[-1].write_bytes(workbook([("S", worksheet(rows_xml(
             {r: [cell(f"A{r}", words(200) + str(k))] for r in range(1, 200)})))]))
-    proc = _unshared_mount(tmp_path, "size=1m", sys.executable, "-m", "extraction_assets.cli",
+    proc = _unshared_mount(tmp_path, "size=1m", sys.executable, "-m", "extraction_assets.app.cli",
                            "ingest", *map(str, books), "--data-dir", str(tmp_path / "mnt" / "d"))
     assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()  # one per file; or one "stopped:" line, before any file
@@ -397,10 +397,10 @@ def test_a_full_disk_fails_files_in_one_line_each(tmp_path):
 
 
 def test_kill_9_of_a_parallel_ingest_leaves_no_worker_running(tmp_path):
-    from extraction_assets.bench.workbooks import generate_workbook
+    from tools.bench.workbooks import generate_workbook
 
     files = [generate_workbook(tmp_path / f"orders{k}.xlsx", 5_000 + k) for k in range(4)]
-    proc = subprocess.Popen([sys.executable, "-m", "extraction_assets.cli", "ingest", *map(
+    proc = subprocess.Popen([sys.executable, "-m", "extraction_assets.app.cli", "ingest", *map(
         str, files), "--jobs", "2", "--data-dir", str(tmp_path / "data")], cwd=REPO,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 

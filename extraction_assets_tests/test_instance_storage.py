@@ -13,13 +13,13 @@ from dagster import AssetKey, DagsterInstance
 from dagster._core.instance.ref import InstanceRef
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 
-from extraction_assets.ingest import ingest_paths, open_instance
-from extraction_assets.instance_storage import (
+from extraction_assets.app.ingest import ingest_paths, open_instance
+from extraction_assets.app.instance_storage import (
     KEPT_RUN_SHARDS,
     PooledSqliteEventLogStorage,
     PooledSqliteRunStorage,
 )
-from extraction_assets.storage import DataStore
+from extraction_assets.store.storage import DataStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from builders import put_rows, save_openpyxl

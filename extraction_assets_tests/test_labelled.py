@@ -1,11 +1,11 @@
-"""Scoring against the human-labelled real spreadsheets (``extraction_assets.labelled``): the
+"""Scoring against the human-labelled real spreadsheets (``tools.labelled``): the
 measures on hand-made truth, and the detector's figures on the labelled development set."""
 
 from __future__ import annotations
 
 import pytest
 
-from extraction_assets.labelled import (
+from tools.labelled import (
     eob,
     evaluate_labelled,
     failures,
@@ -74,8 +74,8 @@ def test_the_development_sets_reach_the_targets(labelled_dir):
 @pytest.mark.parametrize("name", ["deco", "tasi"])
 def test_no_value_lost_on_the_labelled_sets(labelled_dir, name):
     """Every value of the labelled workbooks reaches records, headers or block text."""
-    from extraction_assets.embedding import LocalEmbedder
-    from extraction_assets.stages import run_pipeline
+    from extraction_assets.search.embedding import LocalEmbedder
+    from extraction_assets.pipeline.stages import run_pipeline
 
     embedder = LocalEmbedder()
     lost = []

@@ -15,7 +15,7 @@ import zipfile
 import openpyxl
 import pytest
 
-from extraction_assets import stages
+from extraction_assets.pipeline import stages
 from extraction_assets.core import legacy
 from extraction_assets.core.container import sniff
 from extraction_assets.core.errors import (
@@ -40,7 +40,7 @@ def no_soffice(monkeypatch):
 
 @pytest.fixture(scope="module")
 def embedder():
-    from extraction_assets.embedding import LocalEmbedder
+    from extraction_assets.search.embedding import LocalEmbedder
 
     return LocalEmbedder()
 

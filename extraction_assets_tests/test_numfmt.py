@@ -4,7 +4,7 @@ The expected strings are the ones users checked in Excel (acceptance cases B11, 
 ``../shared/cases/EXPECTED.md``) plus Excel's General rule, half-up display rounding and the
 1900 / 1904 date systems. The cases per fault kind at the end come from Excel 2016's own CSV
 export of SheetJS's ``number_format.xlsm`` and ``LONumbers.xlsx`` (the corpus oracle, see
-``extraction_assets.display_check``) where the oracle has them; trailing padding spaces of the
+``tools.display_check``) where the oracle has them; trailing padding spaces of the
 export are stripped, as the formatter does.
 """
 

@@ -13,7 +13,7 @@ import zipfile
 import pytest
 from openpyxl import Workbook
 
-from extraction_assets import stages
+from extraction_assets.pipeline import stages
 from extraction_assets.core.container import Limits
 from extraction_assets.core.errors import (
     CorruptWorkbookError,

@@ -10,10 +10,10 @@ import time
 import pytest
 from dagster import AssetSelection, DagsterInstance, build_sensor_context, materialize
 
-from extraction_assets.assets import ALL_ASSETS
-from extraction_assets.definitions import make_definitions
-from extraction_assets.ingest import open_instance
-from extraction_assets.partitions import (
+from extraction_assets.defs.assets import ALL_ASSETS
+from extraction_assets.defs.definitions import make_definitions
+from extraction_assets.app.ingest import open_instance
+from extraction_assets.defs.partitions import (
     ADD_BATCH_SIZE,
     MAX_RUNS_PER_TICK,
     add_partition_keys,
@@ -23,9 +23,9 @@ from extraction_assets.partitions import (
     plan_discovery,
     workbook_partitions,
 )
-from extraction_assets.samples import write_samples
-from extraction_assets.sensors import inbox_sensor
-from extraction_assets.storage import DataStore
+from extraction_assets.app.samples import write_samples
+from extraction_assets.defs.sensors import inbox_sensor
+from extraction_assets.store.storage import DataStore
 
 #: B36 asks a second discovery of the same keys to finish in under 30 s.
 SECOND_TICK_SECONDS = 30

@@ -11,7 +11,7 @@ from openpyxl import Workbook
 
 from extraction_assets.core.errors import EncryptedWorkbookError
 from extraction_assets.core.ooxml import open_workbook
-from extraction_assets.ingest import ingest_paths
+from extraction_assets.app.ingest import ingest_paths
 
 
 def _protected(password: str) -> bytes:

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from extraction_assets.ingest import ingest_paths, open_instance
-from extraction_assets.samples import write_samples
-from extraction_assets.storage import DataStore
+from extraction_assets.app.ingest import ingest_paths, open_instance
+from extraction_assets.app.samples import write_samples
+from extraction_assets.store.storage import DataStore
 
 DB_NAME = "extraction_assets_test"
 PG_USER = "postgres"

@@ -12,15 +12,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from extraction_assets import retrieval_eval, vectors
-from extraction_assets.embedding import LocalEmbedder
-from extraction_assets.ingest import ingest_paths
-from extraction_assets.labelled import labelled_dir
-from extraction_assets.retrieval import Searcher, index_units, retrieval_units
-from extraction_assets.samples import build_ledger, build_spec_ja, workbook_bytes
-from extraction_assets.stages import run_pipeline
-from extraction_assets.storage import DataStore
-from extraction_assets.vectors import VectorStore
+from extraction_assets.search import vectors
+from tools import retrieval_eval
+from extraction_assets.search.embedding import LocalEmbedder
+from extraction_assets.app.ingest import ingest_paths
+from tools.labelled import labelled_dir
+from extraction_assets.search.retrieval import Searcher, index_units, retrieval_units
+from extraction_assets.app.samples import build_ledger, build_spec_ja, workbook_bytes
+from extraction_assets.pipeline.stages import run_pipeline
+from extraction_assets.store.storage import DataStore
+from extraction_assets.search.vectors import VectorStore
 
 
 @pytest.fixture(scope="module")
@@ -181,8 +182,8 @@ def test_sample_questions_drop_questions_with_two_answers():
 
 
 def test_generated_questions_ask_for_a_cell_by_header_key_and_title():
-    from extraction_assets.evaluate import generate_layout
-    from extraction_assets.stages import normalize_stage, parse_stage
+    from tools.evaluate import generate_layout
+    from extraction_assets.pipeline.stages import normalize_stage, parse_stage
 
     data, truth = generate_layout(3)
     parsed = parse_stage("0" * 64, data).tables
@@ -203,7 +204,7 @@ def test_labelled_questions_use_header_data_and_title_labels():
     truth_path = root / "deco" / "truth.json"
     if not truth_path.is_file():
         pytest.skip(f"no labelled dev set in {root}")
-    from extraction_assets.stages import normalize_stage, parse_stage
+    from extraction_assets.pipeline.stages import normalize_stage, parse_stage
 
     name = "andrea_ring__51__RFPloadinfo.xlsx"
     truth = json.loads(truth_path.read_text(encoding="utf-8"))[name]
@@ -244,7 +245,7 @@ def test_the_retrieval_evaluation_scores_every_mode_and_can_fail(tmp_path, embed
 
 def test_cli_search_modes_json_and_queries_file(samples_ingest, tmp_path):
     root, _, _ = samples_ingest
-    cli = [sys.executable, "-m", "extraction_assets.cli", "search"]
+    cli = [sys.executable, "-m", "extraction_assets.app.cli", "search"]
     proc = subprocess.run([*cli, "定格電圧", "--mode", "text", "--json", "-k", "2",
                            "--data-dir", str(root)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr

@@ -10,7 +10,7 @@ import openpyxl
 import pytest
 from openpyxl.styles import Alignment, Border, Font, Side
 
-from extraction_assets import stages
+from extraction_assets.pipeline import stages
 from extraction_assets.core.container import Limits, PackageReader
 from extraction_assets.core.ooxml import CellStyle, open_workbook
 from extraction_assets.core.parts import (
@@ -19,7 +19,7 @@ from extraction_assets.core.parts import (
     read_shared_strings,
     runs_without_defaults,
 )
-from extraction_assets.schemas import SCHEMAS
+from extraction_assets.pipeline.schemas import SCHEMAS
 
 try:
     from extraction_assets_tests.builders import (
@@ -247,7 +247,7 @@ def test_none_side_style_is_no_border():
 
 
 def test_superscripts_render_as_sup_in_markdown_html_and_chunks():
-    from extraction_assets.embedding import LocalEmbedder
+    from extraction_assets.search.embedding import LocalEmbedder
 
     strings = [t("Metric"), t("Value"), B25_ITEMS[2], B25_ITEMS[3],
                '<r><rPr><vertAlign val="superscript"/></rPr><t>1</t></r>'

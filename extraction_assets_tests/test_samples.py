@@ -9,7 +9,7 @@ import zipfile
 import openpyxl
 import pytest
 
-from extraction_assets.samples import SAMPLES, write_samples
+from extraction_assets.app.samples import SAMPLES, write_samples
 
 NAMES = ["ledger.xlsx", "quarterly_report.xlsx", "spec_ja.xlsx"]
 

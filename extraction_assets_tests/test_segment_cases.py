@@ -15,7 +15,7 @@ import pyarrow as pa
 from openpyxl import Workbook
 from openpyxl.styles import Font, PatternFill
 
-from extraction_assets import stages
+from extraction_assets.pipeline import stages
 from extraction_assets.core.headings import HeadingMap, detect_heading_levels
 from extraction_assets.core.normalize import GRID_SCHEMA
 from extraction_assets.core.render import block_records

@@ -1,4 +1,4 @@
-"""Normalize -> segment -> render through extraction_assets.stages, on real xlsx files.
+"""Normalize -> segment -> render through extraction_assets.pipeline.stages, on real xlsx files.
 
 Each test rebuilds one acceptance case of ``../shared/cases/EXPECTED.md`` with openpyxl (or raw
 parts) and checks what a user reads: tables and their A1 ranges, header labels, records,
@@ -19,14 +19,14 @@ from hypothesis import strategies as st
 from openpyxl import Workbook
 from openpyxl.styles import Color, Font, PatternFill
 
-from extraction_assets import stages
+from extraction_assets.pipeline import stages
 from extraction_assets.core.normalize import (
     DEFAULT_INDEXED_COLORS,
     apply_tint,
     resolve_color,
 )
 from extraction_assets.core.render import html_texts, json_strings
-from extraction_assets.embedding import LocalEmbedder
+from extraction_assets.search.embedding import LocalEmbedder
 
 try:
     from extraction_assets_tests.builders import (

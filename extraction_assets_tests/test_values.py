@@ -10,8 +10,8 @@ import pytest
 from openpyxl import Workbook
 
 from extraction_assets.core.numfmt import is_valid_format
-from extraction_assets.embedding import LocalEmbedder
-from extraction_assets.stages import (
+from extraction_assets.search.embedding import LocalEmbedder
+from extraction_assets.pipeline.stages import (
     normalize_stage,
     parse_stage,
     render_stage,

@@ -256,8 +256,8 @@ def _key(node: dict) -> str:
 
 @pytest.fixture(scope="module")
 def webserver(tmp_path_factory):
-    from extraction_assets.ingest import ingest_paths
-    from extraction_assets.samples import write_samples
+    from extraction_assets.app.ingest import ingest_paths
+    from extraction_assets.app.samples import write_samples
 
     root = tmp_path_factory.mktemp("webserver-data")
     data_dir = root / "data"

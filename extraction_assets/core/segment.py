@@ -1,7 +1,7 @@
 """Find the blocks of a sheet: tables with their header rows, titles, headings and text.
 
 Rules (deterministic, no model), each checked against human-labelled real spreadsheets
-(:mod:`extraction_assets.labelled`) as well as generated layouts:
+(:mod:`tools.labelled`) as well as generated layouts:
 
 * Non-empty cells (display text not blank) are grouped into connected regions with
   8-neighbourhood; regions whose bounding boxes overlap are joined, so a sparse table with holes

@@ -1,0 +1,60 @@
+"""Asset ``chunk_embeddings``: the partition's retrieval units (chunks and records) in LanceDB,
+each with its vector and in the full-text index."""
+
+import hashlib
+
+from dagster import AssetExecutionContext, Failure, MaterializeResult
+
+from extraction_assets.pipeline.checks import one_row_per_unit
+from extraction_assets.defs.resources import DataStoreResource, EmbedderResource
+from extraction_assets.search.retrieval import index_units, retrieval_units
+from extraction_assets.pipeline.stages import StageOutput
+from extraction_assets.search.vectors import VectorStore, VectorStoreError
+from extraction_assets.defs.assets.common import check_result, finish, stage_asset
+from extraction_assets.defs.assets.rendered_chunks import rendered_chunks
+
+CODE_VERSION = "3"
+
+
+@stage_asset(
+    deps=[rendered_chunks],
+    code_version=CODE_VERSION,
+    kinds=("lancedb",),
+    checks={"one_row_per_unit": "LanceDB holds exactly one row (vector and full-text entry) "
+                                "per retrieval unit of the partition."},
+    description=(
+        "Retrieval units in the LanceDB table `units`: every chunk, and one unit per record "
+        "('Sheet > Heading > Title — Header: value; ...', pointing at its chunk), each with "
+        "its vector, text, file, sheet, A1 ranges and heading path, in a full-text index. "
+        "Units embedded before with the same model reuse their vector; re-materializing a "
+        "partition replaces its rows."
+    ),
+)
+def chunk_embeddings(context: AssetExecutionContext, storage: DataStoreResource,
+                     embedder: EmbedderResource) -> MaterializeResult:
+    store = storage.store()
+    h = context.partition_key
+    model = embedder.get_embedder()
+    source = store.read_table("workbooks", h).to_pylist()[0]
+    units = retrieval_units(h, source["filename"], source["source_path"],
+                            store.read_table("chunks", h).to_pylist(),
+                            store.read_table("records", h).to_pylist(),
+                            store.read_table("blocks", h).to_pylist(), model.count_tokens_batch)
+    vector_store = VectorStore(store.lancedb_uri)
+    try:
+        n, reused = index_units(vector_store, h, units, model)
+    except VectorStoreError as exc:
+        raise Failure(description=str(exc)) from exc
+    digest = hashlib.sha256()
+    for unit in units:
+        digest.update(unit["unit_id"].encode())
+    digest.update(f"{model.model_name}:{model.dimension}".encode())
+    coverage = one_row_per_unit([u["unit_id"] for u in units], vector_store.unit_ids(h))
+    chunks = sum(u["kind"] == "chunk" for u in units)
+    return finish(context, store, "chunk_embeddings", StageOutput({}), CODE_VERSION, {
+        "units": n, "chunk_units": chunks, "record_units": n - chunks,
+        "embedded": n - reused, "reused": reused,
+        "model": model.model_name, "dimension": model.dimension,
+        "lancedb_uri": str(store.lancedb_uri),
+    }, data_version=digest.hexdigest(), row_count=n,
+        check_results=[check_result("one_row_per_unit", coverage)])

@@ -1,0 +1,96 @@
+"""What every asset does after its stage ran: write tables and issues, refresh the DuckDB views
+and build the materialization's metadata, data version and asset check results."""
+
+from __future__ import annotations
+
+import hashlib
+
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    DataVersion,
+    Failure,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+)
+
+from extraction_assets.pipeline.checks import CheckOutcome
+from extraction_assets.defs.partitions import workbook_partitions
+from extraction_assets.pipeline.stages import StageError, StageOutput, issue_rows
+from extraction_assets.store.storage import DataStore
+from extraction_assets.store.warehouse import refresh_views
+
+
+def stage_asset(*, description: str, code_version: str, deps=(), kinds=("parquet",),
+                checks: dict[str, str] | None = None):
+    """The ``@asset`` decorator of every stage: partitioned by ``workbooks``, group
+    ``extraction``, owned by the data-platform team, with a description, a code version (bump it
+    when the logic changes so the UI marks older partitions stale) and asset checks
+    (``checks``: name -> description) that the asset reports with each materialization."""
+    def decorate(fn):
+        specs = [AssetCheckSpec(name, asset=fn.__name__, description=text)
+                 for name, text in (checks or {}).items()]
+        return asset(partitions_def=workbook_partitions, group_name="extraction",
+                     deps=list(deps), code_version=code_version, kinds=set(kinds),
+                     description=description, owners=["team:data-platform"],
+                     check_specs=specs or None)(fn)
+    return decorate
+
+
+def check_result(name: str, outcome: CheckOutcome) -> AssetCheckResult:
+    """A Dagster asset check result (severity ERROR on failure) from a :class:`CheckOutcome`."""
+    return AssetCheckResult(check_name=name, passed=outcome.passed,
+                            severity=AssetCheckSeverity.ERROR, description=outcome.description,
+                            metadata={k: MetadataValue.json(v) if isinstance(v, list) else v
+                                      for k, v in outcome.metadata.items()})
+
+
+def write_issues(store: DataStore, asset: str, workbook_hash: str, output: StageOutput) -> int:
+    """Write the stage's ``extraction_issues`` partition (replacing earlier runs' rows)."""
+    rows = issue_rows(workbook_hash, output.issues)
+    store.write_table("extraction_issues", workbook_hash, rows, asset=asset)
+    return len(rows)
+
+
+def finish(context: AssetExecutionContext, store: DataStore, asset: str, output: StageOutput,
+           code_version: str, extra_metadata: dict | None = None,
+           data_version: str | None = None, row_count: int | None = None,
+           check_results: list[AssetCheckResult] | None = None) -> MaterializeResult:
+    """Write ``output``'s tables and issues, refresh the views, and build the result.
+
+    The data version is the sha256 over the written Parquet files (or ``data_version`` when the
+    output lives elsewhere, e.g. LanceDB), so equal outputs give equal versions. The metadata
+    ``row_count`` (default: rows written to Parquet) is what the ``lineage`` view reports.
+    """
+    workbook_hash = context.partition_key
+    digest = hashlib.sha256()
+    metadata: dict = {}
+    total_rows = 0
+    for table, data in sorted(output.tables.items()):
+        written = store.write_table(table, workbook_hash, data)
+        digest.update(written.sha256.encode())
+        metadata[f"{table}_rows"] = MetadataValue.int(written.n_rows)
+        metadata[f"{table}_path"] = MetadataValue.path(str(written.path))
+        total_rows += written.n_rows
+    metadata["issues"] = MetadataValue.int(write_issues(store, asset, workbook_hash, output))
+    version = data_version or digest.hexdigest()
+    metadata["row_count"] = MetadataValue.int(total_rows if row_count is None else row_count)
+    refresh_views(store)
+    metadata.update(extra_metadata or {})
+    return MaterializeResult(metadata=metadata, data_version=DataVersion(version),
+                             check_results=check_results or None)
+
+
+def fail(store: DataStore, asset: str, workbook_hash: str, error: StageError) -> Failure:
+    """Record a failed stage (its partial tables and its issue rows) and build the Failure."""
+    for table, data in error.output.tables.items():
+        store.write_table(table, workbook_hash, data)
+    write_issues(store, asset, workbook_hash, error.output)
+    refresh_views(store)
+    return Failure(
+        description=f"{error.error.code}: {error.error.message}",
+        metadata={"error_code": error.error.code, "error_class": type(error.error).__name__},
+    )

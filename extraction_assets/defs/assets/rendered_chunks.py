@@ -1,0 +1,76 @@
+"""Asset ``rendered_chunks``: records and token-bounded Markdown chunks."""
+
+from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue
+from pydantic import Field
+
+from extraction_assets.pipeline.checks import (
+    chunk_budget,
+    heading_paths,
+    record_provenance,
+    rows_in_one_chunk,
+    values_in_output,
+)
+from extraction_assets.defs.resources import DataStoreResource, EmbedderResource
+from extraction_assets.pipeline.stages import render_stage, rich_markup
+from extraction_assets.defs.assets.common import check_result, finish, stage_asset
+from extraction_assets.defs.assets.segmented_blocks import segmented_blocks
+
+CODE_VERSION = "9"
+
+
+class ChunkingConfig(Config):
+    """Chunk budget in tokens of the configured embedder's own tokenizer."""
+
+    max_tokens: int = Field(512, ge=32, description="Most tokens in one chunk.")
+    min_tokens: int = Field(64, ge=0, description="Smallest chunk worth keeping alone.")
+
+
+@stage_asset(
+    deps=[segmented_blocks],
+    code_version=CODE_VERSION,
+    checks={"values_in_output": "Every value of a visible cell reaches its block's records, "
+                                "header or text (none lost).",
+            "chunk_budget": "Every chunk is within max_tokens tokens of the embedder.",
+            "record_provenance": "Every record names its file, sheet, row and A1 range inside "
+                                 "its block.",
+            "rows_in_one_chunk": "Every table row is in exactly one chunk.",
+            "heading_paths": "Every chunk has a non-empty heading path."},
+    description=(
+        "One record per table data row (header -> typed value, citing file, sheet, row and A1 "
+        "range) and Markdown chunks with heading paths, the header repeated in every chunk of a "
+        "split table, counted in the embedder's tokens."
+    ),
+)
+def rendered_chunks(context: AssetExecutionContext, config: ChunkingConfig,
+                    storage: DataStoreResource, embedder: EmbedderResource) -> MaterializeResult:
+    store = storage.store()
+    h = context.partition_key
+    model = embedder.get_embedder()
+    max_tokens = config.max_tokens
+    if model.max_input_tokens:
+        max_tokens = min(max_tokens, model.max_input_tokens)
+    filename = store.read_table("workbooks", h).column("filename")[0].as_py()
+    output = render_stage(
+        h, filename, store.read_table("cells", h), store.read_table("sheets", h),
+        store.read_table("blocks", h), store.read_table("block_columns", h),
+        model.count_tokens, max_tokens, config.min_tokens,
+        rich_markup(store.read_table("parsed_cells", h), store.read_table("rich_text", h)),
+        model.count_tokens_batch,
+    )
+    chunks = output.tables["chunks"].to_pylist()
+    checks = [
+        check_result("values_in_output", values_in_output(output.facts["lost_values"],
+                                                          output.facts["lost_values_sample"])),
+        check_result("chunk_budget", chunk_budget(output.tables["chunks"], max_tokens)),
+        check_result("record_provenance", record_provenance(output.tables["records"],
+                                                            store.read_table("blocks", h))),
+        check_result("rows_in_one_chunk", rows_in_one_chunk(output.tables["records"],
+                                                            output.tables["chunks"])),
+        check_result("heading_paths", heading_paths(output.tables["chunks"])),
+    ]
+    return finish(context, store, "rendered_chunks", output, CODE_VERSION, {
+        "max_tokens": max_tokens,
+        "tokenizer": model.model_name,
+        "total_tokens": sum(c["n_tokens"] for c in chunks),
+        "preview": MetadataValue.md(chunks[0]["text"] if chunks else "(no chunks)"),
+    }, check_results=checks)

@@ -1,0 +1,104 @@
+"""The inbox sensor: a new partition and a run for every new file content in ``<data-dir>/inbox``,
+and the sensors that refresh the ``lineage`` table after each run."""
+
+from pathlib import Path
+
+from dagster import (
+    AssetSelection,
+    DagsterRunStatus,
+    DefaultSensorStatus,
+    RunRequest,
+    RunStatusSensorContext,
+    SensorEvaluationContext,
+    SensorResult,
+    define_asset_job,
+    run_status_sensor,
+    sensor,
+)
+
+from extraction_assets.defs.assets import ALL_ASSETS
+from extraction_assets.store.lineage import export_lineage
+from extraction_assets.defs.partitions import (
+    MAX_RUNS_PER_TICK,
+    existing_partition_keys,
+    keys_with_runs,
+    plan_discovery,
+    workbook_partitions,
+)
+from extraction_assets.defs.resources import DataStoreResource
+
+#: Materializes all six assets for one partition.
+ingest_job = define_asset_job(
+    "ingest_workbook", selection=AssetSelection.assets(*ALL_ASSETS), partitions_def=workbook_partitions,
+    description="Materialize the whole asset graph for one workbook partition.",
+)
+
+SPREADSHEET_SUFFIXES = {".xlsx", ".xlsm", ".xltx", ".xltm", ".xls", ".xlsb", ".ods", ".fods",
+                        ".csv", ".tsv"}
+
+
+def inbox_files(inbox: Path) -> list[Path]:
+    """The spreadsheet files of ``inbox`` and its subfolders (by suffix, hidden names left
+    out), sorted: those whose real path, symlinks followed, lies inside the inbox. A symlink
+    to a file elsewhere (``inbox/leak.csv -> /elsewhere/secret.csv``), one that loops or
+    dangles, is not read."""
+    root = inbox.resolve()
+    out = []
+    for path in sorted(inbox.rglob("*")):
+        if path.name.startswith(".") or path.suffix.lower() not in SPREADSHEET_SUFFIXES:
+            continue
+        try:
+            real = path.resolve(strict=True)
+        except (OSError, RuntimeError):  # dangling, or a loop (RuntimeError before 3.13)
+            continue
+        if real.is_relative_to(root) and real.is_file():
+            out.append(path)
+    return out
+
+
+@sensor(job=ingest_job, minimum_interval_seconds=15, default_status=DefaultSensorStatus.RUNNING,
+        description="Adds a `workbooks` partition for each new file content found in "
+                    "<data-dir>/inbox (same bytes under any name are processed once) and "
+                    "requests a run for each file with no run yet, at most "
+                    f"{MAX_RUNS_PER_TICK} per tick.")
+def inbox_sensor(context: SensorEvaluationContext, storage: DataStoreResource) -> SensorResult:
+    """One tick: hash every spreadsheet file of the inbox, add the new hashes as partitions
+    (add requests of at most ``ADD_BATCH_SIZE`` keys) and request a run (``run_key`` = hash)
+    for up to ``MAX_RUNS_PER_TICK`` hashes that have no run yet; the rest are requested on
+    later ticks (see :func:`~extraction_assets.defs.partitions.plan_discovery`). Only files that
+    resolve inside the inbox are read (:func:`inbox_files`)."""
+    store = storage.store()
+    store.inbox.mkdir(parents=True, exist_ok=True)
+    discovered = []
+    for path in inbox_files(store.inbox):
+        try:
+            discovered.append(store.register_source(path)[0])
+        except OSError as exc:  # one unreadable file never stops the tick
+            context.log.warning(f"{path} not read: {exc.strerror or exc}")
+    plan = plan_discovery(discovered, existing_partition_keys(context.instance),
+                          keys_with_runs(context.instance))
+    if plan.waiting:
+        context.log.info(f"{plan.waiting} partitions wait for their run request on a later tick")
+    return SensorResult(
+        run_requests=[RunRequest(partition_key=k, run_key=k) for k in plan.run_keys],
+        dynamic_partitions_requests=[workbook_partitions.build_add_request(batch)
+                                     for batch in plan.add_batches],
+    )
+
+
+def _export_run_lineage(context: RunStatusSensorContext, storage: DataStoreResource) -> None:
+    partition = context.dagster_run.tags.get("dagster/partition")
+    if partition:
+        export_lineage(context.instance, storage.store(), partition)
+
+
+@run_status_sensor(run_status=DagsterRunStatus.SUCCESS, default_status=DefaultSensorStatus.RUNNING,
+                   description="Refreshes the `lineage` table of a partition after a run succeeds.")
+def lineage_after_success(context: RunStatusSensorContext, storage: DataStoreResource):
+    _export_run_lineage(context, storage)
+
+
+@run_status_sensor(run_status=DagsterRunStatus.FAILURE, default_status=DefaultSensorStatus.RUNNING,
+                   description="Refreshes the `lineage` table of a partition after a run fails.")
+def lineage_after_failure(context: RunStatusSensorContext, storage: DataStoreResource):
+    _export_run_lineage(context, storage)

@@ -1,0 +1,190 @@
+"""Retrieval units and search: what is indexed in LanceDB, and the queries over it.
+
+A partition's **retrieval units** are
+
+* its Markdown chunks (``kind = "chunk"``), as the ``chunks`` table holds them;
+* one unit per record (``kind = "record"``: a table row, a form), whose text names where the
+  row stands and what each value is: ``Sheet > Heading > Table title — Header: value; Header:
+  value``. It cites the record's sheet, A1 range and heading path, and ``chunk_id`` names the
+  chunk that holds its row.
+
+Each unit is one LanceDB row, embedded and in the full-text index (see
+:mod:`extraction_assets.search.vectors`). A chunk's ``unit_id`` is its chunk id, a record's the sha256
+of its text, sheet and A1 range (:func:`record_unit_id`), so an unchanged unit keeps its id (and
+its stored vector) across file versions.
+
+:class:`Searcher` opens the embedder and the table once and answers queries in ``hybrid``
+(default), ``vector`` or ``text`` mode, returning chunks ranked by their best unit, each with
+the row that matched; the ``search`` command and the retrieval evaluation
+(:mod:`tools.retrieval_eval`) use it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from extraction_assets.store.storage import DataStore
+from extraction_assets.search.vectors import MODES, VectorStore
+
+#: between a record's place (heading path, title) and its values
+PLACE_SEPARATOR = " — "
+#: units a query looks at, at least (grouped into the chunks it returns)
+CANDIDATES = 50
+#: and at least this many per chunk asked for
+UNITS_PER_RESULT = 5
+
+
+def record_unit_id(text: str, sheet_name: str, a1_range: str) -> str:
+    """The unit id of a record: sha256 hex of ``record``, its retrieval text, sheet and A1
+    range (never a chunk's id, which hashes the text, sheet and ranges alone)."""
+    return hashlib.sha256("\x1f".join(["record", text, sheet_name, a1_range]).encode()).hexdigest()
+
+
+def record_text(place: Sequence[str], display: dict) -> str:
+    """A record's retrieval text: its ``place`` (heading path, then the table title when the
+    path does not end with it) joined by ``" > "``, then ``Header: value`` pairs of its
+    non-empty display values joined by ``"; "``."""
+    values = "; ".join(f"{header}: {value}" for header, value in display.items()
+                       if str(value).strip())
+    return PLACE_SEPARATOR.join(part for part in (" > ".join(place), values) if part)
+
+
+def retrieval_units(workbook_hash: str, filename: str, source_path: str, chunks: list[dict],
+                    records: list[dict], blocks: list[dict],
+                    count_tokens_batch: Callable[[Sequence[str]], list[int]]) -> list[dict]:
+    """The rows of the LanceDB ``units`` table for one partition (without vectors): its
+    ``chunks`` as they are, then one unit per record of ``records``, each placed by its
+    block of ``blocks`` (heading path, title). Rows of the ``chunks``, ``records`` and
+    ``blocks`` tables as dicts; ``count_tokens_batch`` counts the record texts' tokens."""
+    units = [dict(workbook_hash=workbook_hash, unit_id=c["chunk_id"],
+                  kind="chunk", chunk_id=c["chunk_id"], filename=filename,
+                  source_path=source_path, sheet_name=c["sheet_name"],
+                  a1_ranges=list(c["a1_ranges"]), heading_path=list(c["heading_path"]),
+                  text=c["text"], n_tokens=c["n_tokens"]) for c in chunks]
+    by_block = {b["block_id"]: b for b in blocks}
+    holder = {}  # (block id, row) -> the first chunk holding it; block id -> its first chunk
+    for c in chunks:
+        for block_id in c["block_ids"]:
+            holder.setdefault(block_id, c["chunk_id"])
+            for row in c["rows"]:
+                holder.setdefault((block_id, row), c["chunk_id"])
+    texts = []
+    for r in records:
+        block = by_block[r["block_id"]]
+        place = list(block["heading_path"])
+        if block["title"] and (not place or place[-1] != block["title"]):
+            place.append(block["title"])
+        texts.append(record_text(place, json.loads(r["display"])))
+    counts = count_tokens_batch(texts) if texts else []
+    for r, text, n_tokens in zip(records, texts, counts):
+        units.append(dict(
+            workbook_hash=workbook_hash,
+            unit_id=record_unit_id(text, r["sheet_name"], r["a1_range"]), kind="record",
+            chunk_id=holder.get((r["block_id"], r["row"]), holder.get(r["block_id"])),
+            filename=filename, source_path=source_path, sheet_name=r["sheet_name"],
+            a1_ranges=[r["a1_range"]], heading_path=list(by_block[r["block_id"]]["heading_path"]),
+            text=text, n_tokens=n_tokens))
+    return units
+
+
+def index_units(vector_store: VectorStore, workbook_hash: str, units: list[dict],
+                embedder) -> tuple[int, int]:
+    """Embed ``units`` and replace the partition's rows of ``vector_store`` with them; returns
+    (rows stored, vectors reused). Unit ids already embedded with the same model (an unchanged
+    unit of an earlier file version) reuse their stored vector; only the others are sent to
+    ``embedder``, in one batch.
+
+    Raises:
+        VectorStoreError: the table holds vectors of another model or dimension.
+    """
+    if not units:
+        return vector_store.replace_partition(workbook_hash, [], None, embedder.model_name), 0
+    stored = vector_store.stored_vectors([u["unit_id"] for u in units], embedder.model_name)
+    missing = list(dict.fromkeys(u["unit_id"] for u in units if u["unit_id"] not in stored))
+    if missing:
+        text_of = {u["unit_id"]: u["text"] for u in units}
+        for key, vector in zip(missing, embedder.embed([text_of[key] for key in missing])):
+            stored[key] = vector
+    vectors = np.stack([stored[u["unit_id"]] for u in units])
+    n = vector_store.replace_partition(workbook_hash, units, vectors, embedder.model_name)
+    return n, len(units) - len(missing)
+
+
+class Searcher:
+    """Queries over a data dir's retrieval units, with the embedder and the LanceDB table
+    opened once (the first query pays for loading the model and the table, a few seconds;
+    later ones take tens of milliseconds).
+
+    A query ranks the units (:meth:`VectorStore.search`); the hits are then grouped by the
+    chunk they belong to (a record's chunk holds its row), and each result is that chunk,
+    ranked by its best unit: a table is found by the row that matches best, and the answer
+    comes with its context (the chunk's rows, header and heading path).
+
+    Args:
+        data_dir: the data dir (``<data_dir>/lancedb`` holds the units).
+        embedder: what embeds the queries (an :class:`~extraction_assets.search.embedding.Embedder`;
+            ``None`` for ``text`` queries only).
+        all_versions: also search the earlier versions of each file path (by default only
+            the latest content of each path is searched, as of the Searcher's creation).
+
+    Example::
+
+        from extraction_assets.search.embedding import LocalEmbedder
+        from extraction_assets.search.retrieval import Searcher
+
+        searcher = Searcher("data", LocalEmbedder())
+        for hit in searcher.search("Amount of Item-96 in Summary of accounts", k=3):
+            print(hit["score"], hit["filename"], hit["sheet"], hit["a1_ranges"], hit["record"])
+    """
+
+    def __init__(self, data_dir: str | Path, embedder, all_versions: bool = False):
+        store = DataStore(data_dir)
+        self.embedder = embedder
+        self.vectors = VectorStore(store.lancedb_uri)
+        self.exclude = set() if all_versions else store.superseded_hashes()
+
+    def search(self, query: str, k: int = 5, mode: str = "hybrid",
+               kinds: Sequence[str] | None = None) -> list[dict]:
+        """The ``k`` best chunks for ``query``, best first, ranked by their best unit (of
+        ``kinds`` only, when given), as dicts: the chunk's ``filename``, ``sheet``,
+        ``a1_ranges``, ``heading_path``, ``chunk_id``, ``workbook_hash`` and ``text``;
+        ``score`` and ``kind`` (``chunk`` or ``record``) of the best unit; ``record``, the
+        best-ranked record of the chunk among the hits (``{"a1_range", "text"}``) or ``None``;
+        and ``mode``, the one asked for.
+
+        Raises:
+            ValueError: ``mode`` is not one of ``hybrid``, ``vector``, ``text``.
+            EmbeddingError: the embedder failed on the query.
+        """
+        if mode not in MODES:
+            raise ValueError(f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}")
+        vector = None if mode == "text" else self.embedder.embed([query])[0]
+        hits = self.vectors.search(max(CANDIDATES, UNITS_PER_RESULT * k), vector=vector,
+                                   text=None if mode == "vector" else query,
+                                   exclude=self.exclude, kinds=kinds)
+        groups: dict[tuple[str, str], list[dict]] = {}  # in the order of their best unit
+        for hit in hits:
+            key = (hit["workbook_hash"], hit["chunk_id"] or hit["unit_id"])
+            if key in groups or len(groups) < k:
+                groups.setdefault(key, []).append(hit)
+        held = {key: next((h for h in group if h["unit_id"] == key[1]), None)
+                for key, group in groups.items()}
+        held.update(self.vectors.units([key for key, hit in held.items() if hit is None]))
+        results = []
+        for key, group in groups.items():
+            best, chunk = group[0], held.get(key) or group[0]  # a record no chunk holds: itself
+            record = next((h for h in group if h["kind"] == "record"), None)
+            results.append({
+                "score": round(best["score"], 4), "filename": chunk["filename"],
+                "sheet": chunk["sheet_name"], "a1_ranges": list(chunk["a1_ranges"]),
+                "heading_path": list(chunk["heading_path"]), "chunk_id": chunk["chunk_id"],
+                "workbook_hash": chunk["workbook_hash"], "text": chunk["text"], "mode": mode,
+                "kind": best["kind"], "record": record and {
+                    "a1_range": record["a1_ranges"][0], "text": record["text"]},
+            })
+        return results

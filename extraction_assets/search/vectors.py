@@ -1,0 +1,378 @@
+"""Retrieval units in LanceDB: one row per (partition, unit id) with text, vector and provenance.
+
+A unit is a chunk (``kind = "chunk"``) or a record (``kind = "record"``, see
+:mod:`extraction_assets.search.retrieval`). The table has a full-text index over ``text`` (ICU word
+segmentation, so Japanese is split into words; English stemmed) beside the vectors, so one row
+is both the full-text and the vector entry of its unit, and :meth:`VectorStore.search` queries
+either or both (LanceDB's hybrid query, the two rankings fused by weighted reciprocal rank).
+
+The table records the embedding model and dimension in its schema metadata and refuses vectors
+of another model or dimension, so one table never mixes embedding spaces. Re-materializing a
+partition replaces its rows in one commit, so rows are replaced, never duplicated.
+
+Writers may run in several processes at once (one Dagster run per partition): on a local data
+dir they take a per-table file lock (``<lancedb>/.<table>.write.lock``) around each commit, so
+concurrent runs never race to create the table or hit a commit conflict; a commit that still
+conflicts (e.g. a writer on another machine) is retried with a growing delay. Embedding happens
+before the lock is taken, so the lock is only held for the commit itself.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+from filelock import FileLock
+
+from extraction_assets.store.storage import require_partition_key
+
+TABLE_NAME = "units"
+#: the kinds of retrieval unit (column ``kind``)
+UNIT_KINDS = ("chunk", "record")
+#: the table of chunk vectors written before there were record units (dropped on first write)
+LEGACY_TABLE_NAME = "chunks"
+_HEX_RE = re.compile(r"^[0-9a-f]{64}$")
+
+#: seconds a writer waits for the table's write lock before giving up
+LOCK_TIMEOUT_SECONDS = 600.0
+#: commits retried after a conflict (writers outside the lock), with a growing delay
+COMMIT_ATTEMPTS = 8
+#: rows written since the full-text index was last brought up to date before a write folds
+#: them in (LanceDB searches rows not in the index yet by a scan, so results never miss them)
+UNINDEXED_ROWS_LIMIT = 10_000
+#: search modes: both fused (the default), vectors only, full text only
+MODES = ("hybrid", "vector", "text")
+#: candidates each leg of a hybrid query contributes to the fusion (at least ``k``)
+HYBRID_CANDIDATES = 50
+#: weights of the vector and the full-text ranking in a hybrid query's fusion (weighted
+#: reciprocal ranks): the text's first hit stays first, the vectors reorder the rest and
+#: fill in where the words match nothing (figures in docs/retrieval.md)
+HYBRID_WEIGHTS = (0.25, 0.75)
+
+
+class VectorStoreError(RuntimeError):
+    """The LanceDB table holds vectors of another model or dimension than the configured one."""
+
+
+def unit_schema(dimension: int, model: str) -> pa.Schema:
+    """Arrow schema of the LanceDB ``units`` table for ``dimension``-long float32 vectors.
+
+    ``kind`` is ``chunk`` or ``record``; ``chunk_id`` is the chunk itself or, for a record, the
+    chunk that holds its row."""
+    return pa.schema(
+        [
+            ("workbook_hash", pa.string()), ("unit_id", pa.string()), ("kind", pa.string()),
+            ("chunk_id", pa.string()), ("filename", pa.string()), ("source_path", pa.string()),
+            ("sheet_name", pa.string()), ("a1_ranges", pa.list_(pa.string())),
+            ("heading_path", pa.list_(pa.string())), ("text", pa.string()),
+            ("n_tokens", pa.int32()), ("vector", pa.list_(pa.float32(), dimension)),
+        ],
+        metadata={"embedding_model": model, "embedding_dimension": str(dimension)},
+    )
+
+
+def _text_index():
+    """The full-text index of ``text``: ICU word segmentation (Japanese and Chinese split into
+    dictionary words, other scripts at word boundaries and punctuation), lower-cased,
+    ASCII-folded, English words stemmed; no stop words (the built-in list drops digits and
+    words such as "city"), and token positions kept for phrase queries."""
+    from lancedb.index import FTS
+
+    return FTS(base_tokenizer="icu", language="English", stem=True, remove_stop_words=False,
+               lower_case=True, ascii_folding=True, with_position=True)
+
+
+def text_query(table, text: str):
+    """The full-text query of ``text``: its words matched one by one (BM25), plus, for each
+    whitespace-separated word the index splits into several tokens (a date ``6/30/01``, a code
+    ``Item-96``, a Japanese compound), the word as a phrase, so the exact sequence ranks above
+    the same tokens scattered."""
+    from lancedb.query import BooleanQuery, MatchQuery, Occur, PhraseQuery
+
+    clauses = [(Occur.SHOULD, MatchQuery(text, "text"))]
+    for word in dict.fromkeys(text.split()):
+        if len(table.tokenize(word, column="text")) > 1:
+            clauses.append((Occur.SHOULD, PhraseQuery(word, "text")))
+    return BooleanQuery(clauses) if len(clauses) > 1 else text
+
+
+class VectorStore:
+    """The LanceDB database of a data dir (``<data-dir>/lancedb``)."""
+
+    def __init__(self, uri: str | Path, table_name: str = TABLE_NAME):
+        import lancedb  # ~3 s to import: only processes that touch vectors pay for it
+
+        self.uri = str(uri)
+        self.table_name = table_name
+        self._db = lancedb.connect(self.uri)
+
+    def _table(self):
+        """The table at its latest version, or ``None`` when it does not exist (yet)."""
+        try:
+            return self._db.open_table(self.table_name)
+        except (ValueError, FileNotFoundError):
+            return None
+
+    @contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        """Serialize the writers of this table across processes (local data dirs only)."""
+        if "://" in self.uri:  # object stores: rely on Lance's commit protocol and our retries
+            yield
+            return
+        folder = Path(self.uri)
+        folder.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(folder / f".{self.table_name}.write.lock"),
+                      timeout=LOCK_TIMEOUT_SECONDS):
+            yield
+
+    @staticmethod
+    def _is_conflict(exc: Exception) -> bool:
+        text = str(exc).lower()
+        return "conflict" in text or "retryable" in text or "already exists" in text
+
+    def _commit(self, write) -> None:
+        """Run ``write()`` under the write lock, retrying commit conflicts with backoff."""
+        for attempt in range(COMMIT_ATTEMPTS):
+            try:
+                with self._write_lock():
+                    write()
+                return
+            except VectorStoreError:
+                raise
+            except (OSError, RuntimeError, ValueError) as exc:
+                if attempt == COMMIT_ATTEMPTS - 1 or not self._is_conflict(exc):
+                    raise
+            time.sleep(min(5.0, 0.1 * 2 ** attempt) * (0.5 + random.random()))
+
+    def check_model(self, model: str, dimension: int) -> None:
+        """Refuse a model/dimension that differs from the one the table was created with.
+
+        Raises:
+            VectorStoreError: the table exists with another model or dimension.
+        """
+        table = self._table()
+        if table is None:
+            return
+        meta = table.schema.metadata or {}
+        have_model = meta.get(b"embedding_model", b"").decode()
+        have_dim = int(meta.get(b"embedding_dimension", b"0") or 0)
+        if have_dim != dimension or have_model != model:
+            raise VectorStoreError(
+                f"LanceDB table {self.table_name!r} holds {have_dim}-d vectors of "
+                f"{have_model!r}; the configured embedder is {model!r} ({dimension}-d). "
+                "Use another data dir or re-embed everything into a new table."
+            )
+
+    def replace_partition(self, workbook_hash: str, rows: list[dict], vectors: np.ndarray | None,
+                          model: str) -> int:
+        """Replace the units of one partition with ``rows`` and their ``vectors`` (N x dim;
+        ``None`` when there are no rows, which just removes the partition's rows), and bring
+        the full-text index up to date when many rows are not in it yet.
+
+        Returns the number of rows now stored for the partition.
+
+        Raises:
+            VectorStoreError: model or dimension mismatch with the existing table.
+            ValueError: ``rows`` and ``vectors`` lengths differ, or a bad partition key.
+        """
+        require_partition_key(workbook_hash)
+        where = f"workbook_hash = '{workbook_hash}'"
+        if not rows:
+            def delete() -> None:
+                table = self._table()
+                if table is not None:
+                    table.delete(where)
+            self._commit(delete)
+            return 0
+        if vectors is None or vectors.ndim != 2 or len(rows) != len(vectors):
+            raise ValueError("rows and vectors differ in length")
+        dimension = int(vectors.shape[1])
+        schema = unit_schema(dimension, model)
+        data = pa.Table.from_pydict({  # the vectors as one float32 buffer, not Python floats
+            **{name: [row[name] for row in rows] for name in schema.names if name != "vector"},
+            "vector": pa.FixedSizeListArray.from_arrays(
+                pa.array(np.ascontiguousarray(vectors, np.float32).ravel()), dimension),
+        }, schema=schema)
+        unique_ids = len({row["unit_id"] for row in rows}) == len(rows)
+
+        def replace() -> None:
+            # re-read under the lock: another process may have created the table meanwhile
+            self.check_model(model, dimension)
+            table = self._table()
+            if table is None:
+                if LEGACY_TABLE_NAME in self._db.list_tables().tables:
+                    self._db.drop_table(LEGACY_TABLE_NAME)  # its partitions are re-embedded
+                table = self._db.create_table(self.table_name, data=data, schema=schema)
+                table.create_index("text", config=_text_index())
+                return
+            if unique_ids:
+                # one commit: a reader or a killed writer never sees the partition half-replaced
+                (table.merge_insert(["workbook_hash", "unit_id"])
+                 .when_matched_update_all().when_not_matched_insert_all()
+                 .when_not_matched_by_source_delete(where).execute(data))
+            else:  # a merge on a non-unique key would be ambiguous
+                table.delete(where)
+                table.add(data)
+            self._fold_into_index(table)
+
+        self._commit(replace)
+        return len(rows)
+
+    @staticmethod
+    def _fold_into_index(table) -> None:
+        """Add the rows not yet in the full-text index to it once there are
+        :data:`UNINDEXED_ROWS_LIMIT` of them (compacting the table's files as well)."""
+        name = next((index.name for index in table.list_indices()
+                     if index.index_type == "FTS"), None)
+        if name is None:
+            table.create_index("text", config=_text_index())
+        elif table.index_stats(name).num_unindexed_rows >= UNINDEXED_ROWS_LIMIT:
+            table.optimize()
+
+    def optimize(self) -> None:
+        """Fold every row into the full-text index and compact the table's files now (e.g.
+        after a batch of writes, before many queries)."""
+        def run() -> None:
+            table = self._table()
+            if table is not None:
+                table.optimize()
+        self._commit(run)
+
+    def count(self, workbook_hash: str | None = None, kind: str | None = None) -> int:
+        """Rows in the table (of one partition when ``workbook_hash`` is given, of one unit
+        ``kind`` when given)."""
+        table = self._table()
+        if table is None:
+            return 0
+        where = []
+        if workbook_hash is not None:
+            where.append(f"workbook_hash = '{require_partition_key(workbook_hash)}'")
+        if kind is not None:
+            where.append(f"kind = '{_require_kind(kind)}'")
+        return table.count_rows(" AND ".join(where) or None)
+
+    def unit_ids(self, workbook_hash: str, kind: str | None = None) -> list[str]:
+        """The unit ids stored for one partition (of one ``kind`` when given), one per row,
+        duplicates kept."""
+        table = self._table()
+        if table is None:
+            return []
+        where = f"workbook_hash = '{require_partition_key(workbook_hash)}'"
+        if kind is not None:
+            where += f" AND kind = '{_require_kind(kind)}'"
+        rows = table.search().where(where).select(["unit_id"])
+        return rows.limit(None).to_arrow().column("unit_id").to_pylist()
+
+    def units(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], dict]:
+        """The rows (without vectors) of these (partition, unit id) keys, by key; keys with no
+        row are left out.
+
+        Raises:
+            ValueError: a partition key is not a sha256 hex key.
+        """
+        table = self._table()
+        if table is None or not keys:
+            return {}
+        wanted = {(require_partition_key(h), u) for h, u in keys}
+        listed = ", ".join(f"'{u}'" for u in sorted({u for _, u in wanted}) if _HEX_RE.match(u))
+        if not listed:
+            return {}
+        rows = (table.search().where(f"unit_id IN ({listed})")
+                .select([name for name in table.schema.names if name != "vector"])
+                .limit(None).to_list())
+        return {(row["workbook_hash"], row["unit_id"]): row for row in rows
+                if (row["workbook_hash"], row["unit_id"]) in wanted}
+
+    def stored_vectors(self, unit_ids: list[str], model: str) -> dict[str, np.ndarray]:
+        """Vectors already stored (in any partition) for these unit ids, by id — reusable when
+        the table was made with ``model``, since a unit id is a hash of the unit's text, sheet
+        and ranges. Empty when the table is missing or holds another model."""
+        table = self._table()
+        if table is None or not unit_ids:
+            return {}
+        if (table.schema.metadata or {}).get(b"embedding_model", b"").decode() != model:
+            return {}
+        found: dict[str, np.ndarray] = {}
+        unique = sorted(set(unit_ids))
+        for start in range(0, len(unique), 500):
+            batch = unique[start:start + 500]
+            listed = ", ".join("'" + c + "'" for c in batch if _HEX_RE.match(c))
+            if not listed:
+                continue
+            rows = (table.search().where(f"unit_id IN ({listed})").select(["unit_id", "vector"])
+                    .limit(None).to_arrow())
+            for unit_id, vector in zip(rows.column("unit_id").to_pylist(),
+                                       rows.column("vector").to_pylist()):
+                found.setdefault(unit_id, np.asarray(vector, dtype=np.float32))
+        return found
+
+    def search(self, k: int = 5, *, vector: np.ndarray | None = None, text: str | None = None,
+               exclude: set[str] = frozenset(), kinds: Sequence[str] | None = None
+               ) -> list[dict]:
+        """The ``k`` best units, best first, without vectors, each with a ``score`` (higher is
+        better): by cosine similarity to ``vector`` alone (``score`` = 1 - cosine distance), by
+        full-text relevance of ``text`` alone (BM25, see :func:`text_query`), or by both
+        (LanceDB's hybrid query, its legs' rankings fused by reciprocal rank weighted by
+        :data:`HYBRID_WEIGHTS`: ``score`` is the fused score); a blank ``text`` counts as none.
+        Units of the partitions in ``exclude`` (sha256 hex keys), and units of other kinds
+        than ``kinds`` (when given), are filtered out first. Ties are broken by unit id, so the
+        order is deterministic.
+
+        Raises:
+            ValueError: neither ``vector`` nor ``text`` is given, a key of ``exclude`` is not
+                a sha256 hex partition key, or a kind is not a unit kind.
+        """
+        if vector is None and text is None:
+            raise ValueError("search needs a vector, a text or both")
+        if text is not None and not text.strip():  # no words: nothing for the full text
+            text = None
+        table = self._table()
+        if table is None or (vector is None and text is None):
+            return []
+        if vector is not None and text is not None:
+            from lancedb.rerankers import MRRReranker
+
+            weight_vector, weight_fts = HYBRID_WEIGHTS
+            query = (table.search(query_type="hybrid").vector(vector.astype(np.float32))
+                     .text(text_query(table, text)).distance_type("cosine")
+                     .rerank(MRRReranker(weight_vector=weight_vector, weight_fts=weight_fts)))
+            limit, score = max(k, HYBRID_CANDIDATES), "_relevance_score"
+        elif vector is not None:
+            query = table.search(vector.astype(np.float32)).distance_type("cosine")
+            limit, score = k, "_distance"
+        else:
+            query = table.search(text_query(table, text), query_type="fts")
+            limit, score = k, "_score"
+        where = []
+        if exclude:
+            keys = ", ".join(f"'{require_partition_key(h)}'" for h in sorted(exclude))
+            where.append(f"workbook_hash NOT IN ({keys})")
+        if kinds is not None:
+            where.append(f"kind IN ({', '.join(repr(_require_kind(k)) for k in kinds)})")
+        if where:
+            query = query.where(" AND ".join(where), prefilter=True)
+        hits = []
+        for hit in query.limit(limit).to_list():
+            value = float(hit[score])
+            hit = {key: v for key, v in hit.items() if key != "vector" and not key.startswith("_")}
+            hit["score"] = 1 - value if score == "_distance" else value
+            hits.append(hit)
+        hits.sort(key=lambda h: (-h["score"], h["unit_id"]))
+        return hits[:k]
+
+
+def _require_kind(kind: str) -> str:
+    """``kind`` if it is a unit kind (``chunk`` or ``record``).
+
+    Raises:
+        ValueError: any other value (it goes into a LanceDB filter).
+    """
+    if kind not in UNIT_KINDS:
+        raise ValueError(f"unknown unit kind: {kind!r}")
+    return kind

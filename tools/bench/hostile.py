@@ -1,0 +1,623 @@
+"""Hostile workbooks of issue #27, each built in a few lines, and a benchmark that ingests them.
+
+Every recipe is a function ``build(scale) -> (file name, bytes)``: ``scale=1`` is the size the
+red-team run used (e.g. one cell of 250,000 characters, 1.9 GB of empty ``<row>`` elements
+deflated to a few MB), a smaller scale shrinks what makes it costly (characters, elements,
+cells) in proportion. The bytes are deterministic (fixed zip timestamps).
+
+``python -m tools.bench.hostile [--scale S] [--workdir DIR]`` ingests every recipe
+at ``scale`` (default 0.5) and at ``2 x scale`` with ``extraction-assets ingest FILE --data-dir
+D`` (a fresh data dir each, the command run as a process) and prints per recipe its outcome
+line, the wall clock seconds and the peak RSS of the command, and the ratio of the work of the
+two sizes (seconds beyond the ingest of a one-cell file, the command's own start); then one
+``ingest`` of all recipes together, whose files must all end (no file harms another). The
+targets of issue #27: at most 60 s and 1 GB per command, and at most x2.5 the work for twice the
+input (work linear in the decompressed size). Exit code 1 when one is missed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+import zipfile
+from dataclasses import dataclass
+from itertools import chain
+from pathlib import Path
+from typing import Callable, Iterable, Optional
+from xml.sax.saxutils import escape
+
+import typer
+
+_FIXED_TIME = (1980, 1, 1, 0, 0, 0)
+_XML = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+_MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+_PKG_REL = "http://schemas.openxmlformats.org/package/2006/relationships"
+_CT = "application/vnd.openxmlformats-officedocument.spreadsheetml"
+_WORDS = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota")
+
+#: A part: its text or bytes, or an iterable of byte blocks (streamed into the zip).
+Part = str | bytes | Iterable[bytes]
+
+
+def words(n_chars: int) -> str:
+    """About ``n_chars`` characters of words separated by spaces, without a final full stop."""
+    out, size, k = [], 0, 0
+    while size < n_chars:
+        word = _WORDS[k % len(_WORDS)] + str(k % 97)
+        out.append(word)
+        size += len(word) + 1
+        k += 1
+    return " ".join(out)
+
+
+def repeated(unit: bytes, n_bytes: int, block: int = 1 << 20) -> Iterable[bytes]:
+    """``unit`` repeated to about ``n_bytes`` bytes, as blocks of about ``block`` bytes."""
+    per_block = max(1, block // len(unit))
+    full, rest = divmod(max(1, n_bytes // len(unit)), per_block)
+    for _ in range(full):
+        yield unit * per_block
+    if rest:
+        yield unit * rest
+
+
+def package(parts: dict[str, Part], *, duplicates: dict[str, Part] | None = None) -> bytes:
+    """A zip of ``parts`` in order (deflated, fixed timestamps); ``duplicates`` are written as
+    second entries under names already used (what a hostile writer can do)."""
+    buf = io.BytesIO()
+    with warnings.catch_warnings(), zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        warnings.simplefilter("ignore")  # zipfile warns of the duplicates asked for
+        entries = list(parts.items()) + list((duplicates or {}).items())
+        for name, content in entries:
+            info = zipfile.ZipInfo(name, _FIXED_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            if isinstance(content, str):
+                content = content.encode()
+            if isinstance(content, bytes):
+                content = [content]
+            with zf.open(info, "w", force_zip64=True) as out:
+                for block in content:
+                    out.write(block)
+    return buf.getvalue()
+
+
+def cell(ref: str, text: str | None = None, *, style: int | None = None,
+         value: str | None = None) -> str:
+    """A ``<c>``: inline text, or a ``<v>`` value, with an optional style index."""
+    s = f' s="{style}"' if style is not None else ""
+    if text is not None:
+        return f'<c r="{ref}"{s} t="inlineStr"><is><t>{escape(text)}</t></is></c>'
+    return f'<c r="{ref}"{s}><v>{value}</v></c>' if value is not None else f'<c r="{ref}"{s}/>'
+
+
+def rows_xml(rows: dict[int, list[str]], hidden: Iterable[int] = ()) -> str:
+    """``<row>`` elements of the cells by row (``hidden`` rows get ``hidden="1"``)."""
+    hidden = set(hidden)
+    return "".join(f'<row r="{r}"{_HIDDEN if r in hidden else ""}>{"".join(cells)}</row>'
+                   for r, cells in sorted(rows.items()))
+
+
+_HIDDEN = ' hidden="1"'
+
+
+def worksheet(sheet_data: Part = "", *, before: str = "", after: Part = "") -> Iterable[bytes]:
+    """A worksheet part: ``before`` (e.g. ``<cols>``), the ``<sheetData>`` content, ``after``
+    (e.g. ``<mergeCells>``); the last two may be streamed."""
+    yield f'{_XML}<worksheet xmlns="{_MAIN}" xmlns:r="{_REL}">{before}<sheetData>'.encode()
+    yield from _blocks(sheet_data)
+    yield b"</sheetData>"
+    yield from _blocks(after)
+    yield b"</worksheet>"
+
+
+def _blocks(part: Part) -> Iterable[bytes]:
+    if isinstance(part, str):
+        return [part.encode()]
+    if isinstance(part, bytes):
+        return [part]
+    return part
+
+
+def styles_xml(cell_xfs: Iterable[str] = ('<xf numFmtId="0" fontId="0" fillId="0" '
+                                          'borderId="0"/>',), *, num_fmts: str = "",
+               fonts: str = '<font><sz val="11"/><name val="Calibri"/></font>') -> Iterable[bytes]:
+    """A stylesheet with the given ``<numFmt>``s, ``<font>``s and ``cellXfs`` entries."""
+    yield (f'{_XML}<styleSheet xmlns="{_MAIN}"><numFmts>{num_fmts}</numFmts>'
+           f'<fonts>{fonts}</fonts><fills><fill><patternFill patternType="none"/></fill></fills>'
+           '<borders><border/></borders><cellXfs>').encode()
+    batch: list[str] = []
+    for xf in cell_xfs:
+        batch.append(xf)
+        if len(batch) >= 10_000:
+            yield "".join(batch).encode()
+            batch = []
+    yield ("".join(batch) + "</cellXfs></styleSheet>").encode()
+
+
+def workbook(sheets: list[tuple[str, Part]], *, states: dict[str, str] | None = None,
+             styles: Part | None = None, targets: dict[str, str] | None = None,
+             extra: dict[str, Part] | None = None, rels: dict[str, str] | None = None,
+             duplicates: dict[str, Part] | None = None) -> bytes:
+    """An xlsx of ``sheets`` (name, worksheet part) written as ``xl/worksheets/sheetN.xml``;
+    ``targets`` maps a sheet name to another part name (several sheets may share one),
+    ``states`` gives ``hidden``/``veryHidden``, ``extra`` adds parts, ``rels`` adds the
+    relationships part (name -> XML) of a worksheet (``sheetN``)."""
+    states, targets = states or {}, targets or {}
+    parts: dict[str, Part] = {}
+    sheet_els, rel_els = [], []
+    for i, (name, xml) in enumerate(sheets, start=1):
+        target = targets.get(name, f"worksheets/sheet{i}.xml")
+        state = f' state="{states[name]}"' if name in states else ""
+        sheet_els.append(f'<sheet name="{escape(name)}" sheetId="{i}"{state} r:id="rId{i}"/>')
+        rel_els.append(f'<Relationship Id="rId{i}" Type="{_REL}/worksheet" Target="{target}"/>')
+        if xml is not None and "xl/" + target not in parts:
+            parts["xl/" + target] = xml
+    if styles is not None:
+        rel_els.append(f'<Relationship Id="rIdS" Type="{_REL}/styles" Target="styles.xml"/>')
+        parts["xl/styles.xml"] = styles
+    for sheet, xml in (rels or {}).items():
+        parts[f"xl/worksheets/_rels/{sheet}.xml.rels"] = xml
+    head = {
+        "[Content_Types].xml": (
+            '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.'
+            'org/package/2006/content-types"><Default Extension="rels" ContentType="application/'
+            'vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" '
+            f'ContentType="application/xml"/><Override PartName="/xl/workbook.xml" '
+            f'ContentType="{_CT}.sheet.main+xml"/></Types>'),
+        "_rels/.rels": (f'{_XML}<Relationships xmlns="{_PKG_REL}"><Relationship Id="rId1" '
+                        f'Type="{_REL}/officeDocument" Target="xl/workbook.xml"/></Relationships>'),
+        "xl/workbook.xml": (f'{_XML}<workbook xmlns="{_MAIN}" xmlns:r="{_REL}"><sheets>'
+                            f'{"".join(sheet_els)}</sheets></workbook>'),
+        "xl/_rels/workbook.xml.rels": (f'{_XML}<Relationships xmlns="{_PKG_REL}">'
+                                       f'{"".join(rel_els)}</Relationships>'),
+    }
+    return package({**head, **parts, **(extra or {})}, duplicates=duplicates)
+
+
+def table_sheet(body_rows: dict[int, list[str]], *, before: str = "", after: str = "",
+                hidden_rows: Iterable[int] = ()) -> Iterable[bytes]:
+    """A worksheet whose row 1 is a header ``Item | Note`` and whose other rows are given."""
+    rows = {1: [cell("A1", "Item"), cell("B1", "Note")], **body_rows}
+    return worksheet(rows_xml(rows, hidden_rows), before=before, after=after)
+
+
+# -- the recipes: hangs and blow-ups ---------------------------------------------------------
+def long_sentence(scale: float) -> tuple[str, bytes]:
+    """1. One cell of 250,000 characters of words without a final full stop."""
+    text = words(int(250_000 * scale))
+    return "long_sentence.xlsx", workbook([("S", worksheet(rows_xml({1: [cell("A1", text)]})))])
+
+
+def merge_fill(scale: float) -> tuple[str, bytes]:
+    """2. Eight merges of 256 x 256 cells over anchors of 1,000 characters."""
+    n = max(2, int(256 * scale ** 0.5))
+    anchors, merges = {}, []
+    for k in range(8):
+        top = 1 + k * n
+        anchors[top] = [cell(f"A{top}", words(1000) + f" {k}")]
+        merges.append(f'<mergeCell ref="A{top}:{_letters(n)}{top + n - 1}"/>')
+    return "merge_fill.xlsx", workbook([("S", worksheet(
+        rows_xml(anchors), after=f"<mergeCells>{''.join(merges)}</mergeCells>"))])
+
+
+def frame_bloat(scale: float) -> tuple[str, bytes]:
+    """3. 64 MB of ``<x/>`` in an ``<extLst>`` after the sheet data."""
+    tail = chain([b"<extLst><ext uri=\"{0}\">"], repeated(b"<x/>", int(64e6 * scale)),
+                 [b"</ext></extLst>"])
+    return "frame_bloat.xlsx", workbook([("S", worksheet(
+        rows_xml({1: [cell("A1", "kept")]}), after=tail))])
+
+
+def empty_rows(scale: float) -> tuple[str, bytes]:
+    """4. 1.9 GB of self-closing ``<row r="9"/>``."""
+    data = chain([rows_xml({1: [cell("A1", "first")]}).encode()],
+                 repeated(b'<row r="9"/>', int(1.9e9 * scale)))
+    return "empty_rows.xlsx", workbook([("S", worksheet(data))])
+
+
+def one_huge_row(scale: float) -> tuple[str, bytes]:
+    """4. One ``<row>`` holding 512 MB (of empty cells)."""
+    data = chain([b'<row r="1">', cell("A1", "first").encode()],
+                 repeated(b'<c r="B1"/>', int(512e6 * scale)), [b"</row>"])
+    return "one_huge_row.xlsx", workbook([("S", worksheet(data))])
+
+
+def huge_cell(scale: float) -> tuple[str, bytes]:
+    """5. A table cell of 1,000,000 characters."""
+    rows = {r: [cell(f"A{r}", f"item {r}"), cell(f"B{r}", f"note {r}")] for r in range(2, 6)}
+    rows[3][1] = cell("B3", words(int(1_000_000 * scale)))
+    return "huge_cell.xlsx", workbook([("S", table_sheet(rows))])
+
+
+def many_styles(scale: float) -> tuple[str, bytes]:
+    """6. 1,000,000 ``cellXfs`` entries."""
+    xfs = ('<xf numFmtId="0" fontId="0" fillId="0" borderId="0"/>'
+           for _ in range(int(1_000_000 * scale)))
+    sheet = worksheet(rows_xml({1: [cell("A1", "x", style=1)]}))
+    return "many_styles.xlsx", workbook([("S", sheet)], styles=styles_xml(xfs))
+
+
+def shared_part(scale: float) -> tuple[str, bytes]:
+    """7. 50 ``<sheet>`` entries pointing at one part of 100,000 cells."""
+    n_rows = max(2, int(10_000 * scale))
+    body = "".join(f'<row r="{r}">' + "".join(f'<c r="{c}{r}"><v>{r * 10 + k}</v></c>'
+                                               for k, c in enumerate("ABCDEFGHIJ")) + "</row>"
+                   for r in range(1, n_rows + 1))
+    sheets = [(f"S{k}", worksheet(body) if k == 1 else None) for k in range(1, 51)]
+    return "shared_part.xlsx", workbook(sheets, targets={f"S{k}": "worksheets/sheet1.xml"
+                                                         for k in range(1, 51)})
+
+
+def xlsb_parts(scale: float) -> tuple[str, bytes]:
+    """8. An ``.xlsb`` package of 20,006 entries (the part-count limit is 10,000)."""
+    parts: dict[str, Part] = {"[Content_Types].xml": "<Types/>", "xl/workbook.bin": b"\x83\x01\x00"}
+    for k in range(int(20_004 * scale)):
+        parts[f"xl/junk/{k}.bin"] = b""
+    return "xlsb_parts.xlsb", package(parts)
+
+
+# -- the recipes: odd values that crashed untyped --------------------------------------------
+def _one_cell(cell_xml: str, *, before: str = "", styles: Part | None = None) -> bytes:
+    return workbook([("S", worksheet(f'<row r="1">{cell("A1", "first")}</row>{cell_xml}',
+                                     before=before))], styles=styles)
+
+
+def odd_values() -> dict[str, bytes]:
+    """The odd values of issue #27 that failed a file with an untyped error, one file each."""
+    zeros = styles_xml(['<xf numFmtId="0" fontId="0" fillId="0" borderId="0"/>',
+                        '<xf numFmtId="164" fontId="0" fillId="0" borderId="0"/>'],
+                       num_fmts='<numFmt numFmtId="164" formatCode="0.' + "0" * 400 + '"/>')
+    return {
+        "column_zzz.xlsx": _one_cell('<row r="7"><c r="ZZZ7"><v>1</v></c></row>'),
+        "row_past_max.xlsx": _one_cell('<row r="1048577"><c r="A1048577"><v>1</v></c></row>'),
+        "format_400_zeros.xlsx": _one_cell('<row r="2"><c r="A2" s="1"><v>1.5</v></c></row>',
+                                           styles=zeros),
+        "format_id_float.xlsx": _one_cell('<row r="2"><c r="A2" s="1"><v>2</v></c></row>',
+                                          styles=styles_xml(['<xf numFmtId="0"/>',
+                                                             '<xf numFmtId="1.5"/>'])),
+        "font_id_negative.xlsx": _one_cell('<row r="2"><c r="A2" s="1"><v>3</v></c></row>',
+                                           styles=styles_xml(['<xf numFmtId="0"/>',
+                                                              '<xf fontId="-99"/>'])),
+        "font_size_big.xlsx": _one_cell('<row r="2"><c r="A2"><v>4</v></c></row>',
+                                        styles=styles_xml(fonts='<font><sz val="big"/></font>')),
+        "pane_inf.xlsx": _one_cell('<row r="2"><c r="A2"><v>5</v></c></row>',
+                                   before='<sheetViews><sheetView workbookViewId="0"><pane '
+                                          'ySplit="inf" state="frozen"/></sheetView></sheetViews>'),
+    }
+
+
+# -- the recipes: leaks and refused packages ---------------------------------------------------
+#: Text that must never reach ``chunks`` or LanceDB (hidden, or outside the inbox).
+SECRETS = ("SECRET-SHEET", "SECRET-ROW", "SECRET-COL")
+_C = "http://schemas.openxmlformats.org/drawingml/2006/chart"
+_A = "http://schemas.openxmlformats.org/drawingml/2006/main"
+_XDR = "http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing"
+
+
+def _rels(*rels: tuple[str, str, str]) -> str:
+    return (f'{_XML}<Relationships xmlns="{_PKG_REL}">' + "".join(
+        f'<Relationship Id="{i}" Type="{_REL}/{t}" Target="{target}"/>' for i, t, target in rels)
+        + "</Relationships>")
+
+
+def hidden_chart() -> bytes:
+    """A chart on a visible sheet, without cached values, whose series refer to a veryHidden
+    sheet, a hidden row and a hidden column."""
+    rows = {1: [cell("A1", "Month"), cell("B1", "Sales")],
+            2: [cell("A2", "Jan"), cell("B2", value="10"), cell("C2", "SECRET-COL")],
+            3: [cell("A3", "SECRET-ROW"), cell("B3", value="12")],
+            4: [cell("A4", "Mar"), cell("B4", value="9")]}
+    dashboard = worksheet(rows_xml(rows, hidden=[3]),
+                          before='<cols><col min="3" max="3" hidden="1"/></cols>',
+                          after='<drawing r:id="rId1"/>')
+    series = ("<c:ser><c:idx val=\"{k}\"/><c:order val=\"{k}\"/><c:tx><c:strRef><c:f>{tx}</c:f>"
+              "</c:strRef></c:tx><c:cat><c:strRef><c:f>Dashboard!$A$2:$A$4</c:f></c:strRef></c:cat>"
+              "<c:val><c:numRef><c:f>Dashboard!$B$2:$B$4</c:f></c:numRef></c:val></c:ser>")
+    chart = (f'<c:chartSpace xmlns:c="{_C}" xmlns:a="{_A}"><c:chart><c:plotArea><c:barChart>'
+             + series.format(k=0, tx="'Secret'!$A$1") + series.format(k=1, tx="Dashboard!$C$2")
+             + "</c:barChart></c:plotArea></c:chart></c:chartSpace>")
+    drawing = (f'<xdr:wsDr xmlns:xdr="{_XDR}" xmlns:a="{_A}" xmlns:c="{_C}" xmlns:r="{_REL}">'
+               "<xdr:oneCellAnchor><xdr:from><xdr:col>4</xdr:col><xdr:colOff>0</xdr:colOff>"
+               "<xdr:row>1</xdr:row><xdr:rowOff>0</xdr:rowOff></xdr:from>"
+               '<xdr:ext cx="5400000" cy="2700000"/><xdr:graphicFrame><xdr:nvGraphicFramePr>'
+               '<xdr:cNvPr id="1" name="Chart 1"/><xdr:cNvGraphicFramePr/></xdr:nvGraphicFramePr>'
+               '<xdr:xfrm/><a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/'
+               'drawingml/2006/chart"><c:chart r:id="rId1"/></a:graphicData></a:graphic>'
+               "</xdr:graphicFrame><xdr:clientData/></xdr:oneCellAnchor></xdr:wsDr>")
+    return workbook([("Dashboard", dashboard),
+                     ("Secret", worksheet(rows_xml({1: [cell("A1", "SECRET-SHEET")]})))],
+                    states={"Secret": "veryHidden"},
+                    rels={"sheet1": _rels(("rId1", "drawing", "../drawings/drawing1.xml"))},
+                    extra={"xl/drawings/drawing1.xml": drawing,
+                           "xl/drawings/_rels/drawing1.xml.rels":
+                               _rels(("rId1", "chart", "../charts/chart1.xml")),
+                           "xl/charts/chart1.xml": chart})
+
+
+#: Cell texts that a chat UI rendering the Markdown chunks would run or follow.
+HTML_TEXTS = ("<script>alert(1)</script>", "<img src=x onerror=alert(2)>",
+              "[click me](javascript:alert(3))")
+
+
+def html_cells() -> bytes:
+    """A table whose cells, and a note under it, hold HTML and a ``javascript:`` link."""
+    rows = {r: [cell(f"A{r}", f"item {r}"), cell(f"B{r}", text)]
+            for r, text in enumerate(HTML_TEXTS, start=2)}
+    rows[8] = [cell("A8", "<iframe src=javascript:alert(4)></iframe> see the notes above.")]
+    return workbook([("S", table_sheet(rows))])
+
+
+def _dtd_part(prologue: str) -> str:
+    return (prologue + '<!DOCTYPE sst [<!ENTITY e "expanded">]>'
+            f'<sst xmlns="{_MAIN}"><si><t>before &e; after</t></si></sst>')
+
+
+def dtd_after_comment() -> bytes:
+    """The shared strings declare a DTD after a comment of 64 KiB."""
+    strings = _dtd_part('<?xml version="1.0" encoding="UTF-8"?><!--' + "x" * 65_536 + "-->")
+    return _with_strings(strings.encode())
+
+
+def dtd_utf16() -> bytes:
+    """The shared strings declare a DTD in UTF-16 without a byte-order mark."""
+    return _with_strings(_dtd_part('<?xml version="1.0" encoding="UTF-16"?>').encode("utf-16-le"))
+
+
+def _with_strings(strings: bytes) -> bytes:
+    sheet = worksheet('<row r="1"><c r="A1" t="s"><v>0</v></c></row>')
+    rel = f'<Relationship Id="rIdT" Type="{_REL}/sharedStrings" Target="sharedStrings.xml"/>'
+    data = workbook([("S", sheet)], extra={"xl/sharedStrings.xml": strings})
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        parts = {n: zf.read(n) for n in zf.namelist()}
+    parts["xl/_rels/workbook.xml.rels"] = parts["xl/_rels/workbook.xml.rels"].replace(
+        b"</Relationships>", rel.encode() + b"</Relationships>")
+    return package(parts)
+
+
+def duplicate_part(case: bool) -> bytes:
+    """The worksheet part twice in the zip, under the same name or one differing in case."""
+    name = "xl/worksheets/SHEET1.xml" if case else "xl/worksheets/sheet1.xml"
+    return workbook([("S", worksheet(rows_xml({1: [cell("A1", "first")]})))],
+                    duplicates={name: b"".join(worksheet(rows_xml({1: [cell("A1", "second")]})))})
+
+
+#: Files whose content is refused or kept from the chunks, with the outcome an ingest ends with.
+LEAKS: dict[str, tuple[Callable[[], bytes], str]] = {
+    "hidden_chart.xlsx": (hidden_chart, "success"),
+    "html_cells.xlsx": (html_cells, "success"),
+    "dtd_after_comment.xlsx": (dtd_after_comment, "hostile_content"),
+    "dtd_utf16.xlsx": (dtd_utf16, "hostile_content"),
+    "duplicate_part.xlsx": (lambda: duplicate_part(False), "corrupt_workbook"),
+    "case_part.xlsx": (lambda: duplicate_part(True), "corrupt_workbook"),
+}
+
+
+def _letters(col: int) -> str:
+    from extraction_assets.core.a1 import column_letter
+
+    return column_letter(col)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A hostile workbook: ``build(scale)`` gives its file name and bytes; ``expect`` is how an
+    ingest of the full size ends: ``success`` (with issues) or the code of a typed error (a
+    smaller size may end in success: what it makes stays within the limits)."""
+
+    build: Callable[[float], tuple[str, bytes]]
+    expect: str
+
+    @property
+    def description(self) -> str:
+        return (self.build.__doc__ or "").strip()
+
+
+#: The recipes whose cost grows with their size, by name (issue #27, items 1-8).
+RECIPES: dict[str, Recipe] = {
+    "long_sentence": Recipe(long_sentence, "success"),
+    "merge_fill": Recipe(merge_fill, "limit_exceeded"),
+    "frame_bloat": Recipe(frame_bloat, "limit_exceeded"),
+    "empty_rows": Recipe(empty_rows, "success"),
+    "one_huge_row": Recipe(one_huge_row, "success"),
+    "huge_cell": Recipe(huge_cell, "success"),
+    "many_styles": Recipe(many_styles, "limit_exceeded"),
+    "shared_part": Recipe(shared_part, "success"),
+    "xlsb_parts": Recipe(xlsb_parts, "limit_exceeded"),
+}
+
+
+# -- the benchmark ------------------------------------------------------------------------------
+@dataclass
+class Measured:
+    """One command: its exit code, the outcome line of each file, wall seconds, peak RSS (MB)."""
+
+    exit_code: int
+    lines: list[str]
+    seconds: float
+    peak_rss_mb: float
+
+
+#: A small interpreter between the caller and the command measured: it runs the command and
+#: writes its ``ru_maxrss`` (KiB, from ``wait4``) to the file named first. Linux counts in a
+#: process's ``ru_maxrss`` the memory of the process it was forked from (the memory it had
+#: before its ``exec``), so a command started by a large process (a test runner) would read
+#: as large; started by this one, it reads as its own.
+_MEASURE = ("import os, subprocess, sys\n"
+            "child = subprocess.Popen(sys.argv[2:])\n"
+            "_, status, usage = os.wait4(child.pid, 0)\n"
+            "open(sys.argv[1], 'w').write(str(usage.ru_maxrss))\n"
+            "sys.exit(os.waitstatus_to_exitcode(status))\n")
+
+
+def run_command(args: list[str], timeout: float = 600.0) -> Measured:
+    """Run a command as a process (its process group killed after ``timeout`` seconds); its
+    exit code, output lines, wall clock and peak RSS (``ru_maxrss`` of that process, through
+    :data:`_MEASURE`; its own children, e.g. ``--jobs`` workers, are not included)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        rss = Path(tmp) / "maxrss"
+        with open(Path(tmp) / "out", "w+") as out:
+            start = time.perf_counter()
+            proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _MEASURE, str(rss), *args],
+                                    stdout=out, stderr=subprocess.DEVNULL, text=True,
+                                    start_new_session=True)
+            try:
+                code = proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                code = proc.wait()
+            seconds = time.perf_counter() - start
+            out.seek(0)
+            lines = out.read().splitlines()
+        peak = int(rss.read_text()) / 1024 if rss.exists() else float("nan")
+    return Measured(code, lines, round(seconds, 2), round(peak, 1))
+
+
+#: The targets of issue #27: per command, and for twice the input.
+MAX_SECONDS, MAX_RSS_MB, MAX_RATIO = 60.0, 1024.0, 2.5
+#: Work (seconds beyond a trivial file's ingest) below which a time ratio is not judged: the
+#: noise of a shared machine is larger than the work.
+MIN_JUDGED_SECONDS = 2.0
+
+
+def ingest_command(files: list[Path], data_dir: Path) -> list[str]:
+    """``extraction-assets ingest FILES --data-dir DATA_DIR`` of this interpreter's install."""
+    return [sys.executable, "-m", "extraction_assets.app.cli", "ingest", *map(str, files),
+            "--data-dir", str(data_dir)]
+
+
+def work_ratio(seconds: float, doubled: float, baseline: float) -> float | None:
+    """Time ratio of twice the input to the input, each less a trivial file's ``baseline``
+    (the command's own start); ``None`` when the input's work is too small to judge."""
+    work = seconds - baseline
+    if work < MIN_JUDGED_SECONDS:
+        return None
+    return round((doubled - baseline) / work, 2)
+
+
+#: Where :func:`hostile_files` puts a file whose path holds rich markup.
+MARKUP_FOLDER = "[/bold]"
+
+
+def hostile_files(folder: Path, scale: float) -> list[Path]:
+    """Write every hostile input of issue #27 into ``folder`` and return their paths: the
+    recipes at ``scale``, the :data:`LEAKS`, the :func:`odd_values`, a file in a folder named
+    ``[/bold]``, a symlink loop (``loop.xlsx``), a file with an ESC sequence in a cell and a
+    sheet named ``S[/]`` whose part is ``xl/[/b].xml``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written: dict[str, bytes] = {}
+    for recipe in RECIPES.values():
+        name, data = recipe.build(scale)
+        written[name] = data
+    written.update({name: build() for name, (build, _) in LEAKS.items()})
+    written.update(odd_values())
+    written[f"{MARKUP_FOLDER}/in_markup_folder.xlsx"] = workbook([("S", worksheet(rows_xml(
+        {1: [cell("A1", "a file in a folder named [/bold]")]})))])
+    written["escape_sequences.xlsx"] = workbook([("S[/]", worksheet(rows_xml({
+        1: [cell("A1", "Region [/b]")],
+        2: [cell("A2", "North _x001B_[2J_x001B_]0;retitled_x0007_ end")]})))],
+        targets={"S[/]": "[/b].xml"})
+    paths = []
+    for name, data in written.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        paths.append(path)
+    loop = folder / "loop.xlsx"
+    if not loop.is_symlink():
+        os.symlink("loop.xlsx", loop)
+    return paths + [loop]
+
+
+def benchmark(root: Path, scale: float, names: list[str]) -> tuple[dict, list[str]]:
+    """Ingest a one-cell file (the baseline) and each recipe of ``names`` at ``scale`` and
+    ``2 x scale`` (a data dir each; none of it when ``names`` is empty), then every hostile
+    input (:func:`hostile_files`, the recipes at ``scale``) in one command into
+    ``root / "data-together"``, which must give each file its line within 1 GB (its time, the
+    sum of some 25 files', is shown, not judged); returns the measurements (JSON-compatible)
+    and the targets missed (each a line)."""
+    results: dict = {"scale": scale, "recipes": {}}
+    missed: list[str] = []
+
+    def judge(what: str, run: Measured, expect: str) -> None:
+        line = run.lines[0] if run.lines else "(no output)"
+        typed = line.startswith("success") or f": {expect}: " in line
+        if run.seconds > MAX_SECONDS or run.peak_rss_mb > MAX_RSS_MB or not typed:
+            missed.append(f"{what}: {line[:100]} ({run.seconds} s, {run.peak_rss_mb} MB)")
+
+    if names:
+        trivial = root / "trivial.xlsx"
+        trivial.write_bytes(workbook([("S", worksheet(rows_xml({1: [cell("A1", "x")]})))]))
+        baseline = run_command(ingest_command([trivial], root / "data-baseline"))
+        results["baseline"] = vars(baseline)
+    for name in names:
+        recipe = RECIPES[name]
+        runs = []
+        for k, size in enumerate((scale, 2 * scale), start=1):
+            filename, data = recipe.build(size)
+            path = root / f"x{k}" / filename
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+            runs.append(run_command(ingest_command([path], root / f"data-{name}-{k}")))
+            judge(f"{name} x{k}", runs[-1], recipe.expect)
+        ratio = work_ratio(runs[0].seconds, runs[1].seconds, baseline.seconds)
+        if ratio is not None and ratio > MAX_RATIO:
+            missed.append(f"{name}: twice the input took x{ratio} the work")
+        results["recipes"][name] = {"runs": [vars(r) for r in runs], "ratio": ratio}
+    files = hostile_files(root / "all", scale)
+    together = run_command(ingest_command(files, root / "data-together"))
+    results["together"] = {**vars(together), "files": [str(f) for f in files]}
+    if len(together.lines) != len(files) or together.peak_rss_mb > MAX_RSS_MB:
+        missed.append(f"all together: {len(together.lines)} lines for {len(files)} files "
+                      f"({together.seconds} s, {together.peak_rss_mb} MB)")
+    return results, missed
+
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command()
+def main(scale: float = typer.Option(0.5, help="Size of the recipes (1 = the issue's); each "
+                                                "is also run at twice this size."),
+         workdir: Optional[Path] = typer.Option(None, help="Where files and data dirs go."),
+         only: Optional[list[str]] = typer.Option(None, help="Recipes to run (default all)."),
+         json_out: Optional[Path] = typer.Option(None, "--json", help="Write results here.")):
+    """Ingest every recipe at ``scale`` and ``2 x scale``, then all together, and check the
+    targets (at most 60 s and 1 GB per command, x2 input -> at most x2.5 work)."""
+    root = Path(workdir or tempfile.mkdtemp(prefix="hostile-"))
+    root.mkdir(parents=True, exist_ok=True)
+    names = only or list(RECIPES)
+    unknown = sorted(set(names) - set(RECIPES))
+    if unknown:
+        raise typer.BadParameter(f"unknown recipes {unknown}; choose from {sorted(RECIPES)}")
+    results, missed = benchmark(root, scale, names)
+    if names:
+        typer.echo(f"{'baseline':14s} {results['baseline']['seconds']:7.2f} s "
+                   f"{results['baseline']['peak_rss_mb']:8.1f} MB  (a one-cell file)")
+    for name, measured in results["recipes"].items():
+        for k, run in enumerate(measured["runs"], start=1):
+            line = run["lines"][0] if run["lines"] else "(no output)"
+            typer.echo(f"{name + f' x{k}':14s} {run['seconds']:7.2f} s {run['peak_rss_mb']:8.1f} MB"
+                       f"  {' '.join(line.split())[:120]}")
+        ratio = measured["ratio"]
+        typer.echo(f"{name:14s} x2 input -> "
+                   + (f"x{ratio} work" if ratio is not None else "work too small to judge"))
+    together = results["together"]
+    typer.echo(f"{'all together':14s} {together['seconds']:7.2f} s "
+               f"{together['peak_rss_mb']:8.1f} MB  {len(together['lines'])} lines for "
+               f"{len(together['files'])} files")
+    if json_out:
+        json_out.write_text(json.dumps(results, indent=2))
+    for line in missed:
+        typer.echo(f"missed: {line}")
+    raise typer.Exit(code=1 if missed else 0)
+
+
+if __name__ == "__main__":
+    app(prog_name="python -m tools.bench.hostile")

@@ -1,0 +1,505 @@
+"""The benchmark command: ``python -m tools.bench [OPTIONS] [FILE...]``.
+
+For every workbook (the generated ones chosen with ``--generate``, plus the files given) it
+measures, ``--repeat`` times each, in fresh processes (a run of our stages and one of the
+reference readers alternating: both meet the same moments of a noisy machine, and a peak RSS
+is not what other measurements left in the heap):
+
+* our stages one by one (hash, parse, normalize, segment, render, then embed with the model
+  loaded only after the others; see :mod:`.measure`), the sum of hash..render being
+  "hash -> chunks" (no embeddings);
+* in another process, alternating, the reference readers on the same bytes: python-calamine
+  reading all values (our proxy for the physical limit), openpyxl read-only, and Docling's
+  Excel backend conversion plus Markdown export when Docling is installed
+  (``pip install -e ".[bench-docling]"``).
+
+Then the Dagster run end to end (in-process executor, six assets, local embedder) of one
+workbook on temporary data dirs (each after a first small ingest that creates the instance),
+against the same stages run in-process: the difference is
+Dagster's overhead per partition (storage, views, checks, event log), and a forced re-run
+shows the embeddings reused by chunk id. Last, ``--parallel-files`` files ingested by
+``extraction-assets ingest --jobs 1``, by ``--jobs N`` (``--parallel-workers``) and, for
+reference, by N independent ``--jobs 1`` ingests on data dirs of their own, each on a new data
+dir whose instance is created first.
+
+It prints medians (peaks: the largest of the runs) as tables, the ratios ours / calamine and
+Docling / ours, the targets of issue #8 met or missed, and writes everything as JSON with
+``--json``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import multiprocessing
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from extraction_assets.search.embedding import LocalEmbedder
+from extraction_assets.app.ingest import open_instance
+from extraction_assets.store.storage import DataStore
+from extraction_assets.app.workers import import_for_runs
+from tools.bench.measure import (
+    STAGES,
+    TO_CHUNKS,
+    Timing,
+    convert_docling,
+    docling_available,
+    read_calamine,
+    read_openpyxl,
+    run_embed,
+    run_stages,
+    timed,
+)
+from tools.bench.runs import dagster_run, ingest_processes
+from tools.bench.workbooks import GENERATED, generate_workbook
+
+console = Console(width=None if sys.stdout.isatty() else 160)
+
+Generated = Enum("Generated", {name: name for name in GENERATED}, type=str)
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def _summary(timings: list[Timing], cells: int, records: int) -> dict:
+    """Median seconds, throughputs and the largest peak of repeated timings of one thing."""
+    seconds = _median([t.seconds for t in timings])
+    peaks = [t.peak_rss_mb for t in timings if t.peak_rss_mb is not None]
+    return {"seconds": round(seconds, 4), "rows": timings[0].rows,
+            "cells_per_s": round(cells / seconds) if seconds else None,
+            "records_per_s": round(records / seconds) if seconds and records else None,
+            "peak_rss_mb": round(max(peaks)) if peaks else None}
+
+
+def in_fresh_process(fn, *args):
+    """``fn(*args)`` in a new interpreter (spawned), so that its peak RSS is its own and not
+    what earlier measurements left in this process's heap; returns its result."""
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(fn, *args).result()
+
+
+def _warm_up_workbook() -> bytes:
+    """A generated workbook of 20 rows, read untimed before the measured runs of a process:
+    first-call costs (lazy imports, compiled patterns) are paid outside the timings, as by
+    any file after the first in an ingest process."""
+    with tempfile.TemporaryDirectory(prefix="bench-warm-up-") as tmp:
+        return generate_workbook(Path(tmp) / "warm_up.xlsx", 20).read_bytes()
+
+
+def bench_references(path: Path, repeat: int, docling: bool) -> dict[str, list[Timing]]:
+    """The reference readers on one file, alternating, ``repeat`` times each (each first called
+    once, untimed, on a small workbook, as :func:`bench_ours` warms up ours)."""
+    data = path.read_bytes()
+    readers = {"calamine": read_calamine, "openpyxl": read_openpyxl}
+    if docling:
+        readers["docling"] = lambda data: convert_docling(data, path.name)
+    warm_up = _warm_up_workbook()
+    for read in readers.values():
+        read(warm_up)
+    runs: dict[str, list[Timing]] = {name: [] for name in readers}
+    for _ in range(repeat):
+        for name, fn in readers.items():
+            runs[name].append(timed(lambda: fn(data), lambda n: n)[1])
+    return runs
+
+
+def bench_ours(path: Path, repeat: int, embed_chunks: int | None,
+               embed_runs: int | None = None) -> tuple[dict, dict]:
+    """Our stages on one file ``repeat`` times, then (the model loaded only then, so that the
+    hash -> chunks peaks do not hold it) the embedding of the first ``embed_chunks`` chunks
+    (all when ``None``, none when 0) ``embed_runs`` times (default ``repeat``). Returns
+    (timings by stage, counts)."""
+    data = path.read_bytes()
+    embedder = LocalEmbedder()
+    embedder.count_tokens("")  # the tokenizer loads outside the timings
+    run_stages(_warm_up_workbook(), "warm_up.xlsx", embedder)
+    runs: dict[str, list[Timing]] = {name: [] for name in STAGES}
+    for _ in range(repeat):
+        timings, counts, texts = run_stages(data, path.name, embedder)
+        for name, timing in timings.items():
+            runs[name].append(timing)
+    texts = texts[:embed_chunks]
+    counts["embedded"] = len(texts)
+    if texts:
+        embedder.embed(["model load"])
+        runs["embed"] = [run_embed(embedder, texts) for _ in range(embed_runs or repeat)]
+    return {name: t for name, t in runs.items() if t}, counts
+
+
+def bench_file(path: Path, repeat: int, embed_chunks: int, docling: bool,
+               expected: dict | None = None) -> dict:
+    """Measure one workbook ``repeat`` times: each time the reference readers in a fresh
+    process, then our stages in another (:func:`bench_references`, :func:`bench_ours`), so that
+    both meet the same moments of a noisy machine and every peak is a first run's; the
+    embedding is measured ``repeat`` times in the last of our processes.
+
+    Returns a JSON-compatible dict: ``cells`` (calamine's non-empty count), ``records``,
+    ``chunks``, ``references`` and ``stages`` (each: median ``seconds``, ``cells_per_s``,
+    ``records_per_s``, ``peak_rss_mb``), ``hash_to_chunks`` (sum of the stage medians, largest
+    stage peak), ``embed`` throughput and the ratios. ``expected`` (generated files) holds
+    the ``cells`` and ``data_rows`` the generator wrote.
+    """
+    ref_runs: dict[str, list[Timing]] = {}
+    stage_runs: dict[str, list[Timing]] = {}
+    for k in range(repeat):
+        for name, runs in in_fresh_process(bench_references, path, 1, docling).items():
+            ref_runs.setdefault(name, []).extend(runs)
+        last = k == repeat - 1
+        ours, counts = in_fresh_process(bench_ours, path, 1, embed_chunks if last else 0, repeat)
+        for name, runs in ours.items():
+            stage_runs.setdefault(name, []).extend(runs)
+    cells, records = ref_runs["calamine"][0].rows, counts["records"]
+    out: dict = {"file": path.name, "path": str(path), "size_bytes": path.stat().st_size,
+                 "cells": cells, "records": records, "chunks": counts["chunks"],
+                 "tokens": counts["tokens"], "expected": expected,
+                 "references": {name: _summary(runs, cells, records)
+                                for name, runs in ref_runs.items()},
+                 "stages": {name: _summary(runs, cells, records)
+                            for name, runs in stage_runs.items()}}
+    stages = out["stages"]
+    seconds = sum(stages[name]["seconds"] for name in TO_CHUNKS)
+    peaks = [stages[name]["peak_rss_mb"] for name in TO_CHUNKS
+             if stages[name]["peak_rss_mb"] is not None]
+    out["hash_to_chunks"] = {"seconds": round(seconds, 4),
+                             "cells_per_s": round(cells / seconds) if seconds else None,
+                             "records_per_s": round(records / seconds) if seconds else None,
+                             "peak_rss_mb": max(peaks) if peaks else None}
+    if "embed" in stages:
+        embed = stages["embed"]
+        out["embed"] = {"chunks": counts["embedded"], "seconds": embed["seconds"],
+                        "chunks_per_s": round(counts["embedded"] / embed["seconds"], 2)}
+    refs = out["references"]
+    out["ratio_ours_to_calamine"] = round(seconds / refs["calamine"]["seconds"], 2)
+    if "docling" in refs:
+        out["ratio_docling_to_ours"] = round(refs["docling"]["seconds"] / seconds, 2)
+    return out
+
+
+def bench_dagster(path: Path, repeat: int, workdir: Path) -> dict:
+    """The six assets through Dagster (in-process executor) against the same stages in-process
+    with every chunk embedded, alternating, ``repeat`` times; then one forced re-run (chunk
+    ids unchanged -> vectors reused).
+
+    Each time on a fresh temp data dir, where a small other workbook is ingested first: it
+    creates the instance (SQLite schemas) and pays Dagster's first run in the process, which a
+    data dir and a process pay once, not per partition. ``overhead_s`` = median run wall -
+    median in-process stage work; ``first_run_s`` is the median wall of those first ingests.
+    """
+    embedder = LocalEmbedder()
+    embedder.embed(["model load"])
+    data = path.read_bytes()
+    first = workdir / "dagster_first.xlsx"
+    if not first.exists():
+        generate_workbook(first, 10)
+    walls, work, steps, firsts = [], [], [], []
+    again: dict = {}
+    for k in range(repeat):
+        timings, _, texts = run_stages(data, path.name, embedder)
+        work.append(sum(t.seconds for t in timings.values())
+                    + run_embed(embedder, texts).seconds)
+        with tempfile.TemporaryDirectory(prefix="bench-dagster-") as tmp:
+            firsts.append(dagster_run(first, Path(tmp))["wall_s"])
+            run = dagster_run(path, Path(tmp))
+            walls.append(run["wall_s"])
+            steps.append(sum(run["steps_s"].values()))
+            if k == repeat - 1:
+                again = dagster_run(path, Path(tmp), force=True)
+    wall, stage_work = _median(walls), _median(work)
+    return {"file": path.name, "runs": repeat, "wall_s": round(wall, 3),
+            "steps_s": round(_median(steps), 3), "stage_work_s": round(stage_work, 3),
+            "overhead_s": round(wall - stage_work, 3),
+            "first_run_s": round(_median(firsts), 3),
+            "per_step_s": {k: round(v, 3) for k, v in run["steps_s"].items()},
+            "chunks": run["chunks"], "first_run_embedded": run["embedded"],
+            "rerun": {"wall_s": round(again["wall_s"], 3), "embedded": again["embedded"],
+                      "reused": again["reused"]}}
+
+
+def _new_data_dir(parent: str, name: str) -> Path:
+    """A data dir under ``parent`` whose Dagster instance exists (created untimed, as after a
+    user's first ingest: creating the SQLite schema happens once per data dir)."""
+    data_dir = Path(parent) / name
+    open_instance(DataStore(data_dir)).dispose()
+    return data_dir
+
+
+def _run_times(data_dir: Path, started: float) -> tuple[float, float]:
+    """From the run records of a data dir's instance: seconds from ``started`` (epoch seconds,
+    when the ingest command was started) to the first run's start, and the median seconds of
+    one run (Dagster's start to end)."""
+    with open_instance(DataStore(data_dir)) as instance:
+        records = instance.get_run_records()
+    return (min(r.start_time for r in records) - started,
+            _median([r.end_time - r.start_time for r in records]))
+
+
+def parallel_bounds(result: dict) -> tuple[float, float]:
+    """Amdahl's law for a parallel result of :func:`bench_parallel`: the seconds before the
+    first run (imports, instance, checks) are not shared between the processes, everything
+    after it is. Returns the throughput ratio ``--jobs WORKERS`` / ``--jobs 1`` that this gives
+    when the serial ingest's seconds after its first run start are split evenly over the
+    workers, ``(bound, ceiling)``: ``bound`` with each run as slow as measured side by side
+    (``parallel_run_s`` / ``serial_run_s``) after the parallel ingest's own first run start,
+    ``ceiling`` with the runs as fast as alone after the serial one's."""
+    after = result["serial_s"] - result["serial_first_run_s"]
+    slowdown = result["parallel_run_s"] / result["serial_run_s"]
+    bound = result["serial_s"] / (result["parallel_first_run_s"]
+                                  + after * slowdown / result["workers"])
+    ceiling = result["serial_s"] / (result["serial_first_run_s"] + after / result["workers"])
+    return round(bound, 2), round(ceiling, 2)
+
+
+def bench_parallel(folder: Path, files: int, rows: int, workers: int, repeat: int,
+                   until: Optional[str]) -> dict:
+    """``files`` distinct generated workbooks (``rows``.. rows x 10) ingested, alternating, by
+    ``extraction-assets ingest --jobs 1``, by ``--jobs WORKERS``, and -- the reference: what
+    this machine gives to processes that share nothing -- by ``WORKERS`` independent
+    ``--jobs 1`` ingests started together, each on a share of the files and a data dir of its
+    own. Every ingest runs on new data dirs (:func:`_new_data_dir`).
+
+    Besides the wall seconds and ratios, where the time goes in each mode (medians over the
+    repeats, :func:`_run_times`): ``*_first_run_s``, seconds from the command's start to its
+    first run (imports, instance, checks), and ``*_run_s``, the median seconds of one run
+    (alone with ``--jobs 1``, side by side with ``--jobs WORKERS``); from them
+    ``bound_ratio`` and ``ceiling_ratio`` (:func:`parallel_bounds`)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for k in range(files):
+        path = folder / f"parallel_{rows + k}.xlsx"
+        if not path.exists():
+            generate_workbook(path, rows + k)
+        paths.append(path)
+    serial, parallel, independent = [], [], []
+    times: dict[str, list[tuple[float, float]]] = {"serial": [], "parallel": []}
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="bench-parallel-") as tmp:
+            for mode, jobs, walls in (("serial", 1, serial), ("parallel", workers, parallel)):
+                data_dir = _new_data_dir(tmp, mode)
+                started = time.time()
+                walls.append(ingest_processes([(paths, data_dir)], jobs, until))
+                times[mode].append(_run_times(data_dir, started))
+            independent.append(ingest_processes(
+                [(paths[k::workers], _new_data_dir(tmp, f"alone{k}")) for k in range(workers)],
+                1, until))
+    s, p, i = _median(serial), _median(parallel), _median(independent)
+    out = {"files": files, "cells_per_file": 10 * rows + 15, "workers": workers,
+           "until": until or "chunk_embeddings", "serial_s": round(s, 3),
+           "parallel_s": round(p, 3), "serial_files_per_s": round(files / s, 3),
+           "parallel_files_per_s": round(files / p, 3), "ratio": round(s / p, 2),
+           "independent_s": round(i, 3), "independent_ratio": round(s / i, 2)}
+    for mode, runs in times.items():
+        out[f"{mode}_first_run_s"] = round(_median([first for first, _ in runs]), 3)
+        out[f"{mode}_run_s"] = round(_median([run for _, run in runs]), 3)
+    out["bound_ratio"], out["ceiling_ratio"] = parallel_bounds(out)
+    return out
+
+
+def targets(results: dict) -> list[dict]:
+    """Issue #8's targets that this run measured: name, measured value, limit, met."""
+    out = []
+    files = {f["file"]: f for f in results["files"]}
+
+    def add(name: str, value, limit: str, met: bool) -> None:
+        out.append({"target": name, "measured": value, "limit": limit, "met": met})
+
+    one_m = files.get(f"{GENERATED['1m'].name}.xlsx")
+    if one_m:
+        add("1M cells: hash -> chunks / calamine read", one_m["ratio_ours_to_calamine"], "<= 5",
+            one_m["ratio_ours_to_calamine"] <= 5)
+        peak = one_m["hash_to_chunks"]["peak_rss_mb"]
+        if peak is not None:
+            add("1M cells: peak RSS MB, hash -> chunks", peak, "<= 800", peak <= 800)
+    two_k = files.get(f"{GENERATED['200k'].name}.xlsx")
+    if two_k and "ratio_docling_to_ours" in two_k:
+        add("200k cells: Docling / ours", two_k["ratio_docling_to_ours"], ">= 10",
+            two_k["ratio_docling_to_ours"] >= 10)
+    merged = files.get(f"{GENERATED['merged'].name}.xlsx")
+    if merged:
+        seconds = round(merged["stages"]["parse"]["seconds"]
+                        + merged["stages"]["normalize"]["seconds"], 3)
+        add("50,000 merged ranges: parse + normalize s", seconds, "<= 3", seconds <= 3)
+    if results.get("dagster"):
+        overhead = results["dagster"]["overhead_s"]
+        add("Dagster overhead per partition s", overhead, "<= 3", overhead <= 3)
+        rerun = results["dagster"]["rerun"]
+        add("re-run: unchanged chunks re-embedded", rerun["embedded"], "== 0",
+            rerun["embedded"] == 0)
+    if results.get("parallel", {}).get("files", 0) >= 8:  # the issue's "8 files on 2 cores"
+        ratio = results["parallel"]["ratio"]
+        add(f"parallel: ingest --jobs {results['parallel']['workers']} / --jobs 1", ratio, ">= 1.6",
+            ratio >= 1.6)
+    return out
+
+
+def _fmt(value, digits: int = 2) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return f"{value:,}"
+
+
+def print_results(results: dict) -> None:
+    """Rich tables of a run's results."""
+    main = Table(title="Workbooks (median seconds; peak RSS MB)")
+    for col in ("file", "cells", "records", "chunks", "calamine s", "openpyxl s", "docling s",
+                "ours s (hash->chunks)", "ours/calamine", "docling/ours", "peak MB"):
+        main.add_column(col, justify="left" if col == "file" else "right")
+    for f in results["files"]:
+        refs = f["references"]
+        main.add_row(f["file"], _fmt(f["cells"]), _fmt(f["records"]), _fmt(f["chunks"]),
+                     _fmt(refs["calamine"]["seconds"], 3), _fmt(refs["openpyxl"]["seconds"], 3),
+                     _fmt(refs.get("docling", {}).get("seconds"), 3),
+                     _fmt(f["hash_to_chunks"]["seconds"], 3),
+                     _fmt(f["ratio_ours_to_calamine"]), _fmt(f.get("ratio_docling_to_ours")),
+                     _fmt(f["hash_to_chunks"]["peak_rss_mb"]))
+    console.print(main)
+    for f in results["files"]:
+        expected = f["expected"]
+        if expected and (f["cells"], f["records"]) != (expected["cells"], expected["data_rows"]):
+            console.print(f"[red]{f['file']}: {f['cells']} cells and {f['records']} records "
+                          f"counted, the generator wrote {expected['cells']} and "
+                          f"{expected['data_rows']} rows[/]", highlight=False)
+    stages = Table(title="Stages (median seconds, cells/s and records/s of the workbook, "
+                         "process peak RSS MB while the stage ran)")
+    for col in ("file", "stage", "s", "cells/s", "records/s", "rows out", "peak MB"):
+        stages.add_column(col, justify="left" if col in ("file", "stage") else "right")
+    for f in results["files"]:
+        for name, s in f["stages"].items():
+            stages.add_row(f["file"], name, _fmt(s["seconds"], 3), _fmt(s["cells_per_s"]),
+                           _fmt(s["records_per_s"]), _fmt(s["rows"]), _fmt(s["peak_rss_mb"]))
+        if "embed" in f:
+            stages.add_row(f["file"], "embed chunks/s", _fmt(f["embed"]["chunks_per_s"]), "", "",
+                           _fmt(f["embed"]["chunks"]), "")
+    console.print(stages)
+    if results.get("dagster"):
+        d = results["dagster"]
+        console.print(
+            f"[bold]Dagster[/] {d['file']}: run {d['wall_s']:.2f} s (steps {d['steps_s']:.2f} s), "
+            f"stage work in-process {d['stage_work_s']:.2f} s, overhead {d['overhead_s']:.2f} s "
+            f"per partition (a new data dir's first ingest {d['first_run_s']:.2f} s); forced "
+            f"re-run {d['rerun']['wall_s']:.2f} s embedded "
+            f"{d['rerun']['embedded']} of {d['chunks']} chunks, reused {d['rerun']['reused']}",
+            highlight=False)
+    if results.get("parallel"):
+        p = results["parallel"]
+        console.print(
+            f"[bold]Parallel[/] {p['files']} files x {p['cells_per_file']:,} cells until "
+            f"{p['until']}: --jobs 1 {p['serial_s']:.2f} s, --jobs {p['workers']} "
+            f"{p['parallel_s']:.2f} s, throughput x{p['ratio']:.2f}; reference: {p['workers']} "
+            f"independent --jobs 1 ingests on data dirs of their own {p['independent_s']:.2f} s, "
+            f"x{p['independent_ratio']:.2f} (what this machine gives to processes that share "
+            "nothing)", highlight=False)
+        console.print(
+            f"  where the time goes: the first run starts {p['serial_first_run_s']:.2f} s "
+            f"after the command with --jobs 1, {p['parallel_first_run_s']:.2f} s with --jobs "
+            f"{p['workers']}; a run takes {p['serial_run_s']:.2f} s alone, "
+            f"{p['parallel_run_s']:.2f} s side by side "
+            f"(x{p['parallel_run_s'] / p['serial_run_s']:.2f})", highlight=False)
+        console.print(
+            f"  bound (Amdahl: the seconds before the first run are not shared): "
+            f"x{p['bound_ratio']:.2f} with the runs as slow as side by side, "
+            f"x{p['ceiling_ratio']:.2f} as fast as alone", highlight=False)
+    if not results["targets"]:
+        console.print("no issue #8 target applies to what was run (they name 1m, 200k, "
+                      "merged, the Dagster run and parallel ingests of 8 files or more)",
+                      style="dim")
+        return
+    table = Table(title="Targets (issue #8)")
+    for col in ("target", "measured", "limit", "met"):
+        table.add_column(col)
+    for t in results["targets"]:
+        table.add_row(t["target"], _fmt(t["measured"]), t["limit"],
+                      "[green]yes[/]" if t["met"] else "[red]no[/]")
+    console.print(table)
+
+
+def main(
+    files: list[Path] = typer.Argument(None, help="Workbooks to measure besides the generated ones."),
+    generate: list[Generated] = typer.Option(
+        list(Generated), "--generate", "-g",
+        help="Generated workbooks to measure (repeatable; default all): 10k, 100k, 200k, 1m "
+             "cells of orders, wide (200 columns), merged (50,000 merged ranges), sheets "
+             "(200 sheets)."),
+    no_generate: bool = typer.Option(False, "--no-generate", help="Only the FILE arguments."),
+    repeat: int = typer.Option(3, "--repeat", min=1, help="Runs of everything (medians)."),
+    embed_chunks: int = typer.Option(64, "--embed-chunks", min=0,
+                                     help="Chunks embedded per workbook (0: no embed stage)."),
+    docling: bool = typer.Option(True, "--docling/--no-docling",
+                                 help="Measure Docling when it is installed."),
+    docling_max_cells: int = typer.Option(
+        250_000, "--docling-max-cells", help="Skip Docling on larger workbooks (its memory)."),
+    dagster: Optional[Generated] = typer.Option(
+        Generated("10k"), "--dagster", help="Generated workbook of the Dagster end-to-end run."),
+    no_dagster: bool = typer.Option(False, "--no-dagster", help="Skip the Dagster run."),
+    parallel_files: int = typer.Option(8, "--parallel-files", min=0,
+                                       help="Files of the parallel run (0: skip it)."),
+    parallel_rows: int = typer.Option(5_000, "--parallel-rows", min=1,
+                                      help="Rows x 10 columns of each parallel file."),
+    parallel_workers: int = typer.Option(2, "--parallel-workers", min=2,
+                                         help="--jobs of the parallel ingest."),
+    parallel_until: str = typer.Option("rendered_chunks", "--parallel-until",
+                                       help="Last asset of the parallel ingests ('' for all six)."),
+    workdir: Path = typer.Option(Path("data/bench"), "--workdir",
+                                 help="Where generated workbooks are written (and kept)."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the results here."),
+) -> None:
+    """Per-stage speed and memory of the pipeline against python-calamine, openpyxl and
+    Docling on the same files, the Dagster overhead per partition and the parallel speed-up."""
+    import_for_runs()  # as ``extraction-assets ingest`` does, for a like-for-like Dagster run
+    workdir.mkdir(parents=True, exist_ok=True)
+    with_docling = docling and docling_available()
+    work: list[tuple[Path, dict | None]] = []
+    for choice in ([] if no_generate else dict.fromkeys(generate)):
+        spec = GENERATED[choice.value]
+        path = workdir / f"{spec.name}.xlsx"
+        if not path.exists():
+            console.print(f"generating {path} ({spec.description})", style="dim")
+            spec.make(path)
+        work.append((path, {"cells": spec.cells, "data_rows": spec.data_rows}))
+    work += [(path, None) for path in files or []]
+    results: dict = {
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                    "python": platform.python_version()},
+        "repeat": repeat, "docling": "measured" if with_docling else "not installed or off",
+        "files": [],
+    }
+    for path, expected in work:
+        console.print(f"measuring {path.name} ...", style="dim")
+        use_docling = with_docling and (expected or {}).get("cells", 0) <= docling_max_cells
+        results["files"].append(in_fresh_process(bench_file, path, repeat, embed_chunks,
+                                                 use_docling, expected))
+    if dagster is not None and not no_dagster:
+        spec = GENERATED[dagster.value]
+        path = workdir / f"{spec.name}.xlsx"
+        if not path.exists():
+            spec.make(path)
+        console.print(f"Dagster runs of {path.name} ...", style="dim")
+        results["dagster"] = bench_dagster(path, repeat, workdir)
+    if parallel_files:
+        console.print(f"parallel ingests of {parallel_files} files ...", style="dim")
+        results["parallel"] = bench_parallel(workdir / "parallel", parallel_files, parallel_rows,
+                                             parallel_workers, repeat, parallel_until or None)
+    results["targets"] = targets(results)
+    print_results(results)
+    if json_out:
+        json_out.write_text(json.dumps(results, indent=2))
+
+
+app = typer.Typer(add_completion=False)
+app.command()(main)

@@ -1,0 +1,161 @@
+"""Timed runs in this process: our stages one by one, and the reference readers.
+
+Each measurement collects garbage, resets the process's peak resident set size (VmHWM, through
+``/proc/self/clear_refs``; Linux only, ``None`` elsewhere) and times one call with
+:func:`time.perf_counter`. A stage's peak is the process's high-water mark while that stage ran:
+it includes what the process already held (interpreter, libraries, the tokenizer, the outputs
+of earlier stages), so the largest stage peak is the peak of the whole run.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import importlib.util
+import io
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from extraction_assets.search.embedding import LocalEmbedder
+from extraction_assets.pipeline.stages import normalize_stage, parse_stage, render_stage, rich_markup, segment_stage
+
+#: The chunk budget and merge floor of the ``rendered_chunks`` asset's defaults.
+MAX_TOKENS, MIN_TOKENS = 512, 64
+#: Our stages in order; ``hash`` .. ``render`` together are "hash -> chunks".
+STAGES = ("hash", "parse", "normalize", "segment", "render", "embed")
+#: Stages that make "hash -> chunks" (everything before the embeddings).
+TO_CHUNKS = STAGES[:-1]
+
+
+def _reset_peak() -> None:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+def _peak_mb() -> float | None:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+@dataclass
+class Timing:
+    """One timed call: wall ``seconds``, process peak RSS in MB (``None`` when unknown) and
+    ``rows``: what the call produced (cells read, rows of the stage's main table...)."""
+
+    seconds: float
+    peak_rss_mb: float | None
+    rows: int
+
+
+def timed(fn: Callable[[], Any], rows: Callable[[Any], int]) -> tuple[Any, Timing]:
+    """Run ``fn()`` once; returns its result and a :class:`Timing` (``rows(result)``)."""
+    gc.collect()
+    _reset_peak()
+    start = time.perf_counter()
+    result = fn()
+    seconds = time.perf_counter() - start
+    return result, Timing(seconds, _peak_mb(), rows(result))
+
+
+# -- reference readers ------------------------------------------------------------------------
+def read_calamine(data: bytes) -> int:
+    """python-calamine reading every value of every sheet; returns the non-empty cell count."""
+    from python_calamine import CalamineWorkbook
+
+    workbook = CalamineWorkbook.from_filelike(io.BytesIO(data))
+    cells = 0
+    for name in workbook.sheet_names:
+        for row in workbook.get_sheet_by_name(name).to_python():
+            cells += sum(1 for v in row if v != "")
+    return cells
+
+
+def read_openpyxl(data: bytes) -> int:
+    """openpyxl in read-only mode reading every cached value; returns the non-empty cell count."""
+    from openpyxl import load_workbook
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        workbook = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    try:
+        return sum(1 for sheet in workbook.worksheets
+                   for row in sheet.iter_rows(values_only=True)
+                   for v in row if v is not None and v != "")
+    finally:
+        workbook.close()
+
+
+def docling_available() -> bool:
+    """Whether Docling's Excel backend can be imported (the ``bench-docling`` extra)."""
+    return importlib.util.find_spec("docling") is not None
+
+
+def convert_docling(data: bytes, filename: str) -> int:
+    """Docling's Excel backend conversion plus the Markdown export; returns the Markdown length
+    in characters.
+
+    The backend is called as Docling's ``SimplePipeline`` does for declarative formats (its
+    ``convert()``); ``DocumentConverter`` itself is not used because in docling-slim 2.143 it
+    imports the speech pipeline, which needs torch, even for spreadsheets.
+    """
+    from docling.backend.msexcel_backend import MsExcelDocumentBackend
+    from docling.datamodel.base_models import InputFormat
+    from docling.datamodel.document import InputDocument
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        source = InputDocument(path_or_stream=io.BytesIO(data), format=InputFormat.XLSX,
+                               backend=MsExcelDocumentBackend, filename=filename)
+        return len(source._backend.convert().export_to_markdown())
+
+
+# -- our stages -------------------------------------------------------------------------------
+def run_stages(data: bytes, filename: str,
+               embedder: LocalEmbedder) -> tuple[dict[str, Timing], dict, list[str]]:
+    """Run hash, parse, normalize, segment and render ("hash -> chunks") on one workbook, each
+    timed; render counts tokens with ``embedder``'s tokenizer as the ``rendered_chunks`` asset
+    does, at its defaults (512 max, 64 min).
+
+    Returns (timings by stage name, counts: ``records``, ``chunks``, ``tokens`` of all
+    chunks, the chunk texts). Raises :class:`~extraction_assets.pipeline.stages.StageError` when the
+    file cannot be read.
+    """
+    timings: dict[str, Timing] = {}
+    workbook_hash, timings["hash"] = timed(lambda: hashlib.sha256(data).hexdigest(), lambda _: 1)
+    parsed, timings["parse"] = timed(lambda: parse_stage(workbook_hash, data),
+                                     lambda out: out.tables["parsed_cells"].num_rows)
+    t = parsed.tables
+    normalized, timings["normalize"] = timed(
+        lambda: normalize_stage(workbook_hash, t["parsed_cells"], t["parsed_sheets"],
+                                t["styles"], t["workbook_properties"]),
+        lambda out: out.tables["cells"].num_rows)
+    cells, sheets = normalized.tables["cells"], normalized.tables["sheets"]
+    segmented, timings["segment"] = timed(
+        lambda: segment_stage(workbook_hash, cells, sheets, t["sheet_objects"]),
+        lambda out: out.tables["blocks"].num_rows)
+    rendered, timings["render"] = timed(
+        lambda: render_stage(workbook_hash, filename, cells, sheets, segmented.tables["blocks"],
+                             segmented.tables["block_columns"], embedder.count_tokens,
+                             MAX_TOKENS, MIN_TOKENS,
+                             rich_markup(t["parsed_cells"], t["rich_text"]),
+                             embedder.count_tokens_batch),
+        lambda out: out.tables["chunks"].num_rows)
+    chunks = rendered.tables["chunks"]
+    counts = {"records": rendered.tables["records"].num_rows, "chunks": chunks.num_rows,
+              "tokens": sum(chunks.column("n_tokens").to_pylist())}
+    return timings, counts, chunks.column("text").to_pylist()
+
+
+def run_embed(embedder: LocalEmbedder, texts: list[str]) -> Timing:
+    """``embedder.embed(texts)`` (in its batches), timed; ``rows`` = texts embedded."""
+    return timed(lambda: embedder.embed(texts), len)[1]

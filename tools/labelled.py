@@ -1,0 +1,320 @@
+"""Score table, header-row and total-row detection against human-labelled real spreadsheets.
+
+The labelled sets live in ``$EXTRACTION_ASSETS_LABELLED`` (default ``<repo>/../shared/labelled``;
+its ``README.md`` gives the format):
+
+* ``deco/`` — Enron workbooks labelled by the DECO project (Koci et al., ICDAR 2019):
+  ``truth.json`` lists every table of each annotated sheet and the ``Header`` / ``Data`` /
+  ``Derived`` / ``GroupHead`` / ``MetaTitle`` / ``Notes`` / ``Other`` ranges inside and outside
+  them. Complete per annotated sheet, so tables are scored for precision and recall.
+* ``tasi/`` — web spreadsheets of the Tasi table-structure set (ISSTA 2021): ``truth.json``
+  lists the tables its authors studied, not every table of a sheet, so only recall is scored.
+
+Only the labelled sheets are scored (the annotation tool's own sheets ``Range_Annotations_Data``,
+``Annotation_Status_Data`` and ``Usage_Log`` never are). A predicted table is a ``table``
+block; a form (``key_value`` block of label/value lines) is not one, as DECO labels such lines
+``Other`` and not as tables. Tables are matched one-to-one
+per sheet, greedily by descending intersection over union, under three measures (the usual
+ones, see the set's README):
+
+* **exact** — the same A1 range;
+* **IoU ≥ 0.8** — intersection over union of the two rectangles, counted in cells;
+* **EoB-2** — every edge within 2 rows or columns of the label's (TableSense, Dong et al.,
+  KDD 2019).
+
+For DECO, each table matched at IoU ≥ 0.8 is also scored for its **header rows** (the sheet
+rows covered by the table's ``Header`` labels against the block's ``header_row_count`` rows
+from its top; a ``Header`` label one column wide over several rows labels rows, not columns,
+and a table labelled with no header row expects none) and its **total rows** (the rows
+of the table's row-shaped ``Derived`` labels — at most as tall as they are wide — against the
+block's ``total_rows``) and its **group label rows** (the rows of its row-shaped ``GroupHead``
+labels that hold no ``Data`` cell, against the block's ``group_rows``; a group label on the
+first data row of its group is a row-group column's label instead). Accuracy is the share of
+matched tables whose row set is exactly the labelled one; precision and recall over the rows
+are given too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import defaultdict
+from pathlib import Path
+
+from extraction_assets.core.a1 import parse_range
+
+REPO = Path(__file__).resolve().parent.parent
+#: Sheets the DECO annotation tool adds to each workbook (never scored).
+ANNOTATION_SHEETS = frozenset({"Range_Annotations_Data", "Annotation_Status_Data", "Usage_Log"})
+#: The measures, in the order they are reported.
+MEASURES = ("exact", "iou", "eob")
+#: The row sets scored on matched tables (DECO's Header, Derived and GroupHead labels).
+ROW_SETS = ("header_rows", "total_rows", "group_rows")
+#: Minimum intersection over union of an ``iou`` match.
+IOU_THRESHOLD = 0.8
+#: Largest distance (rows or columns) of each edge of an ``eob`` match.
+EOB_TOLERANCE = 2
+
+
+def labelled_dir(path: str | os.PathLike | None = None) -> Path:
+    """The labelled sets: ``path``, else ``$EXTRACTION_ASSETS_LABELLED``, else
+    ``<repo>/../shared/labelled``."""
+    if path:
+        return Path(path)
+    return Path(os.environ.get("EXTRACTION_ASSETS_LABELLED") or REPO.parent / "shared" / "labelled")
+
+
+def _rows(rng: str) -> range:
+    r1, _, r2, _ = parse_range(rng)
+    return range(r1, r2 + 1)
+
+
+def deco_truth(root: Path) -> dict[str, list[dict]]:
+    """DECO truth by workbook file name: ``[{"doc", "sheet", "range", "header_rows",
+    "total_rows", "group_rows"}]``, one dict per labelled table, the row sets of 1-based sheet
+    rows (see the module docstring). Sheets with no table labelled are kept with
+    no tables (a prediction there is a false positive): their names are in ``"sheets"`` of the
+    returned mapping's ``None`` key, as ``{doc: [sheet, ...]}``."""
+    truth = json.loads((root / "deco" / "truth.json").read_text(encoding="utf-8"))
+    out: dict = {}
+    sheets: dict[str, list[str]] = {}
+    for doc, entry in sorted(truth.items()):
+        tables = out.setdefault(doc, [])
+        sheets[doc] = []
+        for sheet, labels in sorted(entry.get("sheets", {}).items()):
+            if sheet in ANNOTATION_SHEETS:
+                continue
+            sheets[doc].append(sheet)
+            header: dict[str, set[int]] = defaultdict(set)
+            total: dict[str, set[int]] = defaultdict(set)
+            group: dict[str, set[int]] = defaultdict(set)
+            data: dict[str, set[int]] = defaultdict(set)
+            for label in labels.get("labels", []):
+                table = label.get("table")
+                if not table:
+                    continue
+                if label["label"] == "Header":
+                    r1, c1, r2, c2 = parse_range(label["range"])
+                    if c2 > c1 or r2 == r1:  # one column down many rows: row labels
+                        header[table].update(range(r1, r2 + 1))
+                elif label["label"] == "Data":
+                    data[table].update(_rows(label["range"]))
+                elif label["label"] in ("Derived", "GroupHead"):
+                    r1, c1, r2, c2 = parse_range(label["range"])
+                    if r2 - r1 <= c2 - c1:
+                        rows = total if label["label"] == "Derived" else group
+                        rows[table].update(range(r1, r2 + 1))
+            for rng in labels.get("tables", []):
+                tables.append({"doc": doc, "sheet": sheet, "range": rng,
+                               "header_rows": frozenset(header.get(rng, ())),
+                               "total_rows": frozenset(total.get(rng, ())),
+                               "group_rows": frozenset(group.get(rng, set())
+                                                       - data.get(rng, set()))})
+    out[None] = sheets
+    return out
+
+
+def tasi_truth(root: Path) -> dict[str, list[dict]]:
+    """Tasi truth by workbook file name: ``[{"doc", "sheet", "range"}]`` (tables only)."""
+    truth = json.loads((root / "tasi" / "truth.json").read_text(encoding="utf-8"))
+    out: dict = {}
+    for doc, sheets in sorted(truth.items()):
+        out[doc] = [{"doc": doc, "sheet": sheet, "range": rng}
+                    for sheet, entry in sorted(sheets.items()) for rng in entry.get("tables", [])]
+    out[None] = {doc: sorted(sheets) for doc, sheets in truth.items()}
+    return out
+
+
+def _box_iou(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> float:
+    h = min(a[2], b[2]) - max(a[0], b[0]) + 1
+    w = min(a[3], b[3]) - max(a[1], b[1]) + 1
+    inter = h * w if h > 0 and w > 0 else 0
+    area = (a[2] - a[0] + 1) * (a[3] - a[1] + 1) + (b[2] - b[0] + 1) * (b[3] - b[1] + 1)
+    return inter / (area - inter)
+
+
+def eob(a: str, b: str, tolerance: int = EOB_TOLERANCE) -> bool:
+    """Whether every edge of A1 range ``a`` is within ``tolerance`` rows/columns of ``b``'s."""
+    return all(abs(x - y) <= tolerance for x, y in zip(parse_range(a), parse_range(b)))
+
+
+def match(preds: list[dict], truths: list[dict], measure: str) -> list[tuple[int, int]]:
+    """One-to-one matching of the predicted and truth tables of one sheet under ``measure``
+    (``exact``, ``iou`` or ``eob``), greedy by descending IoU; returns ``[(truth index,
+    prediction index)]``."""
+    pairs = []
+    for ti, t in enumerate(truths):
+        tb = parse_range(t["range"])
+        for pi, p in enumerate(preds):
+            pb = parse_range(p["range"])
+            v = _box_iou(tb, pb)
+            ok = (tb == pb if measure == "exact" else v >= IOU_THRESHOLD if measure == "iou"
+                  else all(abs(x - y) <= EOB_TOLERANCE for x, y in zip(tb, pb)))
+            if ok:
+                pairs.append((-v, ti, pi))
+    pairs.sort()
+    used_t, used_p, out = set(), set(), []
+    for _, ti, pi in pairs:
+        if ti not in used_t and pi not in used_p:
+            used_t.add(ti)
+            used_p.add(pi)
+            out.append((ti, pi))
+    return out
+
+
+def _prf(tp: int, n_pred: int | None, n_truth: int) -> dict:
+    r = tp / n_truth if n_truth else 1.0
+    if n_pred is None:
+        return {"tp": tp, "recall": r}
+    p = tp / n_pred if n_pred else (1.0 if not n_truth else 0.0)
+    return {"tp": tp, "precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0}
+
+
+def _rows_score(pairs: list[tuple[frozenset, frozenset]]) -> dict:
+    exact = sum(t == p for t, p in pairs)
+    tp = sum(len(t & p) for t, p in pairs)
+    n_t, n_p = sum(len(t) for t, _ in pairs), sum(len(p) for _, p in pairs)
+    return {"tables": len(pairs), "correct": exact,
+            "accuracy": exact / len(pairs) if pairs else 1.0,
+            "rows": _prf(tp, n_p, n_t)}
+
+
+def score_tables(predicted: list[dict], truth: list[dict], recall_only: bool = False) -> dict:
+    """Scores of ``predicted`` against ``truth`` (dicts with ``doc``, ``sheet``, ``range``;
+    truth may have the :data:`ROW_SETS` sets, predictions then need them too).
+
+    Returns ``{"n_truth", "n_pred", "exact": {...}, "iou": {...}, "eob": {...},
+    "header_rows": {...}, "total_rows": {...}, "group_rows": {...}}``: each measure ``{"tp",
+    "precision", "recall", "f1"}`` (``{"tp", "recall"}`` with ``recall_only``); the row scores ``{"tables",
+    "correct", "accuracy", "rows": {"tp", "precision", "recall", "f1"}}`` over the IoU-matched
+    tables whose truth has that set (absent when none has)."""
+    by_sheet_t: dict[tuple, list[dict]] = defaultdict(list)
+    by_sheet_p: dict[tuple, list[dict]] = defaultdict(list)
+    for t in truth:
+        by_sheet_t[(t["doc"], t["sheet"])].append(t)
+    for p in predicted:
+        by_sheet_p[(p["doc"], p["sheet"])].append(p)
+    tp = dict.fromkeys(MEASURES, 0)
+    rows_of: dict[str, list] = {name: [] for name in ROW_SETS}
+    for key, ts in by_sheet_t.items():
+        ps = by_sheet_p.get(key, [])
+        for measure in MEASURES:
+            found = match(ps, ts, measure)
+            tp[measure] += len(found)
+            if measure != "iou":
+                continue
+            for ti, pi in found:
+                for name, pairs in rows_of.items():
+                    if ts[ti].get(name) is not None:
+                        pairs.append((ts[ti][name], ps[pi][name]))
+    n_pred = None if recall_only else len(predicted)
+    out = {"n_truth": len(truth), "n_pred": len(predicted)}
+    out.update({m: _prf(tp[m], n_pred, len(truth)) for m in MEASURES})
+    out.update({name: _rows_score(pairs) for name, pairs in rows_of.items() if pairs})
+    return out
+
+
+def predicted_tables(seg: dict, doc: str, sheets: set[str] | None = None) -> list[dict]:
+    """The ``table`` blocks of a segmentation's tables (``blocks`` of
+    :func:`~extraction_assets.pipeline.stages.segment_stage`) as ``{"doc", "sheet", "range",
+    "kind", "header_rows", "total_rows", "group_rows"}`` (row sets of 1-based sheet rows), only of
+    ``sheets`` when given."""
+    out = []
+    for b in seg["blocks"].to_pylist():
+        if b["kind"] != "table" or (sheets is not None and b["sheet_name"] not in sheets):
+            continue
+        n = b["header_row_count"]
+        out.append({"doc": doc, "sheet": b["sheet_name"], "range": b["a1_range"],
+                    "kind": b["kind"],
+                    "header_rows": frozenset(range(b["min_row"], b["min_row"] + n)),
+                    "total_rows": frozenset(b["total_rows"] or ()),
+                    "group_rows": frozenset(b["group_rows"] or ())})
+    return out
+
+
+def failures(predicted: list[dict], truth: list[dict]) -> list[dict]:
+    """Per sheet, the truth tables not matched at IoU ≥ 0.8 (with the predictions that overlap
+    them), the predictions matching none, and the matched tables whose header or total rows
+    differ: ``[{"doc", "sheet", "expected", "predicted", "what"}]``."""
+    by_sheet_t: dict[tuple, list[dict]] = defaultdict(list)
+    by_sheet_p: dict[tuple, list[dict]] = defaultdict(list)
+    for t in truth:
+        by_sheet_t[(t["doc"], t["sheet"])].append(t)
+    for p in predicted:
+        by_sheet_p[(p["doc"], p["sheet"])].append(p)
+    out = []
+    for key in sorted(by_sheet_t, key=str):
+        ts, ps = by_sheet_t[key], by_sheet_p.get(key, [])
+        found = dict(match(ps, ts, "iou"))
+        matched_p = set(found.values())
+        for ti, t in enumerate(ts):
+            tb = parse_range(t["range"])
+            if ti not in found:
+                over = [p["range"] for p in ps if _box_iou(tb, parse_range(p["range"])) > 0]
+                out.append({"doc": key[0], "sheet": key[1], "expected": t["range"],
+                            "predicted": over, "what": "missed" if not over else "range"})
+                continue
+            p = ps[found[ti]]
+            for name in ROW_SETS:
+                if t.get(name) is not None and t[name] != p[name]:
+                    out.append({"doc": key[0], "sheet": key[1], "expected": t["range"],
+                                "predicted": [p["range"]],
+                                "what": f"{name} {sorted(t[name])} vs {sorted(p[name])}"})
+        for pi, p in enumerate(ps):
+            if pi not in matched_p and not any(
+                    _box_iou(parse_range(t["range"]), parse_range(p["range"])) > 0 for t in ts):
+                out.append({"doc": key[0], "sheet": key[1], "expected": None,
+                            "predicted": [p["range"]], "what": f"spurious {p['kind']}"})
+    return out
+
+
+def evaluate_labelled(root: Path | None = None, sets: tuple[str, ...] = ("deco", "tasi")) -> dict:
+    """Run the real stages (parse → normalize → segment) on every file of each labelled set
+    present under ``root`` (:func:`labelled_dir` by default) and score them.
+
+    Returns ``{set: {"scores": score_tables(...), "failures": failures(...), "files": int,
+    "errors": [str]}}``; a set whose folder is absent is left out. A file that cannot be read
+    counts its tables as missed and is listed in ``errors``."""
+    from tools.evaluate import _run_stages
+
+    root = labelled_dir(root)
+    out = {}
+    for name in sets:
+        if not (root / name / "truth.json").is_file():
+            continue
+        truth_by_doc = deco_truth(root) if name == "deco" else tasi_truth(root)
+        sheets_by_doc = truth_by_doc.pop(None)
+        truth, pred, errors = [], [], []
+        for doc, tables in truth_by_doc.items():
+            truth.extend(tables)
+            try:
+                seg, _ = _run_stages((root / name / "files" / doc).read_bytes())
+            except Exception as exc:  # noqa: BLE001 - an unreadable file misses its tables
+                errors.append(f"{doc}: {type(exc).__name__}: {exc}")
+                continue
+            pred.extend(predicted_tables(seg, doc, set(sheets_by_doc.get(doc, ()))))
+        recall_only = name == "tasi"
+        fails = failures(pred, truth)
+        if recall_only:
+            fails = [f for f in fails if f["expected"] is not None]
+        out[name] = {"scores": score_tables(pred, truth, recall_only=recall_only),
+                     "failures": fails, "files": len(truth_by_doc), "errors": errors}
+    return out
+
+
+def format_scores(name: str, scores: dict) -> list[str]:
+    """Report lines for one set's :func:`score_tables` result."""
+    def prf(s: dict) -> str:
+        if "precision" not in s:
+            return f"R {s['recall']:.3f}"
+        return f"P {s['precision']:.3f} R {s['recall']:.3f} F1 {s['f1']:.3f}"
+
+    lines = [f"{name}: {scores['n_truth']} labelled tables, {scores['n_pred']} predicted"]
+    lines += [f"  tables {label:<10} {prf(scores[m])}"
+              for m, label in zip(MEASURES, ("exact", "IoU>=0.8", "EoB-2"))]
+    for key, label in zip(ROW_SETS, ("header rows", "total rows", "group label rows")):
+        if key in scores:
+            s = scores[key]
+            lines.append(f"  {label:<17} accuracy {s['accuracy']:.3f} ({s['correct']}/"
+                         f"{s['tables']} tables); rows {prf(s['rows'])}")
+    return lines
