@@ -6,13 +6,8 @@ from __future__ import annotations
 from xml.sax.saxutils import escape, quoteattr
 
 from extraction_assets.core.a1 import column_letter, parse_range
+from extraction_assets.core.blocks import KIND_FACTS
 
-#: Stroke and fill colours per block kind.
-KIND_COLOURS = {
-    "table": ("#1f6feb", "#1f6feb22"), "title": ("#bf8700", "#bf870022"),
-    "text": ("#6e7781", "#6e778122"), "key_value": ("#8250df", "#8250df22"),
-    "chart": ("#cf222e", "#cf222e22"), "image": ("#1a7f37", "#1a7f3722"),
-}
 _CELL_W, _CELL_H, _MARGIN = 64, 20, 36
 #: Largest drawing (pixels) before cells are scaled down.
 MAX_WIDTH, MAX_HEIGHT = 1600, 2400
@@ -61,7 +56,9 @@ def segmentation_svg(sheet_name: str, used_range: str | None, blocks: list[dict]
     for row in range(r1, r2 + 1, step_r):
         out.append(f'<text x="2" y="{y(row) + min(ch, 14) - 3:.1f}" fill="#57606a">{row}</text>')
     for b in blocks:
-        stroke, fill = KIND_COLOURS.get(b["kind"], ("#24292f", "#24292f22"))
+        facts = KIND_FACTS.get(b["kind"])
+        stroke = facts.colour if facts else "#24292f"
+        fill = stroke + "22"
         bx, by = x(b["min_col"]), y(b["min_row"])
         bw = (b["max_col"] - b["min_col"] + 1) * cw
         bh = (b["max_row"] - b["min_row"] + 1) * ch

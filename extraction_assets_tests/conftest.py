@@ -3,21 +3,15 @@ samples."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from tools.paths import shared_dir
 
-
-def _shared(env: str, default: str) -> Path:
-    return Path(os.environ.get(env) or REPO.parent / "shared" / default)
-
-
-CORPUS = _shared("EXTRACTION_ASSETS_CORPUS", "corpus")
-CASES = _shared("EXTRACTION_ASSETS_CASES", "cases")
-LABELLED = _shared("EXTRACTION_ASSETS_LABELLED", "labelled")
+CORPUS = shared_dir("corpus")
+CASES = shared_dir("cases")
+LABELLED = shared_dir("labelled")
 
 
 @pytest.fixture(scope="session")

@@ -38,7 +38,7 @@ from tools.bench.hostile import (
     words,
 )
 from extraction_assets.core.container import Limits
-from extraction_assets.core.segment import reads_as_sentence
+from extraction_assets.core.segment.rules import reads_as_sentence
 from extraction_assets.defs.definitions import make_definitions
 from extraction_assets.search.embedding import LOCAL_WINDOW_TOKENS, LocalEmbedder
 from extraction_assets.app.ingest import ingest_paths, open_instance, refresh_stale

@@ -18,7 +18,7 @@ from openpyxl.styles import Border, Font, PatternFill, Side
 
 from extraction_assets.pipeline.checks import cell_coverage
 from extraction_assets.core.render import RecordSet, unreached_cells
-from extraction_assets.core.segment import Block, Column
+from extraction_assets.core.blocks import Block, Column
 from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets.pipeline.stages import grids_from_tables, run_pipeline
 
@@ -121,13 +121,13 @@ def test_the_lost_value_rule_names_the_cells_of_a_dropped_column(count_tokens):
 def test_a_lost_value_is_an_error_issue_and_fails_the_check(count_tokens, monkeypatch):
     import extraction_assets.core.segment as segment
 
-    real = segment._header
+    real = segment.find_header
 
     def drop_column_c(ctx, block):  # the fault: a column under a merged header cell dropped
         real(ctx, block)
         block.columns = [c for c in block.columns if c.col != 3]
 
-    monkeypatch.setattr(segment, "_header", drop_column_c)
+    monkeypatch.setattr(segment, "find_header", drop_column_c)
     buf = io.BytesIO()
     month_table().save(buf)
     tables = run_pipeline(buf.getvalue(), count_tokens=count_tokens)

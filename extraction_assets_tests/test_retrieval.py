@@ -16,7 +16,7 @@ from extraction_assets.search import vectors
 from tools import retrieval_eval
 from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets.app.ingest import ingest_paths
-from tools.labelled import labelled_dir
+from tools.paths import shared_dir
 from extraction_assets.search.retrieval import Searcher, index_units, retrieval_units
 from extraction_assets.app.samples import build_ledger, build_spec_ja, workbook_bytes
 from extraction_assets.pipeline.stages import run_pipeline
@@ -200,7 +200,7 @@ def test_generated_questions_ask_for_a_cell_by_header_key_and_title():
 
 
 def test_labelled_questions_use_header_data_and_title_labels():
-    root = labelled_dir()
+    root = shared_dir("labelled")
     truth_path = root / "deco" / "truth.json"
     if not truth_path.is_file():
         pytest.skip(f"no labelled dev set in {root}")

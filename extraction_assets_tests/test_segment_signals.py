@@ -402,7 +402,7 @@ def test_regions_are_the_same_on_a_bitmap_and_as_a_graph(monkeypatch, count_toke
     scattered cells, diagonal touches and a hidden row give the same blocks either way."""
     import random
 
-    from extraction_assets.core import segment
+    from extraction_assets.core.segment import regions
 
     rng = random.Random(7)
     wb = Workbook()
@@ -415,7 +415,7 @@ def test_regions_are_the_same_on_a_bitmap_and_as_a_graph(monkeypatch, count_toke
     ws.cell(74, 5, "hidden")  # joins 73 and 75 only as the sheet is shown
     ws.cell(73, 5, "above")
     dense = run(wb, count_tokens)
-    monkeypatch.setattr(segment, "_DENSE_AREA", 0)
+    monkeypatch.setattr(regions, "_DENSE_AREA", 0)
     graph = run(wb, count_tokens)
     assert len(dense["blocks"]) > 50
     assert [(b["kind"], b["a1_range"]) for b in dense["blocks"]] == [

@@ -65,7 +65,6 @@ import argparse
 import csv
 import io
 import json
-import os
 import re
 import sys
 from collections import Counter, defaultdict
@@ -76,8 +75,8 @@ from extraction_assets.core.a1 import cell_ref, parse_range
 from extraction_assets.core.normalize import normalize_sheet
 from extraction_assets.core.numfmt import format_value, is_date_format
 from extraction_assets.core.ooxml import open_workbook
+from tools.paths import shared_dir
 
-REPO = Path(__file__).resolve().parent.parent
 GROUNDTRUTH = "groundtruth/sheetjs_excel_csv"
 _CSV_NAME = re.compile(r"^(\d{4})_(.+)\.(\d+)\.csv$")
 _OOXML = (".xlsx", ".xlsm")
@@ -87,11 +86,6 @@ _VOLATILE = re.compile(r"(?i)\b(NOW|TODAY|RAND|RANDBETWEEN)\s*\(")
 _MAC_BUILTINS = {14: "m/d/yy", 22: "m/d/yy h:mm"}
 # [$-F400] is "the system's time format": the Mac that made the CSVs used 24-hour HH:mm:ss
 _MAC_SYSTEM_TIME = "hh:mm:ss"
-
-
-def default_corpus() -> Path:
-    """``$EXTRACTION_ASSETS_CORPUS``, or ``<repo>/../shared/corpus``."""
-    return Path(os.environ.get("EXTRACTION_ASSETS_CORPUS") or REPO.parent / "shared" / "corpus")
 
 
 @dataclass
@@ -210,7 +204,7 @@ def workbook_index(corpus: Path) -> dict[str, Path]:
 
 def run(corpus: Path | None = None) -> Report:
     """Compare every comparable cell of the ground truth with our display text."""
-    corpus = Path(corpus) if corpus else default_corpus()
+    corpus = Path(corpus) if corpus else shared_dir("corpus")
     gt_dir = corpus / GROUNDTRUTH
     index = workbook_index(corpus)
     by_book: dict[str, dict[int, Path]] = defaultdict(dict)
@@ -390,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--examples", type=int, default=_EXAMPLES_PER_KIND,
                         help="examples printed per mismatch kind")
     args = parser.parse_args(argv)
-    corpus = args.corpus or default_corpus()
+    corpus = args.corpus or shared_dir("corpus")
     if not (corpus / GROUNDTRUTH).is_dir():
         print(f"no ground truth at {corpus / GROUNDTRUTH}", file=sys.stderr)
         return 2

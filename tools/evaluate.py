@@ -64,7 +64,6 @@ import argparse
 import ast
 import io
 import json
-import os
 import random
 import re
 import sys
@@ -74,12 +73,12 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from extraction_assets.core.a1 import column_letter, parse_range, range_ref
-from tools.labelled import evaluate_labelled, format_scores, labelled_dir
+from tools.labelled import evaluate_labelled, format_scores
+from tools.paths import shared_dir
 
-REPO = Path(__file__).resolve().parent.parent
 HASH = "0" * 64
 
-__all__ = ["corpus_dir", "corpus_truth", "diagnose", "docling_truth", "evaluate_corpus",
+__all__ = ["corpus_truth", "diagnose", "docling_truth", "evaluate_corpus",
            "evaluate_generator", "generate_layout", "iou", "main", "predict", "score",
            "unstructured_truth"]
 
@@ -1015,14 +1014,6 @@ def _range_kinds(t, tb, feats, furn, over, neighbours, noun) -> list[str]:
 
 
 # -- corpus ground truth ------------------------------------------------------------------------
-def corpus_dir(path: str | os.PathLike | None = None) -> Path:
-    """The shared corpus: ``path``, else ``$EXTRACTION_ASSETS_CORPUS``, else
-    ``<repo>/../shared/corpus``."""
-    if path:
-        return Path(path)
-    return Path(os.environ.get("EXTRACTION_ASSETS_CORPUS") or REPO.parent / "shared" / "corpus")
-
-
 def docling_truth(json_path: Path) -> list[dict]:
     """Tables of a DoclingDocument JSON export as truth dicts (see the module docstring).
 
@@ -1190,7 +1181,7 @@ def unstructured_truth(corpus: Path) -> dict[str, list[dict]]:
 def corpus_truth(corpus: Path | None = None) -> dict[str, dict[str, list[dict]]]:
     """All usable corpus ground truth: ``{"docling": {rel_path: [truth...]}, "unstructured":
     {...}}``; sources whose files are absent are left out."""
-    corpus = corpus_dir(corpus)
+    corpus = shared_dir("corpus", corpus)
     out: dict[str, dict[str, list[dict]]] = {}
     gt = corpus / "groundtruth" / "docling"
     if gt.is_dir():
@@ -1229,7 +1220,7 @@ def evaluate_generator(n: int = 200, start: int = 0) -> dict:
 def evaluate_corpus(corpus: Path | None = None) -> dict[str, dict]:
     """Score every corpus ground-truth source; ``{source: {"scores", "failures", "files",
     "errors"}}``."""
-    corpus = corpus_dir(corpus)
+    corpus = shared_dir("corpus", corpus)
     out = {}
     for source, files in corpus_truth(corpus).items():
         truth, pred, errors = [], [], []
@@ -1274,7 +1265,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict = {}
     if args.seeds > 0:
         results["generator"] = evaluate_generator(args.seeds, args.start)
-    corpus = corpus_dir(args.corpus)
+    corpus = shared_dir("corpus", args.corpus)
     if corpus.is_dir():
         results.update(evaluate_corpus(corpus))
     label_sets = []  # (label, {"scores", "failures", ...})
@@ -1312,7 +1303,7 @@ def main(argv: list[str] | None = None) -> int:
                       + (f" ({f['detail']})" if f['detail'] else "")
                       + (f"  features={','.join(f['features'])}" if f['features'] else ""))
                 shown += 1
-    labelled = evaluate_labelled(labelled_dir(args.labelled))
+    labelled = evaluate_labelled(shared_dir("labelled", args.labelled))
     for name, res in labelled.items():
         print()
         print("\n".join(format_scores(f"labelled {name} ({res['files']} files)", res["scores"])))

@@ -37,13 +37,12 @@ are given too.
 from __future__ import annotations
 
 import json
-import os
 from collections import defaultdict
 from pathlib import Path
 
 from extraction_assets.core.a1 import parse_range
+from tools.paths import shared_dir
 
-REPO = Path(__file__).resolve().parent.parent
 #: Sheets the DECO annotation tool adds to each workbook (never scored).
 ANNOTATION_SHEETS = frozenset({"Range_Annotations_Data", "Annotation_Status_Data", "Usage_Log"})
 #: The measures, in the order they are reported.
@@ -54,14 +53,6 @@ ROW_SETS = ("header_rows", "total_rows", "group_rows")
 IOU_THRESHOLD = 0.8
 #: Largest distance (rows or columns) of each edge of an ``eob`` match.
 EOB_TOLERANCE = 2
-
-
-def labelled_dir(path: str | os.PathLike | None = None) -> Path:
-    """The labelled sets: ``path``, else ``$EXTRACTION_ASSETS_LABELLED``, else
-    ``<repo>/../shared/labelled``."""
-    if path:
-        return Path(path)
-    return Path(os.environ.get("EXTRACTION_ASSETS_LABELLED") or REPO.parent / "shared" / "labelled")
 
 
 def _rows(rng: str) -> range:
@@ -270,14 +261,14 @@ def failures(predicted: list[dict], truth: list[dict]) -> list[dict]:
 
 def evaluate_labelled(root: Path | None = None, sets: tuple[str, ...] = ("deco", "tasi")) -> dict:
     """Run the real stages (parse → normalize → segment) on every file of each labelled set
-    present under ``root`` (:func:`labelled_dir` by default) and score them.
+    present under ``root`` (:func:`~tools.paths.shared_dir` ``labelled`` by default) and score them.
 
     Returns ``{set: {"scores": score_tables(...), "failures": failures(...), "files": int,
     "errors": [str]}}``; a set whose folder is absent is left out. A file that cannot be read
     counts its tables as missed and is listed in ``errors``."""
     from tools.evaluate import _run_stages
 
-    root = labelled_dir(root)
+    root = shared_dir("labelled", root)
     out = {}
     for name in sets:
         if not (root / name / "truth.json").is_file():

@@ -48,7 +48,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from extraction_assets.core.a1 import parse_range
-from tools.labelled import ANNOTATION_SHEETS, labelled_dir
+from tools.labelled import ANNOTATION_SHEETS
+from tools.paths import shared_dir
 from extraction_assets.search.vectors import MODES
 
 #: results looked at per question (the MRR cut-off)
@@ -293,7 +294,7 @@ def evaluate(seeds: int = 40, labelled: Path | None = None, per_table: int = 3,
     from extraction_assets.search.retrieval import Searcher
 
     embedder = embedder or LocalEmbedder()
-    labelled = labelled_dir(labelled)
+    labelled = shared_dir("labelled", labelled)
     with tempfile.TemporaryDirectory(prefix="retrieval-eval-", dir=work_dir) as tmp:
         sets = {}
         if seeds > 0:

@@ -39,7 +39,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from extraction_assets.core.errors import ExtractionError
-from tools.display_check import default_corpus
+from tools.paths import shared_dir
 from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets.pipeline.stages import PIPELINE_ASSETS, StageError, run_pipeline, workbook_stage
 
@@ -229,7 +229,7 @@ def main(
                                             help="Also write the results as JSON here."),
 ) -> None:
     """Sweep every file of a corpus manifest through the asset graph (embeddings excepted)."""
-    corpus = corpus_dir or default_corpus()
+    corpus = corpus_dir or shared_dir("corpus")
     console = Console()
     try:
         files = manifest_files(corpus)

@@ -33,8 +33,8 @@ import pyarrow.compute as pc
 
 from extraction_assets.core.a1 import MAX_COL, cell_ref, parse_cell_ref, parse_range, range_ref
 from extraction_assets.core.arrays import in_threads, scatter
+from extraction_assets.core.blocks import FLOATING_KINDS, RECORD_KINDS, Block, BlockKind
 from extraction_assets.core.normalize import StyledGrid, a1_refs, stripped_text
-from extraction_assets.core.segment import Block
 
 
 @dataclass
@@ -285,7 +285,7 @@ class RecordSet:
             self.bases.append(base)
             local = nonblank[base:base + len(grid)]
             for block in blocks:
-                plans.append(_form_plan(grid, base, block) if block.kind == "key_value"
+                plans.append(_form_plan(grid, base, block) if block.kind == BlockKind.KEY_VALUE
                              else _table_plan(grid, base, local, block))
             base += len(grid)
         self.blocks = [p.block for p in plans]
@@ -653,7 +653,7 @@ def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: Re
         reached = record_set.reached[base:base + len(grid)]
         texts = table.column("display_text")
         for block in blocks:
-            if block.kind in ("chart", "image"):
+            if block.kind in FLOATING_KINDS:
                 continue
             inside = grid.positions(block.min_row, block.min_col, block.max_row, block.max_col)
             inside = inside[lost[inside]]
@@ -661,7 +661,7 @@ def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: Re
                 continue
             lost[inside] = False
             rows = grid.keys[inside] // (MAX_COL + 1)
-            if block.kind == "table":
+            if block.kind == BlockKind.TABLE:
                 header = rows < block.min_row + block.header_row_count
                 data = ~header & ~np.isin(rows, block.skip_rows) & ~reached[inside]
                 every = {level for c in block.columns for level in c.header_levels}
@@ -672,7 +672,7 @@ def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: Re
                             "in no column's header"
                 for p in inside[data].tolist():
                     lost[p], why[p] = True, f"cell of table {block.a1_range} in no record"
-            elif block.kind == "key_value":
+            elif block.kind == BlockKind.KEY_VALUE:
                 labels = {c.header for c in block.columns} | {
                     level for c in block.columns for level in c.header_levels}
                 for p in inside[~reached[inside]].tolist():
@@ -718,7 +718,7 @@ def apply_markup(block: Block, grid: StyledGrid, marked: dict[str, str]) -> Bloc
               and block.min_col <= parse_cell_ref(ref)[1] <= block.max_col}
     if not inside:
         return block
-    if block.kind in ("table", "key_value"):
+    if block.kind in RECORD_KINDS:
         return replace(block, markup=inside)
     cells = grid.table.take(pa.array(grid.positions(block.min_row, block.min_col, block.max_row,
                                                     block.max_col)))
@@ -854,13 +854,13 @@ def chunk_sheet(
     """
     counter = _Counter(count_tokens, count_tokens_batch)
     used = {h for b in blocks for h in b.heading_path[1:]}
-    used |= {b.title for b in blocks if b.kind in ("table", "key_value") and b.title}
+    used |= {b.title for b in blocks if b.kind in RECORD_KINDS and b.title}
     pieces: list[_Piece] = []
     for block in blocks:
-        if block.kind == "table":
+        if block.kind == BlockKind.TABLE:
             pieces += _table_pieces(block, records.get(block.block_id),
                                     counter, max_tokens)
-        elif block.text and not (block.kind == "title" and block.text in used):
+        elif block.text and not (block.kind == BlockKind.TITLE and block.text in used):
             pieces += _text_pieces(block, count_tokens, max_tokens)
     return _pack(pieces, count_tokens, max_tokens, min_tokens)
 

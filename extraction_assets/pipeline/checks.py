@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from extraction_assets.core.a1 import cell_ref
+from extraction_assets.core.blocks import FLOATING_KINDS
 from extraction_assets.core.normalize import stripped_text
 
 #: Most offending items listed in a check's metadata.
@@ -50,7 +51,7 @@ def cell_coverage(cells: pa.Table, sheets: pa.Table, blocks: pa.Table) -> CheckO
     uncovered: list[str] = []
     overlapping: list[str] = []
     n_uncovered = n_overlapping = 0
-    block_rows = [b for b in blocks.to_pylist() if b["kind"] not in ("chart", "image")]
+    block_rows = [b for b in blocks.to_pylist() if b["kind"] not in FLOATING_KINDS]
     for sheet_index in sorted(visible):
         part = shown.filter(pc.equal(shown.column("sheet_index"), sheet_index))
         if part.num_rows == 0:

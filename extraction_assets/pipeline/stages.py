@@ -22,6 +22,14 @@ import pyarrow.compute as pc
 
 from extraction_assets.core.a1 import column_index, column_letter, parse_range
 from extraction_assets.core.arrays import in_threads
+from extraction_assets.core.blocks import (
+    RECORD_KINDS,
+    Block,
+    BlockKind,
+    Column,
+    ListObject,
+    PivotTable,
+)
 from extraction_assets.core.container import Budget, Limits, sniff
 from extraction_assets.core.errors import ExtractionError
 from extraction_assets.core.headings import detect_heading_levels
@@ -53,7 +61,7 @@ from extraction_assets.core.render import (
     table_markdown,
     unreached_cells,
 )
-from extraction_assets.core.segment import Block, Column, ListObject, PivotTable, segment_sheet
+from extraction_assets.core.segment import segment_sheet
 from extraction_assets.core.worksheet import CELL_SCHEMA
 from extraction_assets.pipeline.schemas import constant_column, memory_schema, repeated_column
 
@@ -352,7 +360,7 @@ def drawing_blocks(sheet_index: int, sheet_name: str, objects: list[dict]) -> li
         except ValueError:
             continue
         text = obj["text"] or obj["name"] or ""
-        kind = "chart" if obj["kind"] == "chart" else "image"
+        kind = BlockKind.CHART if obj["kind"] == "chart" else BlockKind.IMAGE
         block = Block(sheet_index, sheet_name, kind, r1, c1, max(r1, r2), max(c1, c2), 0,
                       title=obj["name"], heading_path=[sheet_name], text=text,
                       reasons=[f"{obj['kind']} anchored at {anchor}"])
@@ -484,7 +492,7 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
         if marked:
             by_sheet[sheet_index] = [apply_markup(block, grid, marked) for block in sheet_blocks]
     # the records of every table and form of the workbook, built in one pass
-    record_set = RecordSet([(grids[i], [b for b in by_sheet[i] if b.kind in ("table", "key_value")])
+    record_set = RecordSet([(grids[i], [b for b in by_sheet[i] if b.kind in RECORD_KINDS])
                             for i in sorted(by_sheet)])
     lost = unreached_cells([(grids[i], plain[i]) for i in sorted(by_sheet)], record_set)
     records = record_set.by_block()
@@ -494,11 +502,11 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
         grid = grids[sheet_index]
         for block in by_sheet[sheet_index]:
             rows = records.get(block.block_id)
-            if block.kind == "table":  # joined by Arrow: a large table's text is no Python str
+            if block.kind == BlockKind.TABLE:  # joined by Arrow: a large table's text is no Python str
                 rendered.append((block, table_markdown(block, rows), table_html(block, rows, grid),
                                  joined([], rows.texts())))
                 continue
-            if block.kind == "key_value":
+            if block.kind == BlockKind.KEY_VALUE:
                 markdown, html, text = (md_text(block.text), form_html(block, rows),
                                         rows.texts()[0].as_py())
             else:

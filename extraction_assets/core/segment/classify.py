@@ -1,0 +1,247 @@
+"""What a region is: titles peeled off, tables, notes, headings and text (:func:`classify_region`)."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from extraction_assets.core.a1 import cell_ref
+from extraction_assets.core.blocks import Block, BlockKind
+from extraction_assets.core.segment.context import (
+    RegionRows,
+    SheetContext,
+    as_numpy,
+    make_block,
+    row_texts,
+    size_label,
+)
+from extraction_assets.core.segment.forms import key_value_block
+from extraction_assets.core.segment.rules import (
+    LONG_NOTE,
+    NOTE_RE,
+    UNIT_RE,
+    is_label,
+    is_total_row,
+    is_unit,
+)
+from extraction_assets.core.segment.signals import header_like, is_group_header
+from extraction_assets.core.totals import aggregates_above
+
+
+def classify_region(ctx: SheetContext, cells: np.ndarray, join_reasons: list[str]) -> list[Block]:
+    rows = RegionRows(ctx, cells)
+    order = list(rows.order)
+    out: list[Block] = []
+    wide = rows.n_logical >= 2  # by index in rows.order; order stays a run of it
+    if not wide.any():
+        return text_blocks(ctx, rows, order)
+
+    def peelable() -> bool:
+        base = rows.index(order[0])
+        if len(order) >= 3 and int(wide[base:base + len(order)].sum()) >= 2:
+            return True
+        first = ctx.logical(rows[order[0]])
+        return (len(order) >= 2 and len(first) == 1 and not is_label(ctx.text(first[0]))
+                and key_value_block(ctx, rows, order[1:], []) is not None)
+
+    # peel single-cell leading rows off a wider region (or off a form) as titles / headings
+    while peelable():
+        first = ctx.logical(rows[order[0]])
+        units = [p for p in first.tolist() if is_unit(ctx.text(p))]
+        if units and len(first) - len(units) == 1:
+            # a title line with a unit line on the same row
+            refs = {cell_ref(*ctx.rc(u)) for u in units}
+            line = rows[order[0]]
+            in_unit = np.array([p in units or ctx.merged_from(p) in refs for p in line.tolist()])
+            out.append(make_block(ctx, line[in_unit], BlockKind.TEXT, ["unit line above the table"]))
+            rows[order[0]] = line[~in_unit]
+            first = ctx.logical(rows[order[0]])
+        if len(first) != 1:
+            break
+        if is_group_header(ctx, rows, order, first[0]):
+            break
+        level = ctx.level(first[0])
+        text = ctx.text(first[0])
+        if UNIT_RE.match(text) and len(text) <= 40:
+            out.append(make_block(ctx, rows[order[0]], BlockKind.TEXT, ["unit line above the table"]))
+            order.pop(0)
+            continue
+        why = ("single cell above a wider row" if ctx.merge_width(first[0]) == 1
+               else "merged single cell above a wider row (title, not a header row)")
+        block = make_block(ctx, rows[order[0]], BlockKind.TITLE, [why])
+        if level is not None:
+            block.level = level
+            block.reasons.append(f"heading H{level}: bold {size_label(ctx, first[0])} pt")
+        out.append(block)
+        order.pop(0)
+    # label/value lines above a header row: a form of their own, then the table
+    pairs = 0
+    while pairs < len(order) - 2:
+        line = ctx.logical(rows[order[pairs]])
+        if len(line) != 2 or not ctx.is_string(line[0]) or not is_label(ctx.text(line[0])):
+            break
+        pairs += 1
+    if pairs and header_like(ctx, rows, order, pairs) and \
+            key_value_block(ctx, rows, order, []) is None:
+        form = key_value_block(ctx, rows, order[:pairs], [])
+        if form is not None:
+            form.reasons.append(f"label/value lines above the header row {order[pairs]}")
+            out.append(form)
+            del order[:pairs]
+    # a single-cell row followed by a new header row starts another table
+    base = rows.index(order[0])
+    for idx in (np.flatnonzero(rows.n_logical[base + 2:base + len(order) - 2] == 1) + 2).tolist():
+        (p,) = ctx.logical(rows[order[idx]])
+        text = ctx.text(p)
+        if not is_total_row(text) and not is_label(text):
+            why = header_like(ctx, rows, order, idx + 1)
+            if why:
+                out.extend(classify_region(ctx, rows.cells_of(order[:idx]), join_reasons))
+                below = classify_region(ctx, rows.cells_of(order[idx:]), [])
+                for block in below:
+                    if block.kind == BlockKind.TABLE:
+                        block.reasons.append(f"split from the table above: {why}")
+                out.extend(below)
+                return out
+    # the header repeated after a total row starts the next table of a stack
+    split = repeated_header_after_total(ctx, rows, order)
+    if split:
+        idx, why = split
+        out.extend(classify_region(ctx, rows.cells_of(order[:idx]), join_reasons))
+        below = classify_region(ctx, rows.cells_of(order[idx:]), [])
+        for block in below:
+            if block.kind == BlockKind.TABLE:
+                block.reasons.append(why)
+        return out + below
+    if len(order) < 2 or not wide[base:base + len(order)].any():
+        form = key_value_block(ctx, rows, order, join_reasons) if order else None
+        return out + ([form] if form else text_blocks(ctx, rows, order))
+    # trailing notes
+    notes: list[int] = []
+    while len(order) > 2:
+        why = note_row(ctx, rows, order)
+        if not why:
+            break
+        notes.insert(0, order.pop())
+        note_why = why
+    rest = rows.cells_of(order)
+    r0, c0, r1, c1 = ctx.bbox(rest)
+    form = key_value_block(ctx, rows, order, join_reasons)
+    if form:
+        out.append(form)
+    elif r1 > r0 and c1 > c0 and len(ctx.logical(rest)) >= 2:
+        out.append(make_block(ctx, rest, BlockKind.TABLE, [
+            "connected region of non-empty cells", f"{r1 - r0 + 1} rows x {c1 - c0 + 1} columns",
+            *join_reasons]))
+    else:
+        out.extend(text_blocks(ctx, rows, order))
+    if notes:
+        out.append(make_block(ctx, rows.cells_of(notes), BlockKind.TEXT,
+                               [f"note under the table: {note_why}"]))
+    return out
+
+
+def repeated_header_after_total(ctx: SheetContext, rows: RegionRows, order: list[int]
+                                 ) -> tuple[int, str] | None:
+    """Where a region's first row of several cells (its header) comes again, at least 80 % of
+    its labels (two or more) in the same columns, within two rows under a row holding an
+    aggregate formula over the rows above (a total row): ``(index in order, reason)`` of the
+    first such row, else ``None``. A header repeated without a total above it (a page break's
+    repetition) stays inside the table."""
+    first = next((i for i, r in enumerate(order) if len(ctx.logical(rows[r])) >= 2), None)
+    if first is None:
+        return None
+    head = row_texts(ctx, rows[order[first]])
+    if len(head) < 2:
+        return None
+    need = max(2, -(-4 * len(head) // 5))
+    # candidates, column-wise: rows holding one of the header's first labels in its column
+    labels = sorted(head.items())[:len(head) - need + 1]
+    cells = ctx.logical(rows.cells_of(order[first + 2:len(order) - 1])) if \
+        first + 2 < len(order) - 1 else rows.cells[:0]
+    hit = np.zeros(len(cells), dtype=bool)
+    for c, text in labels:
+        at = ctx.col[cells] == c
+        hit[at] = as_numpy(pc.fill_null(pc.equal(ctx.texts.take(pa.array(cells[at], pa.int64())),
+                                            text), False))
+    candidates = sorted(set(ctx.row[cells[hit]].tolist()))
+    for idx in [bisect_left(order, r) for r in candidates]:
+        texts = row_texts(ctx, rows[order[idx]])
+        if sum(texts.get(c) == t for c, t in head.items()) < need:
+            continue
+        for above in order[max(first + 1, idx - 2):idx]:
+            cells = ctx.logical(rows[above])
+            formulas = ctx.formula.take(pa.array(cells[ctx.has_formula[cells]], pa.int64()))
+            if any(aggregates_above(f, above) for f in formulas.to_pylist()):
+                return idx, (f"row {order[idx]} repeats the header of the table above under its "
+                             f"total row {above}: the next table of a stack")
+    return None
+
+
+def note_row(ctx: SheetContext, rows: RegionRows, order: list[int]) -> str | None:
+    """Why the last row of ``order`` is a note under the table (``None``: it is a table row)."""
+    last = order[-1]
+    logical = ctx.logical(rows[last])
+    if len(logical) != 1 or not ctx.is_string(logical[0]):
+        return None
+    p = logical[0]
+    text = ctx.text(p)
+    if is_total_row(text):
+        return None
+    if NOTE_RE.match(text):
+        return f"row {last} starts with a note marker"
+    min_col, max_col = rows.col_span(order)
+    width = max_col - min_col + 1
+    if ctx.merge_width(p) >= max(2, width // 2 + 1) and len(text) >= 15:
+        return f"row {last} is one long merged text line"
+    if ctx.col[p] == min_col and len(text) >= LONG_NOTE:
+        inner = ctx.logical(rows.cells_of(order[1:-1]))
+        first_column = inner[ctx.col[inner] == min_col]
+        longest = pc.max(pc.utf8_length(ctx.texts.take(pa.array(first_column, pa.int64())))).as_py()
+        if len(text) > 2 * (longest or 0):
+            return f"row {last} is a long text line in the first column, other columns empty"
+    return None
+
+
+def is_heading_row(ctx: SheetContext, cells) -> bool:
+    logical = ctx.logical(cells)
+    return len(logical) == 1 and ctx.level(logical[0]) is not None
+
+
+def text_blocks(ctx: SheetContext, rows: RegionRows, order: list[int]) -> list[Block]:
+    """Blocks of a region that is not a table: heading lines and runs of text lines; a lone cell
+    is a ``title``."""
+    cells = rows.cells_of(order)
+    logical_all = ctx.logical(cells)
+    if len(logical_all) == 1:
+        p = logical_all[0]
+        block = make_block(ctx, cells, BlockKind.TITLE, ["single cell"])
+        level = ctx.level(p)
+        if level is not None:
+            block.level = level
+            block.reasons.append(f"heading H{level}: bold {size_label(ctx, p)} pt")
+        return [block]
+    # heading lines: rows of one value-carrying cell (a replaced row is checked as it is now)
+    base = rows.index(order[0])
+    candidates = set((np.flatnonzero(rows.n_logical[base:base + len(order)] == 1)).tolist())
+    candidates |= {i for i, r in enumerate(order) if r in rows._replaced}
+    headings = [i for i in sorted(candidates) if is_heading_row(ctx, rows[order[i]])]
+    out: list[Block] = []
+    start = 0
+    for i in headings + [len(order)]:
+        if i > start:
+            out.append(make_block(ctx, rows.cells_of(order[start:i]), BlockKind.TEXT,
+                                   ["region too small for a table"]))
+        if i == len(order):
+            break
+        (p,) = ctx.logical(rows[order[i]])
+        level = ctx.level(p)
+        block = make_block(ctx, rows[order[i]], BlockKind.TITLE,
+                            [f"heading H{level}: bold {size_label(ctx, p)} pt"])
+        block.level = level
+        out.append(block)
+        start = i + 1
+    return out

@@ -1,0 +1,66 @@
+"""Text patterns and limits the segmentation rules share: notes, unit lines, sentences, labels,
+totals."""
+
+from __future__ import annotations
+
+import re
+
+from extraction_assets.core.totals import TOTAL_HINT_RE
+
+
+NOTE_RE = re.compile(
+    r"^\s*(※|\*|＊|†|‡|注\s*[\d０-９]*\s*[:：.．)）]|注記|備考\s*[:：]|[(（]注[\d０-９]*[)）]|"
+    r"出典\s*[:：]|出所\s*[:：]|notes?\s*\d*\s*[:：.]|source\s*[:：]|remarks?\s*[:：])",
+    re.IGNORECASE,
+)
+UNIT_RE = re.compile(
+    r"^\s*[(（\[［【]?\s*(単位\s*[:：]|units?\s*[:：]|in\s+(thousands|millions|billions|hundreds)\b|"
+    r"(usd|jpy|eur|gbp|us\$|\$|¥|円)\s*(thousands?|millions?|billions?|k|m|bn)\b|"
+    r"(千|百万|十億|万|億)?円\s*[)）\]］】]?\s*$)",
+    re.IGNORECASE,
+)
+#: Types that show a row is data, not a header.
+DATA_TYPES = ("number", "date", "bool")
+#: A first-column line at least this long (and much longer than the column's values) is a note.
+LONG_NOTE = 30
+
+
+def reads_as_sentence(text: str) -> bool:
+    """Whether ``text`` reads as a sentence: five or more words ending in ``.``, ``!`` or ``?``,
+    or any text ending in a CJK full stop, exclamation or question mark (trailing blanks aside).
+    A lone cell like this that no table takes as its title is ``text`` (titles are labels, not
+    sentences). Linear in the text: only its end and its first five words are looked at."""
+    tail = text.rstrip()
+    return tail.endswith(("。", "！", "？")) or (
+        tail.endswith((".", "!", "?")) and len(tail.split(maxsplit=4)) == 5)
+
+
+#: Most regions the pairwise joins are tried on (sheets with more scattered cells keep 8-neighbourhood).
+MAX_REGIONS = 2000
+#: A label of a form ends with a colon (``Name:``, ``氏名：``).
+LABEL_COLON = (":", "：")
+#: Most header rows a table has (ECMA-376 does not bound them; real sheets stop at about four).
+MAX_HEADER_ROWS = 4
+
+
+def is_unit(text: str) -> bool:
+    return len(text) <= 40 and bool(UNIT_RE.match(text))
+
+
+def is_label(text: str) -> bool:
+    return text.endswith(LABEL_COLON) and len(text) > 1
+
+
+NUMBERING_RE = re.compile(r"^\s*[(（\[]?\s*(\d{1,3})\s*[)）\]]?\s*$")
+
+
+def is_total_row(first_text: str | None) -> bool:
+    """Whether a row whose first non-empty cell reads ``first_text`` may be a total row
+    (Total, Subtotal, Grand total, 合計, 小計, 総計...): a hint only, see :mod:`.totals`."""
+    return bool(first_text and TOTAL_HINT_RE.search(first_text))
+
+
+#: What every match of :data:`~.totals.TOTAL_HINT_RE` contains (an Arrow filter run first).
+TOTAL_WORDS = "(?i)total|合計|小計|総計|累計"
+#: What every aggregate formula of :func:`~.totals.aggregates_above` contains.
+AGGREGATE_HINT = "(?i)sum|subtotal|aggregate|average|count|min|max|product|[+]"
