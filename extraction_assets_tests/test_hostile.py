@@ -43,7 +43,7 @@ from extraction_assets.defs.definitions import make_definitions
 from extraction_assets.search.embedding import LOCAL_WINDOW_TOKENS, LocalEmbedder
 from extraction_assets.app.ingest import ingest_paths, open_instance, refresh_stale
 from extraction_assets.defs.partitions import add_partition_keys
-from extraction_assets.pictures import segmentation_svg
+from extraction_assets.core.render.picture import segmentation_svg
 from extraction_assets.defs.sensors import inbox_sensor, inbox_files
 from extraction_assets.pipeline.stages import StageError, run_pipeline
 from extraction_assets.store.storage import DataStore

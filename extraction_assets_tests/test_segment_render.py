@@ -25,7 +25,7 @@ from extraction_assets.core.normalize import (
     apply_tint,
     resolve_color,
 )
-from extraction_assets.core.render import html_texts, json_strings
+from extraction_assets.core.render.escape import html_texts, json_strings
 from extraction_assets.search.embedding import LocalEmbedder
 
 try:

@@ -49,18 +49,12 @@ from extraction_assets.core.ooxml import (
     WorkbookStyles,
     open_workbook,
 )
-from extraction_assets.core.render import (
-    Chunk,
-    RecordSet,
-    apply_markup,
-    chunk_sheet,
-    form_html,
-    joined,
-    md_text,
-    table_html,
-    table_markdown,
-    unreached_cells,
-)
+from extraction_assets.core.render.chunks import Chunk, chunk_sheet
+from extraction_assets.core.render.coverage import unreached_cells
+from extraction_assets.core.render.escape import md_text
+from extraction_assets.core.render.html import form_html, table_html
+from extraction_assets.core.render.markdown import joined, table_markdown
+from extraction_assets.core.render.records import RecordSet, apply_markup
 from extraction_assets.core.segment import segment_sheet
 from extraction_assets.core.worksheet import CELL_SCHEMA
 from extraction_assets.pipeline.schemas import constant_column, memory_schema, repeated_column
@@ -545,7 +539,7 @@ MAX_LOST_ISSUES = 100
 
 def lost_value_issues(lost: list[tuple[str, str, str, str]]) -> list[Issue]:
     """``error`` issues (code ``value_not_in_output``) for the cells of
-    :func:`~extraction_assets.core.render.unreached_cells`: one per cell, at most
+    :func:`~extraction_assets.core.render.coverage.unreached_cells`: one per cell, at most
     :data:`MAX_LOST_ISSUES`, then one counting the others."""
     out = [Issue("rendered_chunks", sheet, ref, "error", "value_not_in_output",
                  f"{ref} {text[:60]!r}: {where}, so in no record, rendering or chunk")

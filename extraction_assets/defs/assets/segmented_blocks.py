@@ -5,7 +5,7 @@ from collections import Counter
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
 
 from extraction_assets.pipeline.checks import cell_coverage
-from extraction_assets.pictures import segmentation_svg
+from extraction_assets.core.render.picture import segmentation_svg
 from extraction_assets.defs.resources import DataStoreResource
 from extraction_assets.pipeline.stages import segment_stage
 from extraction_assets.store.storage import atomic_write_bytes

@@ -1,40 +1,22 @@
-"""Records and token-bounded Markdown chunks from segmented blocks.
-
-* A **record** is one data row of a table: header -> typed value (int, float, bool, ISO date /
-  datetime / time string, string; ``None`` for an empty cell), with the display text alongside,
-  a role (``data`` or ``total``) and its source (sheet, 1-based row, A1 range of the row).
-* A ``key_value`` block (a form) gives one record, label -> typed value, cited at its first row
-  and whole range; its Markdown and chunk text are ``Label: value`` lines.
-* A **chunk** is Markdown: ATX headings from the block's heading path (``#`` sheet, ``##``
-  title), then a GFM pipe table whose header row is repeated in every chunk of a split table, or
-  the text of non-table blocks. Its size is counted with the embedder's own tokenizer and kept
-  within ``max_tokens`` by splitting tables on row boundaries. ``chunk_id`` is the sha256 of the
-  text, sheet name and A1 ranges, so unchanged content keeps its id across file versions.
-
-The records of a block are built column-wise (:class:`TableRecords`): one gather of the
-block's cells from the StyledGrid, then Arrow string kernels for the JSON, Markdown, HTML and
-text of every row at once; Python runs per block and per chunk, not per cell.
-"""
+"""Records: one per data row of a table (header -> typed value, display text, role, source row and
+A1 range) and one per form, built for many blocks at once (:class:`RecordSet`)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
-from dataclasses import dataclass, field, replace
-from functools import lru_cache, partial
-from html import escape
-from json.encoder import encode_basestring  # what json.dumps(..., ensure_ascii=False) writes
-from typing import Callable, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from extraction_assets.core.a1 import MAX_COL, cell_ref, parse_cell_ref, parse_range, range_ref
+from extraction_assets.core.a1 import MAX_COL, cell_ref, parse_cell_ref
 from extraction_assets.core.arrays import in_threads, scatter
-from extraction_assets.core.blocks import FLOATING_KINDS, RECORD_KINDS, Block, BlockKind
+from extraction_assets.core.blocks import RECORD_KINDS, Block, BlockKind
 from extraction_assets.core.normalize import StyledGrid, a1_refs, stripped_text
+from extraction_assets.core.render.escape import html_texts, json_strings, md_cells, per_row, wrap
 
 
 @dataclass
@@ -49,112 +31,6 @@ class Record:
     record: dict
     display: dict
     merged_from: dict
-
-
-@dataclass
-class Chunk:
-    """One retrievable chunk; ``rows`` are the 1-based sheet rows of its records."""
-
-    sheet_name: str
-    heading_path: list[str]
-    block_ids: list[str]
-    a1_ranges: list[str]
-    text: str
-    n_tokens: int
-    rows: list[int] = field(default_factory=list)
-    continuation: bool = False
-
-    @property
-    def chunk_id(self) -> str:
-        """sha256 hex of text, sheet name and A1 ranges (independent of the file's hash)."""
-        key = "\x1f".join([self.text, self.sheet_name, *self.a1_ranges])
-        return hashlib.sha256(key.encode()).hexdigest()
-
-
-# -- column-wise text helpers -------------------------------------------------------------------
-def _each_distinct(texts: pa.Array, fn: Callable[[str], str]) -> pa.Array:
-    """``fn`` of every string of ``texts``, called once per distinct string (nulls stay null)."""
-    if len(texts) == 0:
-        return pa.array([], pa.string())
-    encoded = pc.dictionary_encode(texts)
-    mapped = pa.array([fn(t) for t in encoded.dictionary.to_pylist()], pa.string())
-    return mapped.take(encoded.indices)
-
-
-def _escaped(texts: pa.Array, pattern: str, fn: Callable[[str], str]) -> pa.Array:
-    """``texts`` with ``fn`` applied to the strings that contain a match of the RE2 ``pattern``
-    (once per distinct such string); the others, and nulls, as they are."""
-    found = pc.fill_null(pc.match_substring_regex(texts, pattern), False)
-    positions = np.flatnonzero(found.to_numpy(zero_copy_only=False))
-    if not len(positions):
-        return texts
-    return scatter(texts, positions, _each_distinct(texts.take(pa.array(positions)), fn))
-
-
-#: The characters ``json.dumps(..., ensure_ascii=False)`` escapes in a string (RFC 8259 §7).
-_JSON_ESCAPED = r'[\x00-\x1f"\\]'
-#: The characters ``html.escape`` replaces.
-_HTML_ESCAPED = r"[&<>\"']"
-
-
-def json_strings(texts: pa.Array) -> pa.Array:
-    """Each string as a JSON string literal, as ``json.dumps(text, ensure_ascii=False)`` writes
-    it (RFC 8259 §7); nulls stay null."""
-    return _wrap('"', _escaped(texts, _JSON_ESCAPED, lambda t: encode_basestring(t)[1:-1]), '"')
-
-
-def html_texts(texts: pa.Array) -> pa.Array:
-    """:func:`html.escape` of every string (``&``, ``<``, ``>``, ``"``, ``'``); nulls stay null."""
-    return _escaped(texts, _HTML_ESCAPED, escape)
-
-
-#: Markdown escapes that keep a cell's text text when a chat UI renders the chunk as HTML
-#: (CommonMark §2.4 backslash escapes, §6.6 raw HTML), in this order: ``\`` -> ``\\``,
-#: ``[`` -> ``\[`` (no link or image, so no ``javascript:`` URL), ``<`` -> ``&lt;`` (no tag,
-#: no autolink); the tags the renderings write themselves are then put back (:data:`_OWN_TAGS`).
-_MD_TEXT_ESCAPES = (("\\", "\\\\"), ("[", "\\["), ("<", "&lt;"))
-#: GFM table-cell escapes: those of text, ``|`` -> ``\|`` after the backslash, and line breaks
-#: (CR LF, then LF) -> ``<br>``.
-_MD_ESCAPES = (_MD_TEXT_ESCAPES[0], ("|", "\\|"), *_MD_TEXT_ESCAPES[1:], ("\r\n", "<br>"),
-               ("\n", "<br>"))
-#: The HTML the Markdown of a cell may hold: rich-text superscripts and subscripts (whose own
-#: text :func:`~extraction_assets.pipeline.stages.rich_markup` escapes) and line breaks.
-_OWN_TAGS = r"&lt;(/?(?:sup|sub|br)>)"
-
-
-def md_cells(texts: pa.Array) -> pa.Array:
-    """:func:`md_cell` of every text, with Arrow kernels."""
-    for old, new in _MD_ESCAPES:
-        texts = pc.replace_substring(texts, old, new)
-    return pc.replace_substring_regex(texts, _OWN_TAGS, r"<\1")
-
-
-def md_cell(text: str) -> str:
-    """Escape text for a GFM table cell (:data:`_MD_ESCAPES`): no HTML, link or pipe of the
-    text reaches the rendered table."""
-    return _escape_md(text, _MD_ESCAPES)
-
-
-def md_text(text: str) -> str:
-    """Escape the text of a paragraph (notes, titles, forms, charts: :data:`_MD_TEXT_ESCAPES`):
-    no HTML or link of the text reaches the rendered Markdown."""
-    return _escape_md(text, _MD_TEXT_ESCAPES)
-
-
-def _escape_md(text: str, escapes: tuple[tuple[str, str], ...]) -> str:
-    for old, new in escapes:
-        text = text.replace(old, new)
-    return re.sub(_OWN_TAGS, r"<\1", text) if "&lt;" in text else text
-
-
-def _per_row(values: pa.Array, offsets: np.ndarray, separator: str) -> pa.Array:
-    """``values`` joined with ``separator`` per row, row ``i`` being ``offsets[i]:offsets[i+1]``."""
-    lists = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values)
-    return pc.binary_join(lists, separator)
-
-
-def _wrap(prefix: str, values: pa.Array, suffix: str) -> pa.Array:
-    return pc.binary_join_element_wise(prefix, values, suffix, "")
 
 
 def _typed_json(cells: pa.Table) -> pa.Array:
@@ -449,7 +325,7 @@ class RecordSet:
             if keep_valid:
                 keep = pc.is_valid(mine).to_numpy(zero_copy_only=False)
                 pairs, offsets = pairs.filter(pa.array(keep)), np.r_[0, np.cumsum(keep)][offsets]
-            return _wrap("{", _per_row(pairs, offsets, ", "), "}")
+            return wrap("{", per_row(pairs, offsets, ", "), "}")
         return self._per_record(build)
 
     def _shown(self, e0: int, e1: int) -> tuple[pa.Array, pa.Array]:
@@ -472,7 +348,7 @@ class RecordSet:
     def line_array(self) -> pa.Array:
         """The GFM table line of each record (rich-text markup where a cell has some)."""
         def build(e0: int, e1: int, offsets: np.ndarray) -> pa.Array:
-            return _wrap("| ", _per_row(md_cells(pc.coalesce(*self._shown(e0, e1))), offsets,
+            return wrap("| ", per_row(md_cells(pc.coalesce(*self._shown(e0, e1))), offsets,
                                         " | "), " |")
         return self._cached("line_array", lambda: self._per_record(build))
 
@@ -484,8 +360,8 @@ class RecordSet:
         """The ``<tr>`` of each record: display text escaped, rich-text markup as it is."""
         def build(e0: int, e1: int, offsets: np.ndarray) -> pa.Array:
             markup, display = self._shown(e0, e1)
-            cells = _wrap("<td>", pc.coalesce(markup, html_texts(display)), "</td>")
-            return _wrap("<tr>", _per_row(cells, offsets, ""), "</tr>")
+            cells = wrap("<td>", pc.coalesce(markup, html_texts(display)), "</td>")
+            return wrap("<tr>", per_row(cells, offsets, ""), "</tr>")
         return self._cached("html", lambda: self._per_record(build))
 
     def texts(self) -> pa.Array:
@@ -501,7 +377,7 @@ class RecordSet:
             pairs = pc.binary_join_element_wise(
                 labels.take(self.header_of.slice(e0, e1 - e0)), display, "").filter(
                 pa.array(keep))
-            return _per_row(pairs, np.r_[0, np.cumsum(keep)][offsets], "; ")
+            return per_row(pairs, np.r_[0, np.cumsum(keep)][offsets], "; ")
         return self._per_record(build)
 
     def records(self, block_id: str) -> TableRecords:
@@ -626,87 +502,11 @@ class TableRecords:
         return (self[i] for i in range(len(self)))
 
 
-def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: RecordSet,
-                    ) -> list[tuple[str, str, str, str]]:
-    """Every cell that holds a value and reaches no output: ``(sheet name, A1 ref, display
-    text, where)``. ``sheets`` are the visible sheets' grids with all their blocks (the grids
-    in the order ``record_set`` was built from, that set holding their tables and forms).
-
-    A non-empty cell of a shown row and column, not covered by a merge (its value is its
-    anchor's), must be in a block and, there: in a table's header rows, a level of a column's
-    header path (a merged header cell stands over several columns); in its data rows, a
-    record's own value (a row repeating the header counts as the header); in a form, its label
-    or a value; in any other block, in its text.
-    """
-    out: list[tuple[str, str, str, str]] = []
-    for (grid, blocks), base in zip(sheets, record_set.bases):
-        table = grid.table
-        if not table.num_rows:
-            continue
-        owned = np.flatnonzero(_np_bool(pc.and_(
-            pc.and_(pc.not_equal(stripped_text(table.column("display_text")), ""),
-                    pc.invert(pc.fill_null(table.column("hidden"), False))),
-            pc.is_null(table.column("merged_from")))))
-        lost = np.zeros(len(table), dtype=bool)
-        lost[owned] = True
-        why: dict[int, str] = {}
-        reached = record_set.reached[base:base + len(grid)]
-        texts = table.column("display_text")
-        for block in blocks:
-            if block.kind in FLOATING_KINDS:
-                continue
-            inside = grid.positions(block.min_row, block.min_col, block.max_row, block.max_col)
-            inside = inside[lost[inside]]
-            if not len(inside):
-                continue
-            lost[inside] = False
-            rows = grid.keys[inside] // (MAX_COL + 1)
-            if block.kind == BlockKind.TABLE:
-                header = rows < block.min_row + block.header_row_count
-                data = ~header & ~np.isin(rows, block.skip_rows) & ~reached[inside]
-                every = {level for c in block.columns for level in c.header_levels}
-                every |= {c.header for c in block.columns}
-                for p in inside[header].tolist():
-                    if " ".join(texts[p].as_py().split()) not in every:
-                        lost[p], why[p] = True, f"header cell of table {block.a1_range} " \
-                            "in no column's header"
-                for p in inside[data].tolist():
-                    lost[p], why[p] = True, f"cell of table {block.a1_range} in no record"
-            elif block.kind == BlockKind.KEY_VALUE:
-                labels = {c.header for c in block.columns} | {
-                    level for c in block.columns for level in c.header_levels}
-                for p in inside[~reached[inside]].tolist():
-                    text = texts[p].as_py().strip()
-                    if text not in labels and text.rstrip(":：").strip() not in labels:
-                        lost[p], why[p] = True, f"cell of form {block.a1_range} in no pair"
-            else:
-                for p in inside.tolist():
-                    if texts[p].as_py().strip() not in block.text:
-                        lost[p], why[p] = True, f"cell of {block.kind} block {block.a1_range} " \
-                            "not in its text"
-        for p in np.flatnonzero(lost).tolist():
-            r, c = divmod(int(grid.keys[p]), MAX_COL + 1)
-            out.append((grid.sheet_name, cell_ref(r, c), texts[p].as_py(),
-                        why.get(p, "in no block")))
-    return out
-
-
-def _np_bool(values: pa.Array) -> np.ndarray:
-    return pc.fill_null(values, False).to_numpy(zero_copy_only=False)
-
-
 def block_records(grid: StyledGrid, block: Block) -> TableRecords:
     """The records of one ``table`` block, or the one record of a ``key_value`` block (label ->
     typed value of its value cell, ``None`` for a label without a value, cited at the block's
     first row and whole range); see :class:`RecordSet` for the rules."""
     return RecordSet([(grid, [block])]).records(block.block_id)
-
-
-def form_html(block: Block, record: TableRecords) -> str:
-    """A ``key_value`` block as an HTML description list (``<dl>``), all text escaped."""
-    items = "".join(f"<dt>{escape(c.header_levels[0])}</dt><dd>{escape(text)}</dd>"
-                    for c, text in zip(block.columns, record.row_display(0)))
-    return f"<dl>{items}</dl>"
 
 
 def apply_markup(block: Block, grid: StyledGrid, marked: dict[str, str]) -> Block:
@@ -728,298 +528,3 @@ def apply_markup(block: Block, grid: StyledGrid, marked: dict[str, str]) -> Bloc
         if text and text.strip() and merged is None and not hidden:
             lines.setdefault(r, []).append(inside.get(cell_ref(r, c), text.strip()))
     return replace(block, text="\n".join(" ".join(parts) for _, parts in sorted(lines.items())))
-
-
-def headings_markdown(path: list[str]) -> str:
-    """ATX headings for a heading path: ``#`` the sheet, ``##`` the next level... (at most six)."""
-    return _headings(tuple(path))
-
-
-@lru_cache(maxsize=4096)
-def _headings(path: tuple[str, ...]) -> str:
-    return "\n\n".join(f"{'#' * min(level + 1, 6)} {md_cell(h)}" for level, h in enumerate(path))
-
-
-def _row_line(cells: list[str]) -> str:
-    return "| " + " | ".join(md_cell(c) for c in cells) + " |"
-
-
-def _header_lines(columns: list) -> str:
-    """The GFM header line and delimiter row of ``columns``."""
-    return _row_line([c.header for c in columns]) + "\n|" + "|".join(" --- " for _ in columns) + "|"
-
-
-def joined(head: list[str], lines: pa.Array, tail: list[str] = ()) -> pa.Array:
-    """``head``, ``lines`` and ``tail`` joined by line breaks, as a one-element Arrow string
-    array (the text of a large table never becomes a Python string)."""
-    values = pa.concat_arrays([pa.array(list(head), pa.string()), lines.cast(pa.string()),
-                               pa.array(list(tail), pa.string())])
-    return pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(values)], pa.int32()),
-                                                   values), "\n")
-
-
-def table_markdown(block: Block, records: TableRecords) -> pa.Array:
-    """The whole table as a GFM pipe table (flattened headers, then one line per record), as
-    one :func:`joined` text."""
-    return joined([_header_lines(block.columns)], records.line_array())
-
-
-def table_html(block: Block, records: TableRecords, grid: StyledGrid) -> pa.Array:
-    """The table as HTML: ``<thead>`` with one ``<tr>`` per header row, merged header cells as
-    ``colspan``/``rowspan`` (counted in the table's columns), then ``<tbody>`` rows; all text
-    escaped. One :func:`joined` text."""
-    cols = [c.col for c in block.columns if not c.group]
-    header_rows = list(range(block.min_row, block.min_row + block.header_row_count))
-    out = ["<table>", "<thead>"]
-    if len(header_rows) <= 1:
-        out.append("<tr>" + "".join(f"<th>{escape(c.header)}</th>" for c in block.columns) + "</tr>")
-    else:
-        groups = "".join(f'<th rowspan="{len(header_rows)}">{escape(c.header)}</th>'
-                         for c in block.columns if c.group)
-        head = grid.table.take(pa.array(grid.positions(header_rows[0], block.min_col,
-                                                       header_rows[-1], block.max_col)))
-        cell = {(r, c): (text, merged, rng) for r, c, text, merged, rng in zip(
-            *(head.column(name).to_pylist()
-              for name in ("row", "col", "display_text", "merged_from", "merge_range")))}
-        for r in header_rows:
-            cells = []
-            for c in cols:
-                text, merged, rng = cell.get((r, c), ("", None, None))
-                if merged is not None:
-                    continue  # covered by a merge whose top-left cell spans it
-                attrs = ""
-                if rng:
-                    r1, c1, r2, c2 = parse_range(rng)
-                    span_c = sum(1 for x in cols if c1 <= x <= c2)
-                    span_r = min(r2, header_rows[-1]) - r + 1
-                    attrs = (f' colspan="{span_c}"' if span_c > 1 else "") + (
-                        f' rowspan="{span_r}"' if span_r > 1 else "")
-                cells.append(f"<th{attrs}>{escape(text or '')}</th>")
-            out.append("<tr>" + (groups if r == header_rows[0] else "") + "".join(cells) + "</tr>")
-    out += ["</thead>", "<tbody>"]
-    return joined(out, records.html_rows(), ["</tbody>", "</table>"])
-
-
-@dataclass
-class _Piece:
-    """Content of one chunk before packing: a heading path and a Markdown body, with its token
-    count when the producer already counted its text (``None``: count it when packing)."""
-
-    heading_path: list[str]
-    body: str
-    block_ids: list[str]
-    a1_ranges: list[str]
-    rows: list[int]
-    continuation: bool = False
-    n_tokens: int | None = None
-
-
-@dataclass(frozen=True)
-class _Counter:
-    """Token counts of the embedder's tokenizer: ``one(text)``, and ``many(texts)`` through
-    ``batch`` when the tokenizer counts a list at once (else one call per text)."""
-
-    one: Callable[[str], int]
-    batch: Callable[[Sequence[str]], list[int]] | None = None
-
-    def many(self, texts: Sequence[str]) -> list[int]:
-        if self.batch is None:
-            return [self.one(text) for text in texts]
-        return list(self.batch(texts))
-
-
-def chunk_sheet(
-    blocks: list[Block],
-    records: dict[str, TableRecords],
-    count_tokens: Callable[[str], int],
-    max_tokens: int,
-    min_tokens: int = 0,
-    count_tokens_batch: Callable[[Sequence[str]], list[int]] | None = None,
-) -> list[Chunk]:
-    """Chunk one sheet's blocks (in order) within ``max_tokens`` tokens each.
-
-    * a table larger than the budget is split on row boundaries, every chunk repeating the
-      header rows under the table's heading path; a single row larger than the budget is split
-      by columns, its first column (the row key) repeated in every part;
-    * text (notes, paragraphs, titles that head nothing) becomes paragraphs under its heading
-      path; a text larger than the budget is cut at line, then sentence, boundaries;
-    * neighbouring pieces of different blocks under the same heading path are merged while the
-      result fits the budget and one of them is smaller than ``min_tokens``;
-    * the parts of anything cut are marked ``continuation`` (all but the first).
-
-    Each line, row and cell is counted once for packing, each chunk's text once exactly, so the
-    work grows linearly with the text (cells of 10,000 characters included).
-    ``count_tokens_batch`` (same counts as ``count_tokens``, for a list of texts) is used for
-    the rows of a table and its chunks when given.
-    """
-    counter = _Counter(count_tokens, count_tokens_batch)
-    used = {h for b in blocks for h in b.heading_path[1:]}
-    used |= {b.title for b in blocks if b.kind in RECORD_KINDS and b.title}
-    pieces: list[_Piece] = []
-    for block in blocks:
-        if block.kind == BlockKind.TABLE:
-            pieces += _table_pieces(block, records.get(block.block_id),
-                                    counter, max_tokens)
-        elif block.text and not (block.kind == BlockKind.TITLE and block.text in used):
-            pieces += _text_pieces(block, count_tokens, max_tokens)
-    return _pack(pieces, count_tokens, max_tokens, min_tokens)
-
-
-def _text(piece: _Piece) -> str:
-    return headings_markdown(piece.heading_path) + "\n\n" + piece.body
-
-
-def _pack(pieces: list[_Piece], count_tokens, max_tokens: int, min_tokens: int) -> list[Chunk]:
-    merged: list[_Piece] = []
-    sizes: list[int] = []
-    for piece in pieces:
-        size = piece.n_tokens if piece.n_tokens is not None else count_tokens(_text(piece))
-        last = merged[-1] if merged else None
-        if (last is not None and last.heading_path == piece.heading_path
-                and not set(last.block_ids) & set(piece.block_ids)
-                and (sizes[-1] < min_tokens or size < min_tokens)):
-            candidate = _Piece(last.heading_path, last.body + "\n\n" + piece.body,
-                               last.block_ids + piece.block_ids, last.a1_ranges + piece.a1_ranges,
-                               last.rows + piece.rows, last.continuation)
-            n = count_tokens(_text(candidate))
-            if n <= max_tokens:
-                merged[-1], sizes[-1] = candidate, n
-                continue
-        merged.append(piece)
-        sizes.append(size)
-    return [Chunk(p.heading_path[0], p.heading_path, p.block_ids, p.a1_ranges, _text(p), n,
-                  p.rows, p.continuation) for p, n in zip(merged, sizes)]
-
-
-def _runs(costs: list[int], base: int, max_tokens: int, text_of: Callable[[int, int], str],
-          counter: _Counter) -> list[tuple[int, int, int]]:
-    """Cut items ``0..len(costs)`` into consecutive runs within ``max_tokens``.
-
-    A run takes items while ``base`` plus their estimated ``costs`` fits (at least one item),
-    then gives items back while the true token count of its text ``text_of(start, end)`` is
-    over the budget and more than one item is left. Runs are planned from the estimates
-    :data:`_PLANNED` at a time and their texts counted in one batch; after a run that gave
-    items back, the next runs are planned again from where it ended. Returns
-    ``(start, end, tokens)`` per run, ``end`` exclusive; a one-item run may still be over the
-    budget.
-    """
-    out = []
-    start = 0
-    while start < len(costs):
-        planned = []
-        while start < len(costs) and len(planned) < _PLANNED:
-            end, total = start, base
-            while end < len(costs) and (end == start or total + costs[end] <= max_tokens):
-                total += costs[end]
-                end += 1
-            planned.append((start, end))
-            start = end
-        counts = counter.many([text_of(a, b) for a, b in planned])
-        for (first, end), n_tokens in zip(planned, counts):
-            if n_tokens > max_tokens and end - first > 1:
-                while n_tokens > max_tokens and end - first > 1:
-                    end -= 1
-                    n_tokens = counter.one(text_of(first, end))
-                out.append((first, end, n_tokens))
-                start = end
-                break
-            out.append((first, end, n_tokens))
-    return out
-
-
-#: Runs planned and counted at a time by :func:`_runs`.
-_PLANNED = 64
-
-
-def _table_pieces(block: Block, records: TableRecords | None, counter: _Counter,
-                  max_tokens) -> list[_Piece]:
-    head = headings_markdown(block.heading_path)
-    columns = block.columns
-    header = _header_lines(columns)
-    if records is None or not len(records):
-        return [_Piece(block.heading_path, header, [block.block_id], [block.a1_range], [])]
-    lines = records.lines()
-    overhead = counter.one("")
-    base = counter.one(f"{head}\n\n{header}")
-    costs = [n - overhead + 1 for n in counter.many(lines)]
-    rows = records.rows.tolist()
-
-    def body(start: int, end: int) -> str:
-        return f"{header}\n" + "\n".join(lines[start:end])
-
-    pieces: list[_Piece] = []
-    block_id = block.block_id
-    for start, end, n_tokens in _runs(costs, base, max_tokens,
-                                      lambda a, b: f"{head}\n\n{body(a, b)}", counter):
-        if n_tokens > max_tokens and len(columns) > 1:
-            pieces += _wide_row_pieces(block, records, start, counter, max_tokens)
-        else:
-            a1 = range_ref(rows[start], block.min_col, rows[end - 1], block.max_col)
-            pieces.append(_Piece(block.heading_path, body(start, end), [block_id], [a1],
-                                 rows[start:end], n_tokens=n_tokens))
-    return pieces
-
-
-def _wide_row_pieces(block: Block, records: TableRecords, i: int, counter: _Counter,
-                     max_tokens) -> list[_Piece]:
-    """Record ``i``, too large for the budget, split into column groups that each repeat the
-    first column (the row key) with its header, when the key takes at most a quarter of the
-    budget (a larger key is written once, in the first group)."""
-    head = headings_markdown(block.heading_path)
-    row = int(records.rows[i])
-    shown = dict(zip((c.col for c in block.columns), records.row_shown(i)))
-    display = dict(zip((c.col for c in block.columns), records.row_display(i)))
-
-    def body(cols) -> str:
-        return "\n".join([_header_lines(cols), _row_line([shown[c.col] for c in cols])])
-
-    key_cost = counter.one(f"{head}\n\n{body(block.columns[:1])}")
-    lead = block.columns[:1] if key_cost <= max_tokens // 4 else []
-    rest = block.columns[len(lead):]
-    overhead = counter.one("")
-    # a column adds its header cell, its rule cell and its value cell to the three lines
-    costs = [n - overhead + 3 for n in counter.many(
-        [f"{md_cell(c.header)} | --- | {md_cell(display[c.col])}" for c in rest])]
-    runs = _runs(costs, key_cost if lead else counter.one(head), max_tokens,
-                 lambda a, b: f"{head}\n\n{body([*lead, *rest[a:b]])}", counter)
-    pieces = []
-    for k, (start, end, n_tokens) in enumerate(runs):
-        cols = [*lead, *rest[start:end]]
-        a1 = [range_ref(row, c.col, row, c.col) for c in cols] \
-            if len(cols) <= 2 else [range_ref(row, min(c.col for c in cols), row,
-                                               max(c.col for c in cols))]
-        pieces.append(_Piece(block.heading_path, body(cols), [block.block_id], a1, [row],
-                             continuation=k > 0, n_tokens=n_tokens))
-    return pieces
-
-
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
-
-def _text_pieces(block: Block, count_tokens, max_tokens) -> list[_Piece]:
-    """The paragraphs of a text block within the budget; the text is cut where it is plain,
-    and each part counted and written escaped (:func:`md_text`)."""
-    head = headings_markdown(block.heading_path)
-    rows = list(range(block.min_row, block.max_row + 1))
-
-    def cost(text: str) -> int:
-        return count_tokens(f"{head}\n\n{md_text(text)}")
-
-    n_tokens = cost(block.text)
-    if n_tokens <= max_tokens:
-        return [_Piece(block.heading_path, md_text(block.text), [block.block_id],
-                       [block.a1_range], rows, n_tokens=n_tokens)]
-    units = [u for line in block.text.split("\n") for u in _SENTENCE.split(line) if u.strip()]
-    bodies: list[str] = []
-    for unit in units:
-        while cost(unit) > max_tokens and len(unit) > 1:
-            cut = len(unit) // 2  # a single sentence beyond the budget: halve it
-            while cut > 1 and cost(unit[:cut]) > max_tokens:
-                cut //= 2
-            bodies.append(unit[:cut])
-            unit = unit[cut:]
-        if bodies and cost(f"{bodies[-1]} {unit}") <= max_tokens:
-            bodies[-1] = f"{bodies[-1]} {unit}"
-        else:
-            bodies.append(unit)
-    return [_Piece(block.heading_path, md_text(b), [block.block_id], [block.a1_range], rows,
-                   continuation=k > 0) for k, b in enumerate(bodies)]

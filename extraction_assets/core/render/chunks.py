@@ -1,0 +1,261 @@
+"""Token-bounded Markdown chunks of a sheet's blocks: tables split between rows (their header
+repeated), a wide row split by columns, text cut at sentences; counted in the embedder's tokens."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from extraction_assets.core.a1 import range_ref
+from extraction_assets.core.blocks import RECORD_KINDS, Block, BlockKind
+from extraction_assets.core.render.escape import md_cell, md_text
+from extraction_assets.core.render.markdown import header_lines, headings_markdown, row_line
+from extraction_assets.core.render.records import TableRecords
+
+
+@dataclass
+class Chunk:
+    """One retrievable chunk; ``rows`` are the 1-based sheet rows of its records."""
+
+    sheet_name: str
+    heading_path: list[str]
+    block_ids: list[str]
+    a1_ranges: list[str]
+    text: str
+    n_tokens: int
+    rows: list[int] = field(default_factory=list)
+    continuation: bool = False
+
+    @property
+    def chunk_id(self) -> str:
+        """sha256 hex of text, sheet name and A1 ranges (independent of the file's hash)."""
+        key = "\x1f".join([self.text, self.sheet_name, *self.a1_ranges])
+        return hashlib.sha256(key.encode()).hexdigest()
+
+
+@dataclass
+class _Piece:
+    """Content of one chunk before packing: a heading path and a Markdown body, with its token
+    count when the producer already counted its text (``None``: count it when packing)."""
+
+    heading_path: list[str]
+    body: str
+    block_ids: list[str]
+    a1_ranges: list[str]
+    rows: list[int]
+    continuation: bool = False
+    n_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class _Counter:
+    """Token counts of the embedder's tokenizer: ``one(text)``, and ``many(texts)`` through
+    ``batch`` when the tokenizer counts a list at once (else one call per text)."""
+
+    one: Callable[[str], int]
+    batch: Callable[[Sequence[str]], list[int]] | None = None
+
+    def many(self, texts: Sequence[str]) -> list[int]:
+        if self.batch is None:
+            return [self.one(text) for text in texts]
+        return list(self.batch(texts))
+
+
+def chunk_sheet(
+    blocks: list[Block],
+    records: dict[str, TableRecords],
+    count_tokens: Callable[[str], int],
+    max_tokens: int,
+    min_tokens: int = 0,
+    count_tokens_batch: Callable[[Sequence[str]], list[int]] | None = None,
+) -> list[Chunk]:
+    """Chunk one sheet's blocks (in order) within ``max_tokens`` tokens each.
+
+    * a table larger than the budget is split on row boundaries, every chunk repeating the
+      header rows under the table's heading path; a single row larger than the budget is split
+      by columns, its first column (the row key) repeated in every part;
+    * text (notes, paragraphs, titles that head nothing) becomes paragraphs under its heading
+      path; a text larger than the budget is cut at line, then sentence, boundaries;
+    * neighbouring pieces of different blocks under the same heading path are merged while the
+      result fits the budget and one of them is smaller than ``min_tokens``;
+    * the parts of anything cut are marked ``continuation`` (all but the first).
+
+    Each line, row and cell is counted once for packing, each chunk's text once exactly, so the
+    work grows linearly with the text (cells of 10,000 characters included).
+    ``count_tokens_batch`` (same counts as ``count_tokens``, for a list of texts) is used for
+    the rows of a table and its chunks when given.
+    """
+    counter = _Counter(count_tokens, count_tokens_batch)
+    used = {h for b in blocks for h in b.heading_path[1:]}
+    used |= {b.title for b in blocks if b.kind in RECORD_KINDS and b.title}
+    pieces: list[_Piece] = []
+    for block in blocks:
+        if block.kind == BlockKind.TABLE:
+            pieces += _table_pieces(block, records.get(block.block_id),
+                                    counter, max_tokens)
+        elif block.text and not (block.kind == BlockKind.TITLE and block.text in used):
+            pieces += _text_pieces(block, count_tokens, max_tokens)
+    return _pack(pieces, count_tokens, max_tokens, min_tokens)
+
+
+def _text(piece: _Piece) -> str:
+    return headings_markdown(piece.heading_path) + "\n\n" + piece.body
+
+
+def _pack(pieces: list[_Piece], count_tokens, max_tokens: int, min_tokens: int) -> list[Chunk]:
+    merged: list[_Piece] = []
+    sizes: list[int] = []
+    for piece in pieces:
+        size = piece.n_tokens if piece.n_tokens is not None else count_tokens(_text(piece))
+        last = merged[-1] if merged else None
+        if (last is not None and last.heading_path == piece.heading_path
+                and not set(last.block_ids) & set(piece.block_ids)
+                and (sizes[-1] < min_tokens or size < min_tokens)):
+            candidate = _Piece(last.heading_path, last.body + "\n\n" + piece.body,
+                               last.block_ids + piece.block_ids, last.a1_ranges + piece.a1_ranges,
+                               last.rows + piece.rows, last.continuation)
+            n = count_tokens(_text(candidate))
+            if n <= max_tokens:
+                merged[-1], sizes[-1] = candidate, n
+                continue
+        merged.append(piece)
+        sizes.append(size)
+    return [Chunk(p.heading_path[0], p.heading_path, p.block_ids, p.a1_ranges, _text(p), n,
+                  p.rows, p.continuation) for p, n in zip(merged, sizes)]
+
+
+def _runs(costs: list[int], base: int, max_tokens: int, text_of: Callable[[int, int], str],
+          counter: _Counter) -> list[tuple[int, int, int]]:
+    """Cut items ``0..len(costs)`` into consecutive runs within ``max_tokens``.
+
+    A run takes items while ``base`` plus their estimated ``costs`` fits (at least one item),
+    then gives items back while the true token count of its text ``text_of(start, end)`` is
+    over the budget and more than one item is left. Runs are planned from the estimates
+    :data:`_PLANNED` at a time and their texts counted in one batch; after a run that gave
+    items back, the next runs are planned again from where it ended. Returns
+    ``(start, end, tokens)`` per run, ``end`` exclusive; a one-item run may still be over the
+    budget.
+    """
+    out = []
+    start = 0
+    while start < len(costs):
+        planned = []
+        while start < len(costs) and len(planned) < _PLANNED:
+            end, total = start, base
+            while end < len(costs) and (end == start or total + costs[end] <= max_tokens):
+                total += costs[end]
+                end += 1
+            planned.append((start, end))
+            start = end
+        counts = counter.many([text_of(a, b) for a, b in planned])
+        for (first, end), n_tokens in zip(planned, counts):
+            if n_tokens > max_tokens and end - first > 1:
+                while n_tokens > max_tokens and end - first > 1:
+                    end -= 1
+                    n_tokens = counter.one(text_of(first, end))
+                out.append((first, end, n_tokens))
+                start = end
+                break
+            out.append((first, end, n_tokens))
+    return out
+
+
+#: Runs planned and counted at a time by :func:`_runs`.
+_PLANNED = 64
+
+
+def _table_pieces(block: Block, records: TableRecords | None, counter: _Counter,
+                  max_tokens) -> list[_Piece]:
+    head = headings_markdown(block.heading_path)
+    columns = block.columns
+    header = header_lines(columns)
+    if records is None or not len(records):
+        return [_Piece(block.heading_path, header, [block.block_id], [block.a1_range], [])]
+    lines = records.lines()
+    overhead = counter.one("")
+    base = counter.one(f"{head}\n\n{header}")
+    costs = [n - overhead + 1 for n in counter.many(lines)]
+    rows = records.rows.tolist()
+
+    def body(start: int, end: int) -> str:
+        return f"{header}\n" + "\n".join(lines[start:end])
+
+    pieces: list[_Piece] = []
+    block_id = block.block_id
+    for start, end, n_tokens in _runs(costs, base, max_tokens,
+                                      lambda a, b: f"{head}\n\n{body(a, b)}", counter):
+        if n_tokens > max_tokens and len(columns) > 1:
+            pieces += _wide_row_pieces(block, records, start, counter, max_tokens)
+        else:
+            a1 = range_ref(rows[start], block.min_col, rows[end - 1], block.max_col)
+            pieces.append(_Piece(block.heading_path, body(start, end), [block_id], [a1],
+                                 rows[start:end], n_tokens=n_tokens))
+    return pieces
+
+
+def _wide_row_pieces(block: Block, records: TableRecords, i: int, counter: _Counter,
+                     max_tokens) -> list[_Piece]:
+    """Record ``i``, too large for the budget, split into column groups that each repeat the
+    first column (the row key) with its header, when the key takes at most a quarter of the
+    budget (a larger key is written once, in the first group)."""
+    head = headings_markdown(block.heading_path)
+    row = int(records.rows[i])
+    shown = dict(zip((c.col for c in block.columns), records.row_shown(i)))
+    display = dict(zip((c.col for c in block.columns), records.row_display(i)))
+
+    def body(cols) -> str:
+        return "\n".join([header_lines(cols), row_line([shown[c.col] for c in cols])])
+
+    key_cost = counter.one(f"{head}\n\n{body(block.columns[:1])}")
+    lead = block.columns[:1] if key_cost <= max_tokens // 4 else []
+    rest = block.columns[len(lead):]
+    overhead = counter.one("")
+    # a column adds its header cell, its rule cell and its value cell to the three lines
+    costs = [n - overhead + 3 for n in counter.many(
+        [f"{md_cell(c.header)} | --- | {md_cell(display[c.col])}" for c in rest])]
+    runs = _runs(costs, key_cost if lead else counter.one(head), max_tokens,
+                 lambda a, b: f"{head}\n\n{body([*lead, *rest[a:b]])}", counter)
+    pieces = []
+    for k, (start, end, n_tokens) in enumerate(runs):
+        cols = [*lead, *rest[start:end]]
+        a1 = [range_ref(row, c.col, row, c.col) for c in cols] \
+            if len(cols) <= 2 else [range_ref(row, min(c.col for c in cols), row,
+                                               max(c.col for c in cols))]
+        pieces.append(_Piece(block.heading_path, body(cols), [block.block_id], a1, [row],
+                             continuation=k > 0, n_tokens=n_tokens))
+    return pieces
+
+
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
+
+
+def _text_pieces(block: Block, count_tokens, max_tokens) -> list[_Piece]:
+    """The paragraphs of a text block within the budget; the text is cut where it is plain,
+    and each part counted and written escaped (:func:`md_text`)."""
+    head = headings_markdown(block.heading_path)
+    rows = list(range(block.min_row, block.max_row + 1))
+
+    def cost(text: str) -> int:
+        return count_tokens(f"{head}\n\n{md_text(text)}")
+
+    n_tokens = cost(block.text)
+    if n_tokens <= max_tokens:
+        return [_Piece(block.heading_path, md_text(block.text), [block.block_id],
+                       [block.a1_range], rows, n_tokens=n_tokens)]
+    units = [u for line in block.text.split("\n") for u in _SENTENCE.split(line) if u.strip()]
+    bodies: list[str] = []
+    for unit in units:
+        while cost(unit) > max_tokens and len(unit) > 1:
+            cut = len(unit) // 2  # a single sentence beyond the budget: halve it
+            while cut > 1 and cost(unit[:cut]) > max_tokens:
+                cut //= 2
+            bodies.append(unit[:cut])
+            unit = unit[cut:]
+        if bodies and cost(f"{bodies[-1]} {unit}") <= max_tokens:
+            bodies[-1] = f"{bodies[-1]} {unit}"
+        else:
+            bodies.append(unit)
+    return [_Piece(block.heading_path, md_text(b), [block.block_id], [block.a1_range], rows,
+                   continuation=k > 0) for k, b in enumerate(bodies)]

@@ -1,0 +1,82 @@
+"""The no-value-lost rule: every cell holding a value reaches its block's records, header or text
+(:func:`unreached_cells`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from extraction_assets.core.a1 import MAX_COL, cell_ref
+from extraction_assets.core.blocks import FLOATING_KINDS, Block, BlockKind
+from extraction_assets.core.normalize import StyledGrid, stripped_text
+from extraction_assets.core.render.records import RecordSet
+
+
+def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: RecordSet,
+                    ) -> list[tuple[str, str, str, str]]:
+    """Every cell that holds a value and reaches no output: ``(sheet name, A1 ref, display
+    text, where)``. ``sheets`` are the visible sheets' grids with all their blocks (the grids
+    in the order ``record_set`` was built from, that set holding their tables and forms).
+
+    A non-empty cell of a shown row and column, not covered by a merge (its value is its
+    anchor's), must be in a block and, there: in a table's header rows, a level of a column's
+    header path (a merged header cell stands over several columns); in its data rows, a
+    record's own value (a row repeating the header counts as the header); in a form, its label
+    or a value; in any other block, in its text.
+    """
+    out: list[tuple[str, str, str, str]] = []
+    for (grid, blocks), base in zip(sheets, record_set.bases):
+        table = grid.table
+        if not table.num_rows:
+            continue
+        owned = np.flatnonzero(bool_array(pc.and_(
+            pc.and_(pc.not_equal(stripped_text(table.column("display_text")), ""),
+                    pc.invert(pc.fill_null(table.column("hidden"), False))),
+            pc.is_null(table.column("merged_from")))))
+        lost = np.zeros(len(table), dtype=bool)
+        lost[owned] = True
+        why: dict[int, str] = {}
+        reached = record_set.reached[base:base + len(grid)]
+        texts = table.column("display_text")
+        for block in blocks:
+            if block.kind in FLOATING_KINDS:
+                continue
+            inside = grid.positions(block.min_row, block.min_col, block.max_row, block.max_col)
+            inside = inside[lost[inside]]
+            if not len(inside):
+                continue
+            lost[inside] = False
+            rows = grid.keys[inside] // (MAX_COL + 1)
+            if block.kind == BlockKind.TABLE:
+                header = rows < block.min_row + block.header_row_count
+                data = ~header & ~np.isin(rows, block.skip_rows) & ~reached[inside]
+                every = {level for c in block.columns for level in c.header_levels}
+                every |= {c.header for c in block.columns}
+                for p in inside[header].tolist():
+                    if " ".join(texts[p].as_py().split()) not in every:
+                        lost[p], why[p] = True, f"header cell of table {block.a1_range} " \
+                            "in no column's header"
+                for p in inside[data].tolist():
+                    lost[p], why[p] = True, f"cell of table {block.a1_range} in no record"
+            elif block.kind == BlockKind.KEY_VALUE:
+                labels = {c.header for c in block.columns} | {
+                    level for c in block.columns for level in c.header_levels}
+                for p in inside[~reached[inside]].tolist():
+                    text = texts[p].as_py().strip()
+                    if text not in labels and text.rstrip(":：").strip() not in labels:
+                        lost[p], why[p] = True, f"cell of form {block.a1_range} in no pair"
+            else:
+                for p in inside.tolist():
+                    if texts[p].as_py().strip() not in block.text:
+                        lost[p], why[p] = True, f"cell of {block.kind} block {block.a1_range} " \
+                            "not in its text"
+        for p in np.flatnonzero(lost).tolist():
+            r, c = divmod(int(grid.keys[p]), MAX_COL + 1)
+            out.append((grid.sheet_name, cell_ref(r, c), texts[p].as_py(),
+                        why.get(p, "in no block")))
+    return out
+
+
+def bool_array(values: pa.Array) -> np.ndarray:
+    return pc.fill_null(values, False).to_numpy(zero_copy_only=False)

@@ -1,0 +1,46 @@
+"""Markdown of a table: ATX headings of its heading path, then a GFM pipe table."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from extraction_assets.core.blocks import Block
+from extraction_assets.core.render.escape import md_cell
+from extraction_assets.core.render.records import TableRecords
+
+
+def headings_markdown(path: list[str]) -> str:
+    """ATX headings for a heading path: ``#`` the sheet, ``##`` the next level... (at most six)."""
+    return heading_lines(tuple(path))
+
+
+@lru_cache(maxsize=4096)
+def heading_lines(path: tuple[str, ...]) -> str:
+    return "\n\n".join(f"{'#' * min(level + 1, 6)} {md_cell(h)}" for level, h in enumerate(path))
+
+
+def row_line(cells: list[str]) -> str:
+    return "| " + " | ".join(md_cell(c) for c in cells) + " |"
+
+
+def header_lines(columns: list) -> str:
+    """The GFM header line and delimiter row of ``columns``."""
+    return row_line([c.header for c in columns]) + "\n|" + "|".join(" --- " for _ in columns) + "|"
+
+
+def joined(head: list[str], lines: pa.Array, tail: list[str] = ()) -> pa.Array:
+    """``head``, ``lines`` and ``tail`` joined by line breaks, as a one-element Arrow string
+    array (the text of a large table never becomes a Python string)."""
+    values = pa.concat_arrays([pa.array(list(head), pa.string()), lines.cast(pa.string()),
+                               pa.array(list(tail), pa.string())])
+    return pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(values)], pa.int32()),
+                                                   values), "\n")
+
+
+def table_markdown(block: Block, records: TableRecords) -> pa.Array:
+    """The whole table as a GFM pipe table (flattened headers, then one line per record), as
+    one :func:`joined` text."""
+    return joined([header_lines(block.columns)], records.line_array())
