@@ -18,8 +18,8 @@ from pathlib import Path
 
 import duckdb
 
-from extraction_assets.store.storage import DataStore
 from extraction_assets.search.vectors import VectorStore
+from extraction_assets.store.storage import DataStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fault_helpers import batch_value, fake_embedding_server, write_batch

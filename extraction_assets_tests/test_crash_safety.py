@@ -22,11 +22,11 @@ import duckdb
 import pyarrow.parquet as pq
 from dagster import DagsterRunStatus
 
-from tools.bench import generate_workbook
 from extraction_assets.app.ingest import open_instance
-from extraction_assets.store.storage import DataStore, sha256_file
 from extraction_assets.search.vectors import VectorStore
+from extraction_assets.store.storage import DataStore, sha256_file
 from extraction_assets.store.warehouse import refresh_views, view_sql
+from tools.bench import generate_workbook
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fault_helpers import fake_embedding_server

@@ -9,8 +9,8 @@ import zipfile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from extraction_assets.core.errors import ExtractionError
 from extraction_assets.app.samples import SAMPLES, workbook_bytes
+from extraction_assets.core.errors import ExtractionError
 from extraction_assets.pipeline.stages import StageError, normalize_stage, parse_stage, segment_stage
 
 H = "0" * 64

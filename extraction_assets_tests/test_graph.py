@@ -12,11 +12,11 @@ import duckdb
 import pytest
 from dagster import AssetKey
 
+from extraction_assets.app.ingest import ingest_paths, open_instance
 from extraction_assets.defs.assets import ALL_ASSETS
 from extraction_assets.search.embedding import LocalEmbedder
-from extraction_assets.app.ingest import ingest_paths, open_instance
-from extraction_assets.store.storage import DataStore
 from extraction_assets.search.vectors import VectorStore
+from extraction_assets.store.storage import DataStore
 from extraction_assets.store.warehouse import CONTRACT_VIEWS
 
 CONTRACT_COLUMNS = {

@@ -8,13 +8,13 @@ import json
 
 from openpyxl import Workbook
 
-from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets.pipeline.stages import (
     normalize_stage,
     parse_stage,
     render_stage,
     segment_stage,
 )
+from extraction_assets.search.embedding import LocalEmbedder
 
 H = "0" * 64
 

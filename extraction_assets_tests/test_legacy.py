@@ -15,7 +15,6 @@ import zipfile
 import openpyxl
 import pytest
 
-from extraction_assets.pipeline import stages
 from extraction_assets.core import legacy
 from extraction_assets.core.container import sniff
 from extraction_assets.core.errors import (
@@ -23,7 +22,8 @@ from extraction_assets.core.errors import (
     ExtractionError,
     NotASpreadsheetError,
 )
-from extraction_assets.core.ooxml import open_workbook
+from extraction_assets.core.open import open_workbook
+from extraction_assets.pipeline import stages
 
 H = "0" * 64
 

@@ -1,4 +1,4 @@
-"""Tests of :mod:`extraction_assets.core.objects`: comments, hyperlinks, validations, conditional
+"""Tests of :mod:`extraction_assets.core.ooxml.objects`: comments, hyperlinks, validations, conditional
 formats, tables, charts, pictures, defined names and external links.
 
 Fixtures are built here: openpyxl in write mode, then raw OOXML parts added or patched with
@@ -31,15 +31,15 @@ from openpyxl.worksheet.table import Table, TableColumn
 
 from extraction_assets.core.container import Limits, PackageReader
 from extraction_assets.core.errors import ExtractionError
-from extraction_assets.core.objects import (
-    SheetObject,
-    _image_header,
+from extraction_assets.core.model import SheetObject
+from extraction_assets.core.ooxml.objects import (
     read_chartsheet_objects,
     read_sheet_objects,
     read_workbook_objects,
 )
-from extraction_assets.core.ooxml import open_workbook
-from extraction_assets.core.parts import parse_part as _parse
+from extraction_assets.core.ooxml.objects.drawings import _image_header
+from extraction_assets.core.ooxml.rels import parse_part as _parse
+from extraction_assets.core.open import open_workbook
 
 NS_MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 NS_R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"

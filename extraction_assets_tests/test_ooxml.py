@@ -13,7 +13,6 @@ import zipfile
 import pytest
 from openpyxl import Workbook
 
-from extraction_assets.pipeline import stages
 from extraction_assets.core.container import Limits
 from extraction_assets.core.errors import (
     CorruptWorkbookError,
@@ -22,9 +21,11 @@ from extraction_assets.core.errors import (
     LimitExceededError,
     NotASpreadsheetError,
 )
+from extraction_assets.core.model import ParsedSheet
 from extraction_assets.core.normalize import normalize_sheet
-from extraction_assets.core.ooxml import ParsedSheet, open_workbook
-from extraction_assets.core.worksheet import translate_formula
+from extraction_assets.core.ooxml.sheet_cells import translate_formula
+from extraction_assets.core.open import open_workbook
+from extraction_assets.pipeline import stages
 
 try:
     from extraction_assets_tests.builders import (

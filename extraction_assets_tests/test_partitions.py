@@ -10,9 +10,10 @@ import time
 import pytest
 from dagster import AssetSelection, DagsterInstance, build_sensor_context, materialize
 
+from extraction_assets.app.ingest import open_instance
+from extraction_assets.app.samples import write_samples
 from extraction_assets.defs.assets import ALL_ASSETS
 from extraction_assets.defs.definitions import make_definitions
-from extraction_assets.app.ingest import open_instance
 from extraction_assets.defs.partitions import (
     ADD_BATCH_SIZE,
     MAX_RUNS_PER_TICK,
@@ -23,7 +24,6 @@ from extraction_assets.defs.partitions import (
     plan_discovery,
     workbook_partitions,
 )
-from extraction_assets.app.samples import write_samples
 from extraction_assets.defs.sensors import inbox_sensor
 from extraction_assets.store.storage import DataStore
 

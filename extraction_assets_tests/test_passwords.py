@@ -9,9 +9,9 @@ import pytest
 from msoffcrypto.format.ooxml import OOXMLFile
 from openpyxl import Workbook
 
-from extraction_assets.core.errors import EncryptedWorkbookError
-from extraction_assets.core.ooxml import open_workbook
 from extraction_assets.app.ingest import ingest_paths
+from extraction_assets.core.errors import EncryptedWorkbookError
+from extraction_assets.core.open import open_workbook
 
 
 def _protected(password: str) -> bytes:

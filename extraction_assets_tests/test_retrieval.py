@@ -12,16 +12,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from extraction_assets.search import vectors
-from tools import retrieval_eval
-from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets.app.ingest import ingest_paths
-from tools.paths import shared_dir
-from extraction_assets.search.retrieval import Searcher, index_units, retrieval_units
 from extraction_assets.app.samples import build_ledger, build_spec_ja, workbook_bytes
 from extraction_assets.pipeline.stages import run_pipeline
-from extraction_assets.store.storage import DataStore
+from extraction_assets.search import vectors
+from extraction_assets.search.embedding import LocalEmbedder
+from extraction_assets.search.retrieval import Searcher, index_units, retrieval_units
 from extraction_assets.search.vectors import VectorStore
+from extraction_assets.store.storage import DataStore
+from tools import retrieval_eval
+from tools.paths import shared_dir
 
 
 @pytest.fixture(scope="module")

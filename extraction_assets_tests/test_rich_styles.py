@@ -10,15 +10,16 @@ import openpyxl
 import pytest
 from openpyxl.styles import Alignment, Border, Font, Side
 
-from extraction_assets.pipeline import stages
 from extraction_assets.core.container import Limits, PackageReader
-from extraction_assets.core.ooxml import CellStyle, open_workbook
-from extraction_assets.core.parts import (
+from extraction_assets.core.model import CellStyle
+from extraction_assets.core.ooxml.strings import (
     SharedStrings,
     read_rich_strings,
     read_shared_strings,
     runs_without_defaults,
 )
+from extraction_assets.core.open import open_workbook
+from extraction_assets.pipeline import stages
 from extraction_assets.pipeline.schemas import SCHEMAS
 
 try:

@@ -19,8 +19,8 @@ from openpyxl.styles import Border, Font, PatternFill, Side
 from openpyxl.worksheet.table import Table, TableStyleInfo
 
 from extraction_assets.pipeline.checks import cell_coverage, rows_in_one_chunk
-from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets.pipeline.stages import run_pipeline
+from extraction_assets.search.embedding import LocalEmbedder
 
 try:
     from extraction_assets_tests.builders import put_rows as put

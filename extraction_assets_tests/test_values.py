@@ -10,7 +10,6 @@ import pytest
 from openpyxl import Workbook
 
 from extraction_assets.core.numfmt import is_valid_format
-from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets.pipeline.stages import (
     normalize_stage,
     parse_stage,
@@ -18,6 +17,7 @@ from extraction_assets.pipeline.stages import (
     run_pipeline,
     segment_stage,
 )
+from extraction_assets.search.embedding import LocalEmbedder
 
 try:
     from extraction_assets_tests.builders import Sheet, sst, t, worksheet, xlsx_bytes

@@ -1,4 +1,4 @@
-"""The worksheet part reader (extraction_assets.core.worksheet): the fast reader, which extracts
+"""The worksheet part reader (extraction_assets.core.ooxml.worksheet): the fast reader, which extracts
 the cells of runs of rows in threads, gives exactly the cells of the tree reader (libxml2's
 ``iterparse``), whatever the form of the XML and wherever the blocks of the part are cut."""
 
@@ -8,9 +8,10 @@ import io
 
 import pytest
 
-from extraction_assets.core import worksheet as ws
 from extraction_assets.core.container import Budget, Limits
-from extraction_assets.core.worksheet import WorksheetReader
+from extraction_assets.core.errors import CorruptWorkbookError
+from extraction_assets.core.ooxml import sheet_cells
+from extraction_assets.core.ooxml.worksheet import WorksheetReader
 
 NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 STRINGS = ["Region", "North", "Süd", "東京"]
@@ -66,7 +67,7 @@ def canonical_rows(n: int) -> str:
 @pytest.mark.parametrize("block_bytes", [1 << 22, 4096, 1000])
 def test_fast_reader_equals_tree_reader_across_block_cuts(monkeypatch, block_bytes):
     data = part(canonical_rows(2000))
-    monkeypatch.setattr(ws, "_BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(sheet_cells, "BLOCK_BYTES", block_bytes)
     fast, tree = fast_and_tree(data)
     assert facts(fast) == facts(tree)
     cells = {(c["row"], c["col"]): c for c in fast.cells.to_pylist()}
@@ -98,7 +99,7 @@ def test_fast_reader_equals_tree_reader_across_block_cuts(monkeypatch, block_byt
 ])
 @pytest.mark.parametrize("block_bytes", [1 << 22, 64])
 def test_other_forms_read_as_the_tree_reader_reads_them(monkeypatch, rows, block_bytes):
-    monkeypatch.setattr(ws, "_BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(sheet_cells, "BLOCK_BYTES", block_bytes)
     fast, tree = fast_and_tree(part(rows * 3))
     assert facts(fast) == facts(tree)
     assert fast.cells.num_rows > 0
@@ -106,7 +107,7 @@ def test_other_forms_read_as_the_tree_reader_reads_them(monkeypatch, rows, block
 
 @pytest.mark.parametrize("block_bytes", [1 << 22, 512])
 def test_namespace_prefix(monkeypatch, block_bytes):
-    monkeypatch.setattr(ws, "_BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(sheet_cells, "BLOCK_BYTES", block_bytes)
     rows = "".join(f'<x:row r="{r}"><x:c r="A{r}" t="s"><x:v>1</x:v></x:c>'
                    f'<x:c r="B{r}"><x:v>{r}</x:v></x:c></x:row>' for r in range(1, 200))
     fast, tree = fast_and_tree(part(rows, "x:"))
@@ -115,7 +116,7 @@ def test_namespace_prefix(monkeypatch, block_bytes):
 
 
 def test_malformed_run_in_a_later_block_falls_back_to_a_typed_error(monkeypatch):
-    monkeypatch.setattr(ws, "_BLOCK_BYTES", 2048)
+    monkeypatch.setattr(sheet_cells, "BLOCK_BYTES", 2048)
     data = part(canonical_rows(200) + '<row r="201"><c r="A201"><v>1</v></row>')
-    with pytest.raises(ws.CorruptWorkbookError):
+    with pytest.raises(CorruptWorkbookError):
         reader(data).read()

@@ -74,7 +74,7 @@ from pathlib import Path
 from extraction_assets.core.a1 import cell_ref, parse_range
 from extraction_assets.core.normalize import normalize_sheet
 from extraction_assets.core.numfmt import format_value, is_date_format
-from extraction_assets.core.ooxml import open_workbook
+from extraction_assets.core.open import open_workbook
 from tools.paths import shared_dir
 
 GROUNDTRUTH = "groundtruth/sheetjs_excel_csv"

@@ -48,9 +48,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from extraction_assets.core.a1 import parse_range
+from extraction_assets.search.vectors import MODES
 from tools.labelled import ANNOTATION_SHEETS
 from tools.paths import shared_dir
-from extraction_assets.search.vectors import MODES
 
 #: results looked at per question (the MRR cut-off)
 DEPTH = 10

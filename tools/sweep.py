@@ -39,9 +39,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from extraction_assets.core.errors import ExtractionError
-from tools.paths import shared_dir
-from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets.pipeline.stages import PIPELINE_ASSETS, StageError, run_pipeline, workbook_stage
+from extraction_assets.search.embedding import LocalEmbedder
+from tools.paths import shared_dir
 
 #: Outcomes that are faults of the extraction, not typed refusals of a bad file: the sweep fails
 #: when any file ends so.

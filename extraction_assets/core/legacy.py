@@ -53,9 +53,11 @@ from extraction_assets.core.errors import (
     LimitExceededError,
     UnsupportedFormatError,
 )
-from extraction_assets.core.ooxml import CellStyle, ParsedSheet, ParsedWorkbook, SheetInfo
-from extraction_assets.core.parts import Issue
-from extraction_assets.core.worksheet import CELL_SCHEMA, syntax_error_message
+from extraction_assets.core.model import CellStyle, ParsedSheet, SheetInfo
+from extraction_assets.core.model import Issue
+from extraction_assets.core.model import CELL_SCHEMA
+from extraction_assets.core.ooxml.workbook import ParsedWorkbook
+from extraction_assets.core.ooxml.xml import syntax_error_message
 
 #: Seconds a LibreOffice conversion may take before its process group is killed.
 SOFFICE_TIMEOUT = float(os.environ.get("EXTRACTION_ASSETS_SOFFICE_TIMEOUT", "120"))
@@ -226,7 +228,7 @@ def open_legacy(data: bytes, sniffed: Sniffed, limits: Limits | None = None, *,
                                    f"LibreOffice could not convert the {sniffed.format} file "
                                    f"({exc.message}); read by value instead")
         else:
-            from extraction_assets.core.ooxml import open_workbook
+            from extraction_assets.core.open import open_workbook
 
             wb = open_workbook(converted, limits)
             wb.has_macros = wb.has_macros or sniffed.has_macros

@@ -25,9 +25,9 @@ import pyarrow.compute as pc
 from extraction_assets.core.a1 import MAX_COL, column_letter, parse_range, range_ref
 from extraction_assets.core.arrays import in_threads, scatter
 from extraction_assets.core.container import Budget, Limits
+from extraction_assets.core.model import ParsedSheet, WorkbookStyles
 from extraction_assets.core.numfmt import format_text, format_values, is_date_format, serial_to_datetime
-from extraction_assets.core.ooxml import ParsedSheet, WorkbookStyles
-from extraction_assets.core.worksheet import text_bytes
+from extraction_assets.core.ooxml.xml import text_bytes
 
 # ECMA-376 Part 1, §18.8.27: the default indexed colour palette (indices 0..63).
 DEFAULT_INDEXED_COLORS = (

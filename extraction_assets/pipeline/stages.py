@@ -33,6 +33,8 @@ from extraction_assets.core.blocks import (
 from extraction_assets.core.container import Budget, Limits, sniff
 from extraction_assets.core.errors import ExtractionError
 from extraction_assets.core.headings import detect_heading_levels
+from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo, WorkbookStyles
+from extraction_assets.core.model import CELL_SCHEMA
 from extraction_assets.core.normalize import (
     GRID_COLUMNS,
     GRID_SCHEMA,
@@ -41,14 +43,7 @@ from extraction_assets.core.normalize import (
     normalize_sheet,
 )
 from extraction_assets.core.numfmt import is_valid_format
-from extraction_assets.core.ooxml import (
-    CellStyle,
-    Issue,
-    ParsedSheet,
-    SheetInfo,
-    WorkbookStyles,
-    open_workbook,
-)
+from extraction_assets.core.open import open_workbook
 from extraction_assets.core.render.chunks import Chunk, chunk_sheet
 from extraction_assets.core.render.coverage import unreached_cells
 from extraction_assets.core.render.escape import md_text
@@ -56,7 +51,6 @@ from extraction_assets.core.render.html import form_html, table_html
 from extraction_assets.core.render.markdown import joined, table_markdown
 from extraction_assets.core.render.records import RecordSet, apply_markup
 from extraction_assets.core.segment import segment_sheet
-from extraction_assets.core.worksheet import CELL_SCHEMA
 from extraction_assets.pipeline.schemas import constant_column, memory_schema, repeated_column
 
 
@@ -181,7 +175,7 @@ def parse_stage(workbook_hash: str, data: bytes, limits: Limits | None = None,
         cells = pa.concat_tables(cell_tables) if cell_tables else _table("parsed_cells", [])
         style_rows = [dict(workbook_hash=workbook_hash, style_index=i, **vars(s))
                       for i, s in enumerate(styles)]
-        from extraction_assets.core.parts import runs_without_defaults
+        from extraction_assets.core.ooxml.strings import runs_without_defaults
 
         base = styles[0] if styles else CellStyle()
         base_font = {"size": base.font_size, "color": base.font_color, "font": base.font_name}

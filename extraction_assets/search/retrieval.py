@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from extraction_assets.store.storage import DataStore
 from extraction_assets.search.vectors import MODES, VectorStore
+from extraction_assets.store.storage import DataStore
 
 #: between a record's place (heading path, title) and its values
 PLACE_SEPARATOR = " — "

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets.pipeline.stages import normalize_stage, parse_stage, render_stage, rich_markup, segment_stage
+from extraction_assets.search.embedding import LocalEmbedder
 
 #: The chunk budget and merge floor of the ``rendered_chunks`` asset's defaults.
 MAX_TOKENS, MIN_TOKENS = 512, 64

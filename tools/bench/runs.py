@@ -9,8 +9,8 @@ from pathlib import Path
 
 from dagster import AssetKey, AssetRecordsFilter
 
-from extraction_assets.defs.resources import EmbedderResource
 from extraction_assets.app.ingest import ingest_paths, open_instance
+from extraction_assets.defs.resources import EmbedderResource
 from extraction_assets.store.storage import DataStore
 
 

@@ -17,8 +17,8 @@ from dagster import (
     asset,
 )
 
-from extraction_assets.pipeline.checks import CheckOutcome
 from extraction_assets.defs.partitions import workbook_partitions
+from extraction_assets.pipeline.checks import CheckOutcome
 from extraction_assets.pipeline.stages import StageError, StageOutput, issue_rows
 from extraction_assets.store.storage import DataStore
 from extraction_assets.store.warehouse import refresh_views

@@ -2,10 +2,10 @@
 
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
 
-from extraction_assets.defs.resources import DataStoreResource, LimitsResource
-from extraction_assets.pipeline.stages import StageError, normalize_stage
 from extraction_assets.defs.assets.common import fail, finish, stage_asset
 from extraction_assets.defs.assets.parsed_sheets import parsed_sheets
+from extraction_assets.defs.resources import DataStoreResource, LimitsResource
+from extraction_assets.pipeline.stages import StageError, normalize_stage
 
 CODE_VERSION = "4"
 

@@ -2,10 +2,10 @@
 
 from dagster import AssetExecutionContext, MaterializeResult
 
-from extraction_assets.defs.resources import DataStoreResource, LimitsResource, PasswordsResource
-from extraction_assets.pipeline.stages import StageError, parse_stage
 from extraction_assets.defs.assets.common import fail, finish, stage_asset
 from extraction_assets.defs.assets.workbook import workbook
+from extraction_assets.defs.resources import DataStoreResource, LimitsResource, PasswordsResource
+from extraction_assets.pipeline.stages import StageError, parse_stage
 
 CODE_VERSION = "4"
 

@@ -3,6 +3,9 @@
 from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue
 from pydantic import Field
 
+from extraction_assets.defs.assets.common import check_result, finish, stage_asset
+from extraction_assets.defs.assets.segmented_blocks import segmented_blocks
+from extraction_assets.defs.resources import DataStoreResource, EmbedderResource
 from extraction_assets.pipeline.checks import (
     chunk_budget,
     heading_paths,
@@ -10,10 +13,7 @@ from extraction_assets.pipeline.checks import (
     rows_in_one_chunk,
     values_in_output,
 )
-from extraction_assets.defs.resources import DataStoreResource, EmbedderResource
 from extraction_assets.pipeline.stages import render_stage, rich_markup
-from extraction_assets.defs.assets.common import check_result, finish, stage_asset
-from extraction_assets.defs.assets.segmented_blocks import segmented_blocks
 
 CODE_VERSION = "9"
 

@@ -4,13 +4,13 @@ from collections import Counter
 
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
 
-from extraction_assets.pipeline.checks import cell_coverage
 from extraction_assets.core.render.picture import segmentation_svg
-from extraction_assets.defs.resources import DataStoreResource
-from extraction_assets.pipeline.stages import segment_stage
-from extraction_assets.store.storage import atomic_write_bytes
 from extraction_assets.defs.assets.common import check_result, finish, stage_asset
 from extraction_assets.defs.assets.normalized_grids import normalized_grids
+from extraction_assets.defs.resources import DataStoreResource
+from extraction_assets.pipeline.checks import cell_coverage
+from extraction_assets.pipeline.stages import segment_stage
+from extraction_assets.store.storage import atomic_write_bytes
 
 CODE_VERSION = "8"
 

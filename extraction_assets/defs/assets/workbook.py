@@ -5,10 +5,10 @@ from pathlib import Path
 from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue
 
 from extraction_assets.core.errors import SourceUnavailableError
-from extraction_assets.core.parts import Issue
+from extraction_assets.core.model import Issue
+from extraction_assets.defs.assets.common import fail, finish, stage_asset
 from extraction_assets.defs.resources import DataStoreResource, LimitsResource, PasswordsResource
 from extraction_assets.pipeline.stages import StageError, StageOutput, workbook_stage
-from extraction_assets.defs.assets.common import fail, finish, stage_asset
 
 CODE_VERSION = "2"
 

@@ -1,7 +1,6 @@
-"""Package-level helpers shared by the workbook and object readers: safe XML parsing,
-relationships (OPC, ECMA-376 Part 2 §9.3), the shared string table (§18.4.9) with its
-rich-text runs (§18.4.4) and phonetic runs (§18.4.6) kept apart, and the
-:class:`Issue` record of ``extraction_issues``."""
+"""The shared string table (§18.4.9) with its rich-text runs (§18.4.4) and phonetic runs
+(§18.4.6) kept apart.
+"""
 
 from __future__ import annotations
 
@@ -9,66 +8,9 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from extraction_assets.core.container import PackageReader, resolve_target
+from extraction_assets.core.container import PackageReader
 from extraction_assets.core.errors import CorruptWorkbookError
-from extraction_assets.core.worksheet import XML_OPTS, local, syntax_error_message, unescape_xstring
-
-
-@dataclass
-class Issue:
-    """A warning or error found while extracting (rows of the ``extraction_issues`` view)."""
-
-    stage: str
-    sheet_name: str | None
-    ref: str | None
-    severity: str
-    code: str
-    message: str
-
-
-def rel_attr(el, name: str = "id") -> str | None:
-    """Value of an ``r:``-namespaced attribute whatever namespace URI the package uses."""
-    for key, value in el.attrib.items():
-        if key.startswith("{") and local(key) == name and "relationships" in key:
-            return value
-    return None
-
-
-def parse_part(reader: PackageReader, part: str):
-    """Parse a whole (small) part of ``reader`` into an element tree: no DTD, no entities, no
-    network, at most ``max_tree_bytes`` of XML.
-
-    Raises:
-        CorruptWorkbookError: the part is missing or not well-formed XML.
-        HostileContentError: the part declares a DTD.
-        LimitExceededError: the part holds more than ``max_tree_bytes``.
-    """
-    with reader.open(part, max_bytes=reader.limits.max_tree_bytes) as stream:
-        try:
-            return etree.parse(stream, etree.XMLParser(**XML_OPTS)).getroot()
-        except etree.XMLSyntaxError as exc:
-            raise CorruptWorkbookError(
-                f"part {part} is not well-formed XML: {syntax_error_message(exc)}") from exc
-
-
-def read_rels(reader: PackageReader, part: str) -> dict[str, tuple[str, str]]:
-    """Relationships of ``part``: id -> (type suffix, resolved target part). Empty if none."""
-    folder, _, name = part.rpartition("/")
-    rels_part = f"{folder}/_rels/{name}.rels" if folder else f"_rels/{name}.rels"
-    if not reader.has(rels_part):
-        return {}
-    root = parse_part(reader, rels_part)
-    out = {}
-    for rel in root:
-        if local(rel.tag) != "Relationship":
-            continue
-        rtype = (rel.get("Type") or "").rsplit("/", 1)[-1]
-        target = rel.get("Target") or ""
-        if rel.get("TargetMode") == "External":
-            out[rel.get("Id") or ""] = (rtype, "external:" + target)
-        else:
-            out[rel.get("Id") or ""] = (rtype, resolve_target(part, target))
-    return out
+from extraction_assets.core.ooxml.xml import XML_OPTS, local, syntax_error_message, unescape_xstring
 
 
 #: Order of the keys of one rich-text run (JSON objects keep it); ``text`` always first.

@@ -1,0 +1,237 @@
+"""Streaming reader of SpreadsheetML packages (``.xlsx`` / ``.xlsm``, Transitional and Strict).
+
+The reader walks the package the way ECMA-376 Part 1 describes it: ``_rels/.rels`` names the
+workbook part (§12.3.23), the workbook part lists the sheets and their relationships (§18.2.27),
+the shared string table (§18.4.9) and the stylesheet (§18.8.39) are read once, and each worksheet
+part (§18.3.1.99) is parsed with ``lxml.etree.iterparse``: elements are cleared as soon as they
+are read, so memory grows with the non-empty cells of the sheet being read, never with the
+declared ``<dimension>`` or with empty ``<row>`` elements.
+
+Namespaces are matched by local name, so Strict OOXML (``purl.oclc.org``) and non-standard
+prefixes read the same as Transitional. No DTD is loaded, no entity is resolved and no network
+access is made by the XML parser.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Iterator
+
+import pyarrow as pa
+
+from extraction_assets.core.a1 import MAX_COL, cell_ref, parse_cell_ref, parse_range, range_ref
+from extraction_assets.core.container import Budget, Limits, PackageReader
+from extraction_assets.core.errors import CorruptWorkbookError, LimitExceededError
+from extraction_assets.core.model import CellStyle, ParsedSheet, SheetInfo, WorkbookStyles
+from extraction_assets.core.model import SheetObject
+from extraction_assets.core.model import Issue
+from extraction_assets.core.ooxml.objects import read_chartsheet_objects, read_sheet_objects
+from extraction_assets.core.ooxml.strings import RichString, read_shared_strings
+from extraction_assets.core.ooxml.worksheet import WorksheetReader, open_stream
+from extraction_assets.core.ooxml.xml import local
+
+
+REL_OFFICE_DOCUMENT = "officeDocument"
+
+
+@dataclass
+class ParsedWorkbook:
+    """Workbook-level facts plus a lazy, per-sheet cell stream.
+
+    Use :meth:`iter_sheets` to read the sheets one at a time; only the current sheet's cells are
+    held in memory. The shared string table is read on first use (:attr:`shared_strings`), so
+    a caller that needs only the workbook-level facts (sheet list, date system, flags) does
+    not parse it.
+    """
+
+    reader: PackageReader | None
+    sheets: list[SheetInfo]
+    styles: list[CellStyle]
+    #: the shared string table's part (``xl/sharedStrings.xml`` as the workbook's
+    #: relationships name it), ``None`` when the package has none
+    shared_strings_part: str | None
+    date1904: bool
+    theme_colors: list[str]
+    indexed_colors: list[str] | None
+    has_macros: bool
+    has_external_links: bool
+    issues: list[Issue]
+    limits: Limits
+    objects: list[SheetObject] = field(default_factory=list)
+    #: ``{"tool", "version", "seconds"}`` when the workbook was converted to xlsx first.
+    conversion: dict | None = None
+
+    def iter_sheets(self) -> Iterator[ParsedSheet]:
+        """Yield one :class:`ParsedSheet` per sheet, in workbook order.
+
+        Chartsheets, dialog sheets and sheets whose part is missing yield no cells. A worksheet
+        whose XML is damaged yields the cells read so far and records an ``extraction_issues``
+        row instead of failing the workbook. A sheet whose part an earlier sheet already read
+        (two ``<sheet>`` entries sharing one part, which Excel never writes) yields no cells and
+        a ``shared_sheet_part`` warning. Each sheet's objects (comments, hyperlinks,
+        validations, conditional formats, tables, charts, pictures) are in ``sheet.objects``;
+        a damaged optional part becomes an issue, never an exception.
+
+        Raises:
+            LimitExceededError: more cells than ``limits.max_cells`` or more bytes of cell text
+                than ``limits.max_text_bytes`` in the workbook, more merged ranges than
+                ``limits.max_merged_ranges`` or more than ``limits.max_tree_bytes`` of XML
+                outside the cells on one sheet.
+            CorruptWorkbookError, HostileContentError: the shared string table cannot be read
+                (see :attr:`shared_strings`; it is read before the first sheet, since every
+                worksheet depends on it).
+        """
+        self.shared_strings  # noqa: B018 - read (or refused) before the first sheet
+        budget = Budget(self.limits)
+        read_by: dict[str, str] = {}
+        for info in self.sheets:
+            sheet = ParsedSheet(info)
+            if info.part and info.part.lower() in read_by:
+                self.issues.append(Issue(
+                    "parsed_sheets", info.name, None, "warning", "shared_sheet_part",
+                    f"sheet {info.name!r} has the part of sheet {read_by[info.part.lower()]!r} "
+                    f"({info.part}); it is read once, for that sheet"))
+            elif info.kind == "worksheet" and info.part and self.reader.has(info.part):
+                read_by[info.part.lower()] = info.name
+                frame = None
+                try:
+                    frame = self._read_worksheet(sheet, budget)
+                except CorruptWorkbookError as exc:
+                    self.issues.append(
+                        Issue("parsed_sheets", info.name, None, "error", exc.code, exc.message)
+                    )
+                sheet.objects = read_sheet_objects(self.reader, info.part, info.name, frame,
+                                                   self.shared_strings, issues=self.issues)
+            elif info.kind == "chartsheet" and info.part and self.reader.has(info.part):
+                read_by[info.part.lower()] = info.name
+                sheet.objects = read_chartsheet_objects(self.reader, info.part, info.name,
+                                                        issues=self.issues,
+                                                        shared_strings=self.shared_strings)
+            elif info.kind == "worksheet":
+                self.issues.append(
+                    Issue("parsed_sheets", info.name, None, "warning", "missing_sheet_part",
+                          f"sheet {info.name!r} has no readable worksheet part")
+                )
+            yield sheet
+
+    @cached_property
+    def shared_strings(self) -> list[str]:
+        """The shared string table (ECMA-376 Part 1 §18.4.9, ``sst``), read on first use: a
+        :class:`~.parts.SharedStrings`, empty when there is no such part or no package.
+
+        A string longer than ``limits.max_cell_chars`` is cut there, with a
+        ``cell_text_truncated`` warning.
+
+        Raises:
+            CorruptWorkbookError: the part is not well-formed XML.
+            HostileContentError: the part declares a DTD.
+        """
+        if self.reader is None:
+            return []
+        strings = read_shared_strings(self.reader, self.shared_strings_part)
+        if strings.truncated:
+            self.issues.append(Issue(
+                "parsed_sheets", None, None, "warning", "cell_text_truncated",
+                f"{len(strings.truncated)} shared strings longer than "
+                f"{self.limits.max_cell_chars} characters cut there (the first is string "
+                f"{strings.truncated[0]})"))
+        return strings
+
+    @property
+    def rich_strings(self) -> list[RichString]:
+        """The shared strings that have rich-text runs (§18.4.4) or phonetic runs (§18.4.6),
+        in index order (see :class:`~.parts.RichString`); empty when none."""
+        return getattr(self.shared_strings, "rich", [])
+
+    @cached_property
+    def shared_strings_array(self) -> pa.Array:
+        """The shared string table as an Arrow array (built once per workbook)."""
+        return pa.array(self.shared_strings, pa.string())
+
+    @property
+    def style_context(self) -> WorkbookStyles:
+        """The workbook's styles, theme colours, indexed palette and date system."""
+        return WorkbookStyles(self.styles, self.theme_colors, self.indexed_colors, self.date1904)
+
+    def close(self) -> None:
+        """Release the package."""
+        self.reader.close()
+
+    def _read_worksheet(self, sheet: ParsedSheet, budget: Budget):
+        """Read a worksheet's cells and facts into ``sheet``; returns its frame element."""
+        name = sheet.info.name
+        reader = WorksheetReader(open_stream(self.reader, sheet.info.part), self.shared_strings,
+                                 budget, self.shared_strings_array)
+        try:
+            reader.read()
+        finally:
+            for ref, code, message in reader.issues.items:
+                self.issues.append(Issue("parsed_sheets", name, ref, "warning", code, message))
+            if reader.cells is not None:
+                sheet.cells = reader.cells
+            sheet.hidden_rows = sorted(set(reader.hidden_rows))
+            sheet.row_heights = dict(sorted(reader.row_heights.items()))
+        self._read_frame(sheet, reader.frame)
+        return reader.frame
+
+    def _read_frame(self, sheet: ParsedSheet, frame) -> None:
+        """Sheet facts from the worksheet element without its cells."""
+        name = sheet.info.name
+        hidden_columns: set[int] = set()
+        for el in frame.iter():
+            if not isinstance(el.tag, str):
+                continue
+            tag = local(el.tag)
+            if tag == "mergeCell":
+                ref = el.get("ref")
+                try:
+                    sheet.merged_ranges.append(range_ref(*parse_range(ref or "")))
+                except ValueError:
+                    self.issues.append(Issue("parsed_sheets", name, ref, "warning",
+                                             "bad_merged_range", f"merged range {ref!r} is not valid"))
+                if len(sheet.merged_ranges) > self.limits.max_merged_ranges:
+                    raise LimitExceededError(
+                        f"sheet {name!r} has more than {self.limits.max_merged_ranges} merged ranges")
+            elif tag == "dimension":
+                sheet.info.declared_dimension = el.get("ref")
+            elif tag == "col":
+                try:
+                    first = max(int(el.get("min") or 1), 1)
+                    last = min(int(el.get("max") or first), MAX_COL)
+                    width = float(el.get("width")) if el.get("width") else None
+                except ValueError:
+                    continue
+                if el.get("hidden") in ("1", "true"):
+                    hidden_columns.update(range(first, last + 1))
+                if width is not None and math.isfinite(width):
+                    sheet.column_widths.append((first, last, width))
+            elif tag == "pane" and el.get("state") in ("frozen", "frozenSplit"):
+                try:
+                    sheet.frozen_pane = _frozen_cell(el)
+                except (ValueError, OverflowError):
+                    self.issues.append(Issue(
+                        "parsed_sheets", name, None, "warning", "bad_pane",
+                        "the frozen pane names no cell of the sheet (topLeftCell "
+                        f"{el.get('topLeftCell')!r}, xSplit {el.get('xSplit')!r}, ySplit "
+                        f"{el.get('ySplit')!r}); not used"))
+        sheet.hidden_columns = sorted(hidden_columns)
+
+
+def _frozen_cell(pane) -> str:
+    """The top-left scrolling cell of a frozen ``<pane>`` (§18.3.1.66): ``topLeftCell``, else
+    the cell after the ``ySplit`` rows and ``xSplit`` columns frozen.
+
+    Raises:
+        ValueError, OverflowError: it is no cell of a sheet.
+    """
+    ref = pane.get("topLeftCell") or cell_ref(int(float(pane.get("ySplit") or 0)) + 1,
+                                              int(float(pane.get("xSplit") or 0)) + 1)
+    return cell_ref(*parse_cell_ref(ref))
+
+
+SHEET_KINDS = {
+    "worksheet": "worksheet", "chartsheet": "chartsheet", "dialogsheet": "dialogsheet",
+    "xlMacrosheet": "macrosheet", "xlIntlMacrosheet": "macrosheet",
+}

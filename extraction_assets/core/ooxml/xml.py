@@ -1,0 +1,59 @@
+"""XML helpers every OOXML reader shares: the parser options (no DTD, no entities, no network),
+local names, OOXML string escapes (``_xHHHH_``) and libxml2's syntax errors in one line.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from lxml import etree
+
+
+XML_OPTS = dict(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+
+
+def syntax_error_message(exc: etree.XMLSyntaxError) -> str:
+    """libxml2's message of an XML syntax error with its line and column (e.g. ``Opening and
+    ending tag mismatch: v line 3 and c, line 3, column 41``), without the ``(<string>, line
+    3)`` that lxml appends to name the parser's input rather than the part."""
+    return exc.msg or str(exc)
+
+
+_ESCAPE_RE = re.compile(r"_x([0-9A-Fa-f]{4})_")
+
+
+def text_bytes(values: pa.Array) -> int:
+    """Bytes (UTF-8) of the strings of ``values``, nulls counting nothing."""
+    return pc.sum(pc.binary_length(values)).as_py() or 0
+
+
+def local(tag) -> str:
+    """Local name of a Clark-notation tag (``{ns}c`` -> ``c``); ``""`` for comments and PIs."""
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def unescape_xstring(text: str) -> str:
+    """Decode the ``_xHHHH_`` escapes of an OOXML string (ST_Xstring, ECMA-376 Part 1 §22.9.2.19)."""
+    if "_x" not in text:
+        return text
+    return _ESCAPE_RE.sub(lambda m: chr(int(m.group(1), 16)), text)
+
+
+def rich_text(si) -> str:
+    """Text of a ``<si>``/``<is>`` element: plain ``<t>`` or rich-text runs ``<r><t>`` joined.
+
+    Phonetic runs (``<rPh>``, ECMA-376 §18.4.6) and phonetic properties are excluded: they are
+    reading aids, not cell text.
+    """
+    parts = []
+    for child in si:
+        tag = local(child.tag)
+        if tag == "t":
+            parts.append(child.text or "")
+        elif tag == "r":
+            for t in child:
+                if local(t.tag) == "t":
+                    parts.append(t.text or "")
+    return unescape_xstring("".join(parts))

@@ -1,0 +1,122 @@
+"""Opening a workbook: sniff the container, decrypt it, pick the reader (OOXML, or one of
+:mod:`.legacy`) and open it (:func:`open_workbook`).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from extraction_assets.core.container import (
+    LEGACY_FORMATS,
+    Limits,
+    PackageReader,
+    require_spreadsheet,
+    sniff,
+)
+from extraction_assets.core.errors import CorruptWorkbookError, LimitExceededError
+from extraction_assets.core.model import SheetInfo
+from extraction_assets.core.model import Issue
+from extraction_assets.core.ooxml.objects import read_workbook_objects
+from extraction_assets.core.ooxml.rels import parse_part, read_rels, rel_attr
+from extraction_assets.core.ooxml.styles import read_styles, read_theme_colors
+from extraction_assets.core.ooxml.workbook import ParsedWorkbook, REL_OFFICE_DOCUMENT, SHEET_KINDS
+from extraction_assets.core.ooxml.xml import local
+
+
+def open_workbook(data: bytes, limits: Limits | None = None, *,
+                  filename: str | None = None, passwords: Sequence[str] = ()) -> ParsedWorkbook:
+    """Open a workbook from its bytes and read its workbook-level parts.
+
+    OOXML (``xlsx``/``xlsm``) is read here; ``xls``, ``xlsb``, ``ods``, ``fods`` and
+    ``csv``/``tsv`` are dispatched to :func:`~extraction_assets.core.legacy.open_legacy`
+    (converted to xlsx by LibreOffice when it is installed, else read by value), which returns
+    the same shapes. ``filename`` only names the sheet of a CSV (its stem; ``Sheet1`` without).
+    A password-protected file is decrypted first with the first of ``passwords`` that opens it.
+
+    Cells are not read here: iterate :meth:`ParsedWorkbook.iter_sheets`. Close the result with
+    :meth:`ParsedWorkbook.close` when done.
+
+    Raises:
+        NotASpreadsheetError, EncryptedWorkbookError: see
+            :func:`~extraction_assets.core.container.require_spreadsheet` (encrypted: no
+            password configured, or none opens the file).
+        CorruptWorkbookError: missing ``xl/workbook.xml``, malformed workbook-level XML.
+        HostileContentError: a part declares a DTD.
+        LimitExceededError: the package or the sheet list exceeds ``limits``.
+    """
+    limits = limits or Limits()
+    data = decrypted(data, passwords)
+    sniffed = require_spreadsheet(data)
+    if sniffed.format in LEGACY_FORMATS:
+        from extraction_assets.core.legacy import open_legacy
+
+        return open_legacy(data, sniffed, limits, filename=filename)
+    reader = PackageReader(data, limits)
+    try:
+        return _open(reader, sniffed.has_macros, limits)
+    except BaseException:
+        reader.close()
+        raise
+
+
+def decrypted(data: bytes, passwords: Sequence[str]) -> bytes:
+    """``data`` itself, or its decryption when it is an encrypted workbook and ``passwords``
+    are configured (see :func:`~extraction_assets.core.crypto.decrypt`)."""
+    if not passwords:
+        return data
+    sniffed = sniff(data)
+    if sniffed.format == "encrypted-ooxml" or (sniffed.format == "xls" and sniffed.encrypted):
+        from extraction_assets.core.crypto import decrypt
+
+        return decrypt(data, passwords)
+    return data
+
+
+def _open(reader: PackageReader, has_macros: bool, limits: Limits) -> ParsedWorkbook:
+    if not reader.has("[Content_Types].xml"):
+        raise CorruptWorkbookError("the package has no [Content_Types].xml part")
+    workbook_part = None
+    for rtype, target in read_rels(reader, "").values() if reader.has("_rels/.rels") else []:
+        if rtype == REL_OFFICE_DOCUMENT and not target.startswith("external:"):
+            workbook_part = target
+    if workbook_part is None or not reader.has(workbook_part):
+        workbook_part = "xl/workbook.xml"
+    if not reader.has(workbook_part):
+        raise CorruptWorkbookError("the package has no workbook part (xl/workbook.xml)")
+    root = parse_part(reader, workbook_part)
+    rels = read_rels(reader, workbook_part)
+    by_type: dict[str, str] = {}
+    for rtype, target in rels.values():
+        by_type.setdefault(rtype, target)
+    issues: list[Issue] = []
+    date1904 = False
+    sheets: list[SheetInfo] = []
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        tag = local(el.tag)
+        if tag == "workbookPr":
+            date1904 = el.get("date1904") in ("1", "true")
+        elif tag == "sheet":
+            if len(sheets) >= limits.max_sheets:
+                raise LimitExceededError(f"workbook has more than {limits.max_sheets} sheets")
+            rid = rel_attr(el)
+            rtype, target = rels.get(rid or "", ("", None))
+            kind = SHEET_KINDS.get(rtype, "worksheet" if target else "unknown")
+            name = el.get("name") or f"Sheet{len(sheets) + 1}"
+            if target is None:
+                issues.append(Issue("parsed_sheets", name, None, "warning", "missing_sheet_part",
+                                    f"sheet {name!r} has no relationship to a sheet part"))
+            sheets.append(SheetInfo(
+                index=len(sheets) + 1, name=name, visibility=el.get("state") or "visible",
+                kind=kind, part=target if target and not target.startswith("external:") else None,
+            ))
+    styles, indexed = read_styles(reader, by_type.get("styles"), issues)
+    objects = read_workbook_objects(reader, workbook_part, root, issues=issues)
+    return ParsedWorkbook(
+        reader=reader, sheets=sheets, styles=styles, objects=objects,
+        shared_strings_part=by_type.get("sharedStrings"),
+        date1904=date1904, theme_colors=read_theme_colors(reader, by_type.get("theme")),
+        indexed_colors=indexed, has_macros=has_macros or "vbaProject" in by_type,
+        has_external_links="externalLink" in by_type, issues=issues, limits=limits,
+    )
