@@ -15,13 +15,13 @@ import zipfile
 import openpyxl
 import pytest
 
-from extraction_assets.core import legacy
 from extraction_assets.core.container import sniff
 from extraction_assets.core.errors import (
     EncryptedWorkbookError,
     ExtractionError,
     NotASpreadsheetError,
 )
+from extraction_assets.core.legacy import libreoffice
 from extraction_assets.core.open import open_workbook
 from extraction_assets.pipeline import stages
 
@@ -100,7 +100,7 @@ def test_b30_legacy_xls_matches_its_xlsx_twin(cases_dir, no_soffice, embedder):
     assert issues[0].severity == "info" and "formulas" in issues[0].message
 
 
-@pytest.mark.skipif(legacy.find_soffice() is None, reason="LibreOffice (soffice) not installed")
+@pytest.mark.skipif(libreoffice.find_soffice() is None, reason="LibreOffice (soffice) not installed")
 def test_b30_through_libreoffice(cases_dir, embedder, monkeypatch):
     monkeypatch.delenv("EXTRACTION_ASSETS_SOFFICE", raising=False)
     data = (cases_dir / "B30_legacy.xls").read_bytes()
@@ -115,10 +115,10 @@ def test_b30_through_libreoffice(cases_dir, embedder, monkeypatch):
     assert [r[4:] for r in xls["records"]] == [r[4:] for r in xlsx["records"]]
 
 
-@pytest.mark.skipif(legacy.find_soffice() is None, reason="LibreOffice (soffice) not installed")
+@pytest.mark.skipif(libreoffice.find_soffice() is None, reason="LibreOffice (soffice) not installed")
 def test_soffice_conversion_of_a_built_ods(tmp_path):
     ods = _ods({"Data": [["Name", "Value"], ["a", 1.5], ["b", 2]]})
-    xlsx, version, seconds = legacy.convert_to_xlsx(ods, "ods")
+    xlsx, version, seconds = libreoffice.convert_to_xlsx(ods, "ods")
     assert xlsx.startswith(b"PK") and seconds > 0 and version
     assert sniff(xlsx).format == "xlsx"
 

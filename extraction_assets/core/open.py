@@ -13,9 +13,12 @@ from extraction_assets.core.container import (
     require_spreadsheet,
     sniff,
 )
-from extraction_assets.core.errors import CorruptWorkbookError, LimitExceededError
-from extraction_assets.core.model import SheetInfo
-from extraction_assets.core.model import Issue
+from extraction_assets.core.errors import (
+    CorruptWorkbookError,
+    ExtractionError,
+    LimitExceededError,
+)
+from extraction_assets.core.model import Issue, SheetInfo
 from extraction_assets.core.ooxml.objects import read_workbook_objects
 from extraction_assets.core.ooxml.rels import parse_part, read_rels, rel_attr
 from extraction_assets.core.ooxml.styles import read_styles, read_theme_colors
@@ -27,10 +30,10 @@ def open_workbook(data: bytes, limits: Limits | None = None, *,
                   filename: str | None = None, passwords: Sequence[str] = ()) -> ParsedWorkbook:
     """Open a workbook from its bytes and read its workbook-level parts.
 
-    OOXML (``xlsx``/``xlsm``) is read here; ``xls``, ``xlsb``, ``ods``, ``fods`` and
-    ``csv``/``tsv`` are dispatched to :func:`~extraction_assets.core.legacy.open_legacy`
-    (converted to xlsx by LibreOffice when it is installed, else read by value), which returns
-    the same shapes. ``filename`` only names the sheet of a CSV (its stem; ``Sheet1`` without).
+    OOXML (``xlsx``/``xlsm``) is read by :mod:`.ooxml`; ``xls``, ``xlsb``, ``ods`` and ``fods``
+    are converted to xlsx by LibreOffice when it is installed (and then read the same way),
+    else read by value by :mod:`.legacy`, as ``csv``/``tsv`` are; every route returns the same
+    shapes. ``filename`` only names the sheet of a CSV (its stem; ``Sheet1`` without).
     A password-protected file is decrypted first with the first of ``passwords`` that opens it.
 
     Cells are not read here: iterate :meth:`ParsedWorkbook.iter_sheets`. Close the result with
@@ -48,15 +51,51 @@ def open_workbook(data: bytes, limits: Limits | None = None, *,
     data = decrypted(data, passwords)
     sniffed = require_spreadsheet(data)
     if sniffed.format in LEGACY_FORMATS:
-        from extraction_assets.core.legacy import open_legacy
+        return _open_legacy(data, sniffed, limits, filename)
+    return _open_ooxml(data, sniffed.has_macros, limits)
 
-        return open_legacy(data, sniffed, limits, filename=filename)
+
+def _open_ooxml(data: bytes, has_macros: bool, limits: Limits) -> ParsedWorkbook:
     reader = PackageReader(data, limits)
     try:
-        return _open(reader, sniffed.has_macros, limits)
+        return _open(reader, has_macros, limits)
     except BaseException:
         reader.close()
         raise
+
+
+def _open_legacy(data: bytes, sniffed, limits: Limits, filename: str | None) -> ParsedWorkbook:
+    """A non-OOXML workbook: converted to xlsx by LibreOffice when it is installed and the
+    format converts (the OOXML reader then reads the result; the conversion is an ``info``
+    issue ``converted``), else read by value (a failed conversion is a ``warning``)."""
+    # imported here: the readers of the other formats load xlrd and calamine, which an OOXML
+    # ingest never needs
+    from extraction_assets.core.legacy import check_legacy, read_by_value
+    from extraction_assets.core.legacy.libreoffice import SUFFIX, convert_to_xlsx, find_soffice
+
+    check_legacy(data, sniffed, limits)
+    soffice = find_soffice() if sniffed.format in SUFFIX else None
+    fallback = None
+    if soffice:
+        try:
+            converted, version, seconds = convert_to_xlsx(data, sniffed.format, soffice)
+        except ExtractionError as exc:
+            fallback = Issue("parsed_sheets", None, None, "warning", "conversion_failed",
+                             f"LibreOffice could not convert the {sniffed.format} file "
+                             f"({exc.message}); read by value instead")
+        else:
+            wb = _open_ooxml(converted, sniffed.has_macros, limits)
+            wb.conversion = {"tool": "LibreOffice", "version": version,
+                             "seconds": round(seconds, 3)}
+            wb.issues.insert(0, Issue(
+                "parsed_sheets", None, None, "info", "converted",
+                f"{sniffed.format} ({sniffed.label}) converted to xlsx by LibreOffice {version} "
+                f"in {seconds:.2f} s; read with the full OOXML reader"))
+            return wb
+    wb = read_by_value(data, sniffed, limits, filename)
+    if fallback:
+        wb.issues.insert(0, fallback)
+    return wb
 
 
 def decrypted(data: bytes, passwords: Sequence[str]) -> bytes:

@@ -33,8 +33,14 @@ from extraction_assets.core.blocks import (
 from extraction_assets.core.container import Budget, Limits, sniff
 from extraction_assets.core.errors import ExtractionError
 from extraction_assets.core.headings import detect_heading_levels
-from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo, WorkbookStyles
-from extraction_assets.core.model import CELL_SCHEMA
+from extraction_assets.core.model import (
+    CELL_SCHEMA,
+    CellStyle,
+    Issue,
+    ParsedSheet,
+    SheetInfo,
+    WorkbookStyles,
+)
 from extraction_assets.core.normalize import (
     GRID_COLUMNS,
     GRID_SCHEMA,

@@ -8,8 +8,7 @@ import math
 
 from extraction_assets.core.container import PackageReader
 from extraction_assets.core.errors import LimitExceededError
-from extraction_assets.core.model import CellStyle
-from extraction_assets.core.model import Issue
+from extraction_assets.core.model import CellStyle, Issue
 from extraction_assets.core.ooxml.rels import parse_part
 from extraction_assets.core.ooxml.strings import color_code
 from extraction_assets.core.ooxml.xml import local

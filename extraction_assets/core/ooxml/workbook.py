@@ -24,9 +24,14 @@ import pyarrow as pa
 from extraction_assets.core.a1 import MAX_COL, cell_ref, parse_cell_ref, parse_range, range_ref
 from extraction_assets.core.container import Budget, Limits, PackageReader
 from extraction_assets.core.errors import CorruptWorkbookError, LimitExceededError
-from extraction_assets.core.model import CellStyle, ParsedSheet, SheetInfo, WorkbookStyles
-from extraction_assets.core.model import SheetObject
-from extraction_assets.core.model import Issue
+from extraction_assets.core.model import (
+    CellStyle,
+    Issue,
+    ParsedSheet,
+    SheetInfo,
+    SheetObject,
+    WorkbookStyles,
+)
 from extraction_assets.core.ooxml.objects import read_chartsheet_objects, read_sheet_objects
 from extraction_assets.core.ooxml.strings import RichString, read_shared_strings
 from extraction_assets.core.ooxml.worksheet import WorksheetReader, open_stream

@@ -1,0 +1,153 @@
+"""LibreOffice (``soffice``) headless: a file converted to ``.xlsx`` with a throw-away profile,
+macros off, a file lock, a timeout."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from functools import lru_cache
+from pathlib import Path
+
+import shutil
+import signal
+import subprocess
+import tempfile
+
+from extraction_assets.core.errors import (
+    CorruptWorkbookError,
+    ExtractionError,
+    UnsupportedFormatError,
+)
+
+
+#: Seconds a LibreOffice conversion may take before its process group is killed.
+SOFFICE_TIMEOUT = float(os.environ.get("EXTRACTION_ASSETS_SOFFICE_TIMEOUT", "120"))
+SUFFIX = {"xls": ".xls", "xlsb": ".xlsb", "ods": ".ods", "fods": ".fods"}
+
+
+def find_soffice() -> str | None:
+    """The LibreOffice executable, or ``None``. ``EXTRACTION_ASSETS_SOFFICE`` overrides the
+    search (a path, or ``0``/``off`` to never convert)."""
+    override = os.environ.get("EXTRACTION_ASSETS_SOFFICE")
+    if override is not None:
+        if override.strip().lower() in ("", "0", "off", "false", "no"):
+            return None
+        return override if Path(override).exists() or shutil.which(override) else None
+    for name in ("soffice", "libreoffice"):
+        found = shutil.which(name)
+        if found:
+            return found
+    mac = "/Applications/LibreOffice.app/Contents/MacOS/soffice"
+    return mac if Path(mac).exists() else None
+
+
+_PROFILE_XCU = """<?xml version="1.0" encoding="UTF-8"?>
+<oor:items xmlns:oor="http://openoffice.org/2001/registry" \
+xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+<item oor:path="/org.openoffice.Office.Common/Security/Scripting">\
+<prop oor:name="MacroSecurityLevel" oor:op="fuse"><value>3</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Security/Scripting">\
+<prop oor:name="DisableMacrosExecution" oor:op="fuse"><value>true</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Security/Scripting">\
+<prop oor:name="BlockUntrustedRefererLinks" oor:op="fuse"><value>true</value></prop></item>
+<item oor:path="/org.openoffice.Office.Jobs/Jobs/org.openoffice.Office.Jobs:Job['UpdateCheck']/Arguments">\
+<prop oor:name="AutoCheckEnabled" oor:op="fuse"><value>false</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Misc">\
+<prop oor:name="UseLocking" oor:op="fuse"><value>false</value></prop></item>
+</oor:items>
+"""
+
+
+def _profile(root: Path) -> str:
+    """A fresh LibreOffice user profile under ``root`` with macros and update checks off."""
+    user = root / "profile" / "user"
+    user.mkdir(parents=True)
+    (user / "registrymodifications.xcu").write_text(_PROFILE_XCU, encoding="utf-8")
+    return (root / "profile").as_uri()
+
+
+def _run(cmd: list[str], timeout: float, cwd: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items()
+           if not k.lower().endswith("_proxy") and k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    env.update(SAL_USE_VCLPLUGIN="svp", HOME=cwd, no_proxy="*", NO_PROXY="*")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+                            env=env, start_new_session=True, stdin=subprocess.DEVNULL)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            proc.kill()
+        proc.communicate()
+        raise CorruptWorkbookError(f"LibreOffice took more than {timeout:.0f} s") from None
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+@lru_cache(maxsize=4)
+def soffice_version(soffice: str) -> str:
+    """``LibreOffice 24.2.1.2 ...`` -> ``24.2.1.2`` (``unknown`` when it cannot be asked)."""
+    with tempfile.TemporaryDirectory(prefix="ea-soffice-") as tmp:
+        try:
+            done = _run([soffice, f"-env:UserInstallation={_profile(Path(tmp))}", "--headless",
+                         "--version"], 60, tmp)
+        except (OSError, ExtractionError):
+            return "unknown"
+    match = re.search(rb"(\d+(?:\.\d+)+)", done.stdout or b"")
+    return match.group(1).decode() if match else "unknown"
+
+
+def _lock_path() -> str:
+    return os.path.join(tempfile.gettempdir(), "extraction-assets-soffice.lock")
+
+
+def convert_to_xlsx(data: bytes, fmt: str, soffice: str | None = None,
+                    timeout: float | None = None) -> tuple[bytes, str, float]:
+    """Convert ``data`` (format ``fmt``: ``xls``, ``xlsb``, ``ods``, ``fods``) to ``.xlsx``
+    with headless LibreOffice; returns ``(xlsx bytes, LibreOffice version, seconds)``.
+
+    One conversion at a time on the machine (a ``filelock`` in the temp dir), each with its
+    own throw-away user profile (macros disabled, no update check), a timeout after which the
+    process group is killed.
+
+    Raises:
+        UnsupportedFormatError: no ``soffice`` found.
+        CorruptWorkbookError: LibreOffice failed, timed out or wrote no ``.xlsx``.
+    """
+    from filelock import FileLock, Timeout
+
+    soffice = soffice or find_soffice()
+    if soffice is None:
+        raise UnsupportedFormatError("LibreOffice (soffice) is not installed")
+    timeout = SOFFICE_TIMEOUT if timeout is None else timeout
+    version = soffice_version(soffice)
+    with tempfile.TemporaryDirectory(prefix="ea-soffice-") as tmp:
+        root = Path(tmp)
+        src = root / ("input" + SUFFIX[fmt])
+        src.write_bytes(data)
+        out = root / "out"
+        out.mkdir()
+        cmd = [soffice, f"-env:UserInstallation={_profile(root)}", "--headless", "--invisible",
+               "--nologo", "--nodefault", "--norestore", "--nolockcheck",
+               "--convert-to", "xlsx:Calc MS Excel 2007 XML", "--outdir", str(out), str(src)]
+        try:
+            with FileLock(_lock_path(), timeout=timeout * 4):
+                start = time.perf_counter()
+                done = _run(cmd, timeout, tmp)
+                seconds = time.perf_counter() - start
+        except Timeout:
+            raise CorruptWorkbookError("waited too long for another LibreOffice conversion") \
+                from None
+        except OSError as exc:
+            raise CorruptWorkbookError(f"LibreOffice could not be started: {exc}") from None
+        result = out / "input.xlsx"
+        if done.returncode != 0 or not result.exists() or result.stat().st_size == 0:
+            message = one_line((done.stderr or b"").decode("utf-8", "replace")) or "no output"
+            raise CorruptWorkbookError(
+                f"LibreOffice did not convert the file (exit {done.returncode}: {message})")
+        return result.read_bytes(), version, seconds
+
+
+def one_line(value) -> str:
+    return " ".join(str(value).split())[:300]
