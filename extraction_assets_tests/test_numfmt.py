@@ -424,21 +424,22 @@ def test_plain_number_fast_path_equals_the_general_renderer(code, monkeypatch):
     import random
 
     from extraction_assets.core import numfmt
+    from extraction_assets.core.numfmt import parse
 
     rng = random.Random(7)
     values = [0.0, 0.5, 2.5, -2.5, 1234.5, -0.004, 0.005, 1e15, 123456789.125] + [
         round(rng.uniform(-1e7, 1e7), rng.randint(0, 6)) for _ in range(300)]
     fast = [numfmt.format_value(v, code) for v in values]
     try:
-        monkeypatch.setattr(numfmt, "_plain_layout", lambda sec: None)
-        numfmt._parse.cache_clear()
-        numfmt._parse_section.cache_clear()
-        assert numfmt._parse(code)[0][0].plain_layout is None
+        monkeypatch.setattr(parse, "number_layout", lambda sec: None)
+        parse.parse_format.cache_clear()
+        parse._parse_section.cache_clear()
+        assert parse.parse_format(code)[0][0].plain_layout is None
         slow = [numfmt.format_value(v, code) for v in values]
     finally:
         monkeypatch.undo()
-        numfmt._parse.cache_clear()
-        numfmt._parse_section.cache_clear()
+        parse.parse_format.cache_clear()
+        parse._parse_section.cache_clear()
     assert fast == slow
 
 
