@@ -136,8 +136,8 @@ def main(argv: list[str] | None = None) -> int:
                                            "(default: the local embedder)")
     parser.add_argument("files", nargs="+")
     args = parser.parse_args(argv)
-    from extraction_assets.defs.resources import EmbedderResource
     from extraction_assets.app.ingest import ingest_paths
+    from extraction_assets.defs.resources import EmbedderResource
 
     embedder = None
     if args.base_url:

@@ -110,8 +110,8 @@ def test_sixteen_partitions_eight_at_a_time(tmp_path: Path) -> None:
 
 
 def test_ingest_with_two_jobs_materializes_each_partition_once(tmp_path: Path) -> None:
-    from extraction_assets.defs.resources import EmbedderResource
     from extraction_assets.app.ingest import ingest_paths
+    from extraction_assets.defs.resources import EmbedderResource
 
     paths = write_batch(tmp_path / "batch", 4, N_ROWS)
     not_a_workbook = tmp_path / "batch" / "notes.xlsx"

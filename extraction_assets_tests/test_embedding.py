@@ -23,8 +23,8 @@ from extraction_assets.defs.resources import EmbedderResource
 from extraction_assets.search.embedding import (
     DEFAULT_OPENAI_MODEL,
     LOCAL_DIMENSION,
-    LOCAL_WINDOW_TOKENS,
     LOCAL_MODEL_NAME,
+    LOCAL_WINDOW_TOKENS,
     NO_API_KEY_PLACEHOLDER,
     EmbeddingError,
     LocalEmbedder,

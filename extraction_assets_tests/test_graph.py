@@ -387,8 +387,8 @@ def test_cli_unknown_provider_is_a_usage_error(samples_ingest, tmp_path):
 def test_openai_provider_through_the_graph_and_no_mixed_dimensions(tmp_path, monkeypatch):
     from test_embedding import KEY, KEY_ENV, fake_openai_server
 
-    from extraction_assets.defs.resources import EmbedderResource
     from extraction_assets.app.samples import write_samples
+    from extraction_assets.defs.resources import EmbedderResource
 
     monkeypatch.setenv(KEY_ENV, KEY)
     paths = write_samples(tmp_path / "samples")
@@ -447,8 +447,8 @@ def test_ingest_and_refresh_wait_for_the_tokenizer_load_they_started(samples_ing
     library reads it aborts (exit code 134)."""
     import threading
 
-    from extraction_assets.search.embedding import _load_use_tokenizer
     from extraction_assets.app.ingest import refresh_stale
+    from extraction_assets.search.embedding import _load_use_tokenizer
 
     root, paths, _ = samples_ingest
     for command in (lambda: ingest_paths(paths[:1], root), lambda: refresh_stale(root)):

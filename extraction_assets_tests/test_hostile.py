@@ -25,12 +25,12 @@ from dagster import build_sensor_context
 from markdown_it import MarkdownIt
 
 from extraction_assets.app.ingest import ingest_paths, open_instance, refresh_stale
-from extraction_assets.core.container import Limits
+from extraction_assets.core.limits import Limits
 from extraction_assets.core.render.picture import segmentation_svg
 from extraction_assets.core.segment.rules import reads_as_sentence
 from extraction_assets.defs.definitions import make_definitions
 from extraction_assets.defs.partitions import add_partition_keys
-from extraction_assets.defs.sensors import inbox_sensor, inbox_files
+from extraction_assets.defs.sensors import inbox_files, inbox_sensor
 from extraction_assets.pipeline.stages import StageError, run_pipeline
 from extraction_assets.search.embedding import LOCAL_WINDOW_TOKENS, LocalEmbedder
 from extraction_assets.search.vectors import TABLE_NAME
@@ -44,9 +44,9 @@ from tools.bench.hostile import (
     cell,
     odd_values,
     rows_xml,
+    words,
     workbook,
     worksheet,
-    words,
 )
 
 REPO = Path(__file__).resolve().parent.parent

@@ -15,7 +15,6 @@ import zipfile
 import openpyxl
 import pytest
 
-from extraction_assets.core.container import sniff
 from extraction_assets.core.errors import (
     EncryptedWorkbookError,
     ExtractionError,
@@ -23,6 +22,7 @@ from extraction_assets.core.errors import (
 )
 from extraction_assets.core.legacy import libreoffice
 from extraction_assets.core.open import open_workbook
+from extraction_assets.core.sniff import sniff
 from extraction_assets.pipeline import stages
 
 H = "0" * 64

@@ -29,8 +29,8 @@ from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.hyperlink import Hyperlink
 from openpyxl.worksheet.table import Table, TableColumn
 
-from extraction_assets.core.container import Limits, PackageReader
 from extraction_assets.core.errors import ExtractionError
+from extraction_assets.core.limits import Limits
 from extraction_assets.core.model import SheetObject
 from extraction_assets.core.ooxml.objects import (
     read_chartsheet_objects,
@@ -40,6 +40,7 @@ from extraction_assets.core.ooxml.objects import (
 from extraction_assets.core.ooxml.objects.drawings import _image_header
 from extraction_assets.core.ooxml.rels import parse_part as _parse
 from extraction_assets.core.open import open_workbook
+from extraction_assets.core.package import PackageReader
 
 NS_MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 NS_R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"

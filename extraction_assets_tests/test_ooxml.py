@@ -13,7 +13,6 @@ import zipfile
 import pytest
 from openpyxl import Workbook
 
-from extraction_assets.core.container import Limits
 from extraction_assets.core.errors import (
     CorruptWorkbookError,
     ExtractionError,
@@ -21,6 +20,7 @@ from extraction_assets.core.errors import (
     LimitExceededError,
     NotASpreadsheetError,
 )
+from extraction_assets.core.limits import Limits
 from extraction_assets.core.model import ParsedSheet
 from extraction_assets.core.normalize import normalize_sheet
 from extraction_assets.core.ooxml.sheet_cells import translate_formula

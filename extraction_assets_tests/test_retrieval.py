@@ -182,8 +182,8 @@ def test_sample_questions_drop_questions_with_two_answers():
 
 
 def test_generated_questions_ask_for_a_cell_by_header_key_and_title():
-    from tools.evaluate import generate_layout
     from extraction_assets.pipeline.stages import normalize_stage, parse_stage
+    from tools.evaluate import generate_layout
 
     data, truth = generate_layout(3)
     parsed = parse_stage("0" * 64, data).tables

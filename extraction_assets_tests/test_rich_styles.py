@@ -10,7 +10,7 @@ import openpyxl
 import pytest
 from openpyxl.styles import Alignment, Border, Font, Side
 
-from extraction_assets.core.container import Limits, PackageReader
+from extraction_assets.core.limits import Limits
 from extraction_assets.core.model import CellStyle
 from extraction_assets.core.ooxml.strings import (
     SharedStrings,
@@ -19,6 +19,7 @@ from extraction_assets.core.ooxml.strings import (
     runs_without_defaults,
 )
 from extraction_assets.core.open import open_workbook
+from extraction_assets.core.package import PackageReader
 from extraction_assets.pipeline import stages
 from extraction_assets.pipeline.schemas import SCHEMAS
 

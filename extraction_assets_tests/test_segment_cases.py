@@ -15,8 +15,8 @@ import pyarrow as pa
 from openpyxl import Workbook
 from openpyxl.styles import Font, PatternFill
 
+from extraction_assets.core.grid import GRID_SCHEMA
 from extraction_assets.core.headings import HeadingMap, detect_heading_levels
-from extraction_assets.core.normalize import GRID_SCHEMA
 from extraction_assets.core.render.records import block_records
 from extraction_assets.core.segment import segment_sheet
 from extraction_assets.pipeline import stages

@@ -19,11 +19,7 @@ from hypothesis import strategies as st
 from openpyxl import Workbook
 from openpyxl.styles import Color, Font, PatternFill
 
-from extraction_assets.core.normalize import (
-    DEFAULT_INDEXED_COLORS,
-    apply_tint,
-    resolve_color,
-)
+from extraction_assets.core.normalize import DEFAULT_INDEXED_COLORS, apply_tint, resolve_color
 from extraction_assets.core.render.escape import html_texts, json_strings
 from extraction_assets.pipeline import stages
 from extraction_assets.search.embedding import LocalEmbedder

@@ -8,8 +8,8 @@ import io
 
 import pytest
 
-from extraction_assets.core.container import Budget, Limits
 from extraction_assets.core.errors import CorruptWorkbookError
+from extraction_assets.core.limits import Budget, Limits
 from extraction_assets.core.ooxml import sheet_cells
 from extraction_assets.core.ooxml.worksheet import WorksheetReader
 

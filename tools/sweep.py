@@ -39,7 +39,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from extraction_assets.core.errors import ExtractionError
-from extraction_assets.pipeline.stages import PIPELINE_ASSETS, StageError, run_pipeline, workbook_stage
+from extraction_assets.pipeline.stages import (
+    PIPELINE_ASSETS,
+    StageError,
+    run_pipeline,
+    workbook_stage,
+)
 from extraction_assets.search.embedding import LocalEmbedder
 from tools.paths import shared_dir
 

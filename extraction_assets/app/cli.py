@@ -26,7 +26,13 @@ from rich.progress import (
 from extraction_assets.app.workers import import_for_runs, start_forkserver
 from extraction_assets.search.retrieval import PLACE_SEPARATOR
 from extraction_assets.search.vectors import MODES
-from extraction_assets.store.storage import ENV_HOME, DataDirError, DataStore, default_data_dir, writing
+from extraction_assets.store.storage import (
+    ENV_HOME,
+    DataDirError,
+    DataStore,
+    default_data_dir,
+    writing,
+)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Turn spreadsheets into tables, records, chunks and embeddings "

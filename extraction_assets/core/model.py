@@ -93,7 +93,7 @@ class ParsedSheet:
     ``data_type`` (the ``t`` attribute as written, default ``n``), ``value`` (the ``<v>`` or
     inline text; shared strings resolved; null when absent), ``formula`` (text without ``=``,
     shared formulas translated for dependents), ``formula_kind`` (``normal``, ``shared``,
-    ``array``, ``dataTable`` or null) and ``style_index`` (into :attr:`ParsedWorkbook.styles`).
+    ``array``, ``dataTable`` or null) and ``style_index`` (into :attr:`~extraction_assets.core.ooxml.workbook.ParsedWorkbook.styles`).
     Sheet facts: merged ranges (A1), hidden rows and columns (1-based, from ``<row hidden>`` and
     ``<col hidden>``, §18.3.1.73 and §18.3.1.13), the frozen pane's top-left scrolling cell
     (``<pane state="frozen">``, §18.3.1.66), custom row heights (points, by row) and column

@@ -1,8 +1,5 @@
-"""Build the StyledGrid: what each cell shows, with resolved colours and merges.
-
-The StyledGrid is the intermediate representation every later stage reads. One row per
-non-empty cell, plus one per cell covered by a merged range (which takes the merge's top-left
-value and records it in ``merged_from``). Rows and columns are 1-based.
+"""Build the StyledGrid of a parsed sheet (:mod:`.grid`): what each cell shows through its
+number format, its typed value, resolved colours, merged ranges filled, hidden rows and columns.
 
 Colour resolution follows ECMA-376 Part 1: ``rgb`` is ``AARRGGBB`` (§18.8.19), ``indexed``
 uses the legacy palette (§18.8.27) or the workbook's own ``indexedColors``, ``theme`` indexes
@@ -13,20 +10,25 @@ the theme's colour scheme with slots 0-3 swapped to lt1, dk1, lt2, dk2 as Excel 
 from __future__ import annotations
 
 import colorsys
-import re
 import datetime as dt
-from dataclasses import dataclass, field
+import re
 from functools import partial
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from extraction_assets.core.a1 import MAX_COL, column_letter, parse_range, range_ref
+from extraction_assets.core.a1 import MAX_COL, column_letter, parse_range
 from extraction_assets.core.arrays import in_threads, scatter
-from extraction_assets.core.container import Budget, Limits
+from extraction_assets.core.grid import GRID_SCHEMA, StyledGrid, cell_keys
+from extraction_assets.core.limits import Budget, Limits
 from extraction_assets.core.model import ParsedSheet, WorkbookStyles
-from extraction_assets.core.numfmt import format_text, format_values, is_date_format, serial_to_datetime
+from extraction_assets.core.numfmt import (
+    format_text,
+    format_values,
+    is_date_format,
+    serial_to_datetime,
+)
 from extraction_assets.core.ooxml.xml import text_bytes
 
 # ECMA-376 Part 1, §18.8.27: the default indexed colour palette (indices 0..63).
@@ -40,7 +42,6 @@ DEFAULT_INDEXED_COLORS = (
     "3366FF 33CCCC 99CC00 FFCC00 FF9900 FF6600 666699 969696 "
     "003366 339966 003300 333300 993300 993366 333399 333333"
 ).split()
-
 _ERROR_VALUES = {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A",
                  "#GETTING_DATA", "#SPILL!", "#CALC!", "#FIELD!", "#BLOCKED!", "#UNKNOWN!"}
 
@@ -105,110 +106,11 @@ def typed_date(serial: float, date1904: bool) -> str:
     return when.isoformat(timespec="seconds")
 
 
-#: Arrow schema of a StyledGrid's cells (rows and columns 1-based).
-GRID_SCHEMA = pa.schema([
-    ("row", pa.int32()), ("col", pa.int32()), ("ref", pa.string()), ("value_type", pa.string()),
-    ("raw_value", pa.string()), ("number_value", pa.float64()), ("iso_value", pa.string()),
-    ("formula", pa.string()), ("value_status", pa.string()), ("number_format", pa.string()),
-    ("display_text", pa.string()), ("bold", pa.bool_()), ("italic", pa.bool_()),
-    ("font_size", pa.float64()), ("font_rgb", pa.string()), ("fill_rgb", pa.string()),
-    ("has_border", pa.bool_()), ("merged_from", pa.string()), ("merge_range", pa.string()),
-    ("cf_affected", pa.bool_()), ("hidden", pa.bool_()),
-])
-GRID_COLUMNS = tuple(GRID_SCHEMA.names)
-
 #: Most cells merged ranges may fill in one sheet (a hostile ``A1:XFD1048576`` is clipped).
 MAX_MERGED_AREA = 5_000_000
 #: A merged range up to this many cells is filled whole; a larger one (a whole column or row
 #: merged) is clipped to the extent of the sheet's cells.
 MAX_UNCLIPPED_MERGE = 65_536
-
-
-def cell_keys(rows, cols) -> np.ndarray:
-    """Keys ``row * (MAX_COL + 1) + col`` (int64) of 1-based cells: ascending keys are cells in
-    (row, col) order, as Excel stores them."""
-    return np.asarray(rows, dtype=np.int64) * (MAX_COL + 1) + np.asarray(cols, dtype=np.int64)
-
-
-def find_cell(keys: np.ndarray, row: int, col: int) -> int | None:
-    """Position of cell (row, col) in the ascending ``keys`` (:func:`cell_keys`), else ``None``."""
-    key = row * (MAX_COL + 1) + col
-    i = int(np.searchsorted(keys, key))
-    return i if i < len(keys) and keys[i] == key else None
-
-
-def cells_in_range(keys: np.ndarray, cols: np.ndarray, r1: int, c1: int, r2: int,
-                   c2: int) -> np.ndarray:
-    """Positions (ascending) of the cells of rows ``r1..r2`` and columns ``c1..c2`` among the
-    ascending ``keys`` whose columns are ``cols``: a binary search for the rows, then a filter
-    on the columns."""
-    lo = int(np.searchsorted(keys, r1 * (MAX_COL + 1) + c1))
-    hi = int(np.searchsorted(keys, r2 * (MAX_COL + 1) + c2, side="right"))
-    positions = np.arange(lo, hi)
-    if r2 > r1:
-        inside = cols[lo:hi]
-        positions = positions[(inside >= c1) & (inside <= c2)]
-    return positions
-
-
-@dataclass
-class StyledGrid:
-    """The StyledGrid of one sheet: an Arrow table of cells (:data:`GRID_SCHEMA`), sorted by
-    (row, col), plus sheet facts.
-
-    ``value_type`` is ``string``, ``number``, ``date``, ``bool``, ``error`` or ``empty`` (a
-    formula with no cached value); ``value_status`` is ``ok`` or ``uncached_formula``;
-    ``iso_value`` holds the ISO date/time of a date-formatted number; ``merged_from`` is the
-    top-left reference of the merged range that covers the cell (``None`` for the top-left cell
-    itself); ``merge_range`` is the merged range a cell belongs to; ``hidden`` is true when the
-    cell's row or column is hidden. ``hidden_rows`` / ``hidden_columns`` are 1-based indices.
-    """
-
-    sheet_index: int
-    sheet_name: str
-    visibility: str
-    kind: str
-    declared_dimension: str | None
-    merged_ranges: list[str]
-    hidden_rows: list[int] = field(default_factory=list)
-    hidden_columns: list[int] = field(default_factory=list)
-    frozen_pane: str | None = None
-    table: pa.Table = field(default_factory=GRID_SCHEMA.empty_table)
-    _keys: np.ndarray | None = field(default=None, repr=False, compare=False)
-    _cols: np.ndarray | None = field(default=None, repr=False, compare=False)
-
-    def __len__(self) -> int:
-        return self.table.num_rows
-
-    @property
-    def keys(self) -> np.ndarray:
-        """:func:`cell_keys` of the cells (ascending, as the table is sorted), built once."""
-        if self._keys is None:
-            self._cols = self.table.column("col").to_numpy().astype(np.int64)
-            self._keys = cell_keys(self.table.column("row").to_numpy(), self._cols)
-        return self._keys
-
-    def find(self, row: int, col: int) -> int | None:
-        """Position in :attr:`table` of cell (row, col), else ``None``."""
-        return find_cell(self.keys, row, col)
-
-    def positions(self, r1: int, c1: int, r2: int, c2: int) -> np.ndarray:
-        """Positions in :attr:`table` of the cells of rows ``r1..r2``, columns ``c1..c2``."""
-        keys = self.keys  # builds the column array too
-        return cells_in_range(keys, self._cols, r1, c1, r2, c2)
-
-    @property
-    def used_range(self) -> str | None:
-        """A1 range spanning every cell of the grid, computed from the cells themselves."""
-        if not self.table.num_rows:
-            return None
-        rows = pc.min_max(self.table.column("row")).as_py()
-        cols = pc.min_max(self.table.column("col")).as_py()
-        return range_ref(rows["min"], cols["min"], rows["max"], cols["max"])
-
-    def records(self) -> list[dict]:
-        """The cells as a list of dicts (one per cell), for tests and small sheets."""
-        return self.table.to_pylist()
 
 
 def _style_arrays(workbook: WorkbookStyles) -> dict[str, pa.Array]:

@@ -6,24 +6,20 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from extraction_assets.core.container import (
-    LEGACY_FORMATS,
-    Limits,
-    PackageReader,
-    require_spreadsheet,
-    sniff,
-)
 from extraction_assets.core.errors import (
     CorruptWorkbookError,
     ExtractionError,
     LimitExceededError,
 )
+from extraction_assets.core.limits import Limits
 from extraction_assets.core.model import Issue, SheetInfo
 from extraction_assets.core.ooxml.objects import read_workbook_objects
 from extraction_assets.core.ooxml.rels import parse_part, read_rels, rel_attr
 from extraction_assets.core.ooxml.styles import read_styles, read_theme_colors
-from extraction_assets.core.ooxml.workbook import ParsedWorkbook, REL_OFFICE_DOCUMENT, SHEET_KINDS
+from extraction_assets.core.ooxml.workbook import REL_OFFICE_DOCUMENT, SHEET_KINDS, ParsedWorkbook
 from extraction_assets.core.ooxml.xml import local
+from extraction_assets.core.package import PackageReader
+from extraction_assets.core.sniff import LEGACY_FORMATS, require_spreadsheet, sniff
 
 
 def open_workbook(data: bytes, limits: Limits | None = None, *,
@@ -41,7 +37,7 @@ def open_workbook(data: bytes, limits: Limits | None = None, *,
 
     Raises:
         NotASpreadsheetError, EncryptedWorkbookError: see
-            :func:`~extraction_assets.core.container.require_spreadsheet` (encrypted: no
+            :func:`~extraction_assets.core.sniff.require_spreadsheet` (encrypted: no
             password configured, or none opens the file).
         CorruptWorkbookError: missing ``xl/workbook.xml``, malformed workbook-level XML.
         HostileContentError: a part declares a DTD.

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from dagster import ConfigurableResource
 from pydantic import Field, PrivateAttr
 
-from extraction_assets.core.container import Limits
+from extraction_assets.core.limits import Limits
 from extraction_assets.search.embedding import (
     Embedder,
     make_embedder,
@@ -34,7 +34,7 @@ class DataStoreResource(ConfigurableResource):
 
 
 class LimitsResource(ConfigurableResource):
-    """Safety limits applied to every input file (see :class:`~.core.container.Limits`)."""
+    """Safety limits applied to every input file (see :class:`~extraction_assets.core.limits.Limits`)."""
 
     max_parts: int = Limits.max_parts
     max_total_bytes: int = Limits.max_total_bytes
@@ -49,7 +49,7 @@ class LimitsResource(ConfigurableResource):
     max_tree_bytes: int = Limits.max_tree_bytes
 
     def limits(self) -> Limits:
-        """The configured :class:`~.core.container.Limits`."""
+        """The configured :class:`~extraction_assets.core.limits.Limits`."""
         return Limits(**self.model_dump())
 
 

@@ -30,9 +30,10 @@ from extraction_assets.core.blocks import (
     ListObject,
     PivotTable,
 )
-from extraction_assets.core.container import Budget, Limits, sniff
 from extraction_assets.core.errors import ExtractionError
+from extraction_assets.core.grid import GRID_COLUMNS, GRID_SCHEMA, StyledGrid
 from extraction_assets.core.headings import detect_heading_levels
+from extraction_assets.core.limits import Budget, Limits
 from extraction_assets.core.model import (
     CELL_SCHEMA,
     CellStyle,
@@ -41,13 +42,7 @@ from extraction_assets.core.model import (
     SheetInfo,
     WorkbookStyles,
 )
-from extraction_assets.core.normalize import (
-    GRID_COLUMNS,
-    GRID_SCHEMA,
-    StyledGrid,
-    a1_refs,
-    normalize_sheet,
-)
+from extraction_assets.core.normalize import a1_refs, normalize_sheet
 from extraction_assets.core.numfmt import is_valid_format
 from extraction_assets.core.open import open_workbook
 from extraction_assets.core.render.chunks import Chunk, chunk_sheet
@@ -57,6 +52,7 @@ from extraction_assets.core.render.html import form_html, table_html
 from extraction_assets.core.render.markdown import joined, table_markdown
 from extraction_assets.core.render.records import RecordSet, apply_markup
 from extraction_assets.core.segment import segment_sheet
+from extraction_assets.core.sniff import sniff
 from extraction_assets.pipeline.schemas import constant_column, memory_schema, repeated_column
 
 

@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from extraction_assets.pipeline.stages import normalize_stage, parse_stage, render_stage, rich_markup, segment_stage
+from extraction_assets.pipeline.stages import (
+    normalize_stage,
+    parse_stage,
+    render_stage,
+    rich_markup,
+    segment_stage,
+)
 from extraction_assets.search.embedding import LocalEmbedder
 
 #: The chunk budget and merge floor of the ``rendered_chunks`` asset's defaults.

@@ -1,6 +1,6 @@
 """Reading the neighbours of OOXML: ``.xls`` (BIFF2–8), ``.xlsb``, ``.ods``, ``.fods``, ``.csv``.
 
-Two routes lead to the same :class:`~.ooxml.ParsedWorkbook` / :class:`~.ooxml.ParsedSheet`
+Two routes lead to the same :class:`~extraction_assets.core.ooxml.workbook.ParsedWorkbook` / :class:`~extraction_assets.core.model.ParsedSheet`
 shapes, so everything downstream (normalizer, segmenter, renderer) is unchanged:
 
 * **LibreOffice** (``soffice``) on the machine: the file is converted to ``.xlsx`` headless —
@@ -30,13 +30,15 @@ OOXML reader.
 
 from __future__ import annotations
 
-from extraction_assets.core.container import Limits, PackageReader, Sniffed
 from extraction_assets.core.errors import EncryptedWorkbookError, UnsupportedFormatError
 from extraction_assets.core.legacy.calamine import open_calamine
 from extraction_assets.core.legacy.csv import open_csv
 from extraction_assets.core.legacy.ods import check_xml_prolog, ods_encrypted
 from extraction_assets.core.legacy.xls import open_xls
+from extraction_assets.core.limits import Limits
 from extraction_assets.core.ooxml.workbook import ParsedWorkbook
+from extraction_assets.core.package import PackageReader
+from extraction_assets.core.sniff import Sniffed
 
 
 def check_legacy(data: bytes, sniffed: Sniffed, limits: Limits) -> None:
@@ -45,7 +47,7 @@ def check_legacy(data: bytes, sniffed: Sniffed, limits: Limits) -> None:
     Raises:
         EncryptedWorkbookError: an encrypted ``xls`` or ODS (password required).
         LimitExceededError: an ``xlsb``/``ods`` package beyond its package limits (parts,
-            sizes, compression; see :class:`~extraction_assets.core.container.PackageReader`,
+            sizes, compression; see :class:`~extraction_assets.core.package.PackageReader`,
             which also refuses duplicate part names).
         HostileContentError: a flat ODS declaring a DTD.
     """

@@ -6,7 +6,6 @@ import datetime as dt
 import io
 
 from extraction_assets.core.a1 import range_ref
-from extraction_assets.core.container import Limits, Sniffed
 from extraction_assets.core.errors import (
     CorruptWorkbookError,
     EncryptedWorkbookError,
@@ -29,8 +28,10 @@ from extraction_assets.core.legacy.ods import (
     open_ods_content,
     zip_member,
 )
+from extraction_assets.core.limits import Limits
 from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo
 from extraction_assets.core.ooxml.workbook import ParsedWorkbook
+from extraction_assets.core.sniff import Sniffed
 
 
 def open_calamine(data: bytes, sniffed: Sniffed, limits: Limits) -> ParsedWorkbook:

@@ -10,11 +10,10 @@ from typing import Callable, Iterator
 
 import pyarrow as pa
 
-from extraction_assets.core.container import Limits
 from extraction_assets.core.errors import LimitExceededError
+from extraction_assets.core.limits import Limits
 from extraction_assets.core.model import CELL_SCHEMA, CellStyle, Issue, ParsedSheet, SheetInfo
 from extraction_assets.core.ooxml.workbook import ParsedWorkbook
-
 
 EPOCH = dt.datetime(1899, 12, 30)
 DATE_FORMATS = {"date": "yyyy-mm-dd", "datetime": "yyyy-mm-dd hh:mm:ss", "time": "hh:mm:ss",

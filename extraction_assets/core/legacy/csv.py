@@ -3,19 +3,18 @@ Excel would."""
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import io
 import re
 from pathlib import Path
 
-import csv
-
-from extraction_assets.core.container import Limits, Sniffed, decode_text
 from extraction_assets.core.errors import CorruptWorkbookError
 from extraction_assets.core.legacy.common import CellColumns, legacy_workbook, number_text, serial
 from extraction_assets.core.legacy.libreoffice import one_line
+from extraction_assets.core.limits import Limits
 from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo
-
+from extraction_assets.core.sniff import Sniffed, decode_text
 
 NUMBER_RE = re.compile(r"^-?(?:0|[1-9]\d{0,14})(?:\.\d*[1-9])?$")
 ISO_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?$")

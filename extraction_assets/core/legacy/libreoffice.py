@@ -5,21 +5,19 @@ from __future__ import annotations
 
 import os
 import re
-import time
-from functools import lru_cache
-from pathlib import Path
-
 import shutil
 import signal
 import subprocess
 import tempfile
+import time
+from functools import lru_cache
+from pathlib import Path
 
 from extraction_assets.core.errors import (
     CorruptWorkbookError,
     ExtractionError,
     UnsupportedFormatError,
 )
-
 
 #: Seconds a LibreOffice conversion may take before its process group is killed.
 SOFFICE_TIMEOUT = float(os.environ.get("EXTRACTION_ASSETS_SOFFICE_TIMEOUT", "120"))

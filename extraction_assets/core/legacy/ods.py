@@ -9,7 +9,6 @@ import re
 import zipfile
 
 from extraction_assets.core.a1 import range_ref
-from extraction_assets.core.container import Limits, PackageReader, Sniffed
 from extraction_assets.core.errors import (
     CorruptWorkbookError,
     HostileContentError,
@@ -24,9 +23,12 @@ from extraction_assets.core.legacy.common import (
     styles_unavailable,
 )
 from extraction_assets.core.legacy.libreoffice import one_line
+from extraction_assets.core.limits import Limits
 from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo
 from extraction_assets.core.ooxml.workbook import ParsedWorkbook
 from extraction_assets.core.ooxml.xml import syntax_error_message
+from extraction_assets.core.package import PackageReader
+from extraction_assets.core.sniff import Sniffed
 
 
 def open_ods_content(content_xml: bytes, sniffed: Sniffed, limits: Limits,

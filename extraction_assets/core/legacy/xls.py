@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 
 from extraction_assets.core.a1 import range_ref
-from extraction_assets.core.container import Limits, Sniffed
 from extraction_assets.core.errors import EncryptedWorkbookError
 from extraction_assets.core.legacy.calamine import open_calamine
 from extraction_assets.core.legacy.common import (
@@ -17,9 +16,10 @@ from extraction_assets.core.legacy.common import (
     styles_unavailable,
 )
 from extraction_assets.core.legacy.libreoffice import one_line
+from extraction_assets.core.limits import Limits
 from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo
 from extraction_assets.core.ooxml.workbook import ParsedWorkbook
-
+from extraction_assets.core.sniff import Sniffed
 
 _BORDER_STYLES = {1: "thin", 2: "medium", 3: "dashed", 4: "dotted", 5: "thick", 6: "double",
                   7: "hair", 8: "mediumDashed", 9: "dashDot", 10: "mediumDashDot",

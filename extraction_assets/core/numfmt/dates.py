@@ -22,7 +22,7 @@ def serial_to_datetime(serial: float, date1904: bool = False) -> dt.datetime:
 
     In the 1900 system serial 1 is 1900-01-01 and serial 60 is Excel's fictitious 1900-02-29,
     which is shown as 1900-03-01 here; fractions are the time of day, rounded to the millisecond.
-    (:func:`format_value` itself shows serial 60 as 1900-02-29, as Excel does.)
+    (:func:`~extraction_assets.core.numfmt.format_value` itself shows serial 60 as 1900-02-29, as Excel does.)
 
     Raises:
         ValueError: for negative serials or serials beyond year 9999.

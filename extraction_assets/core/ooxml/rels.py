@@ -4,11 +4,26 @@ entity, no network).
 
 from __future__ import annotations
 
+import posixpath
+
 from lxml import etree
 
-from extraction_assets.core.container import PackageReader, resolve_target
 from extraction_assets.core.errors import CorruptWorkbookError
 from extraction_assets.core.ooxml.xml import XML_OPTS, local, syntax_error_message
+from extraction_assets.core.package import PackageReader
+
+
+def resolve_target(source_part: str, target: str) -> str:
+    """Resolve a relationship ``Target`` against the part that owns the relationship.
+
+    Follows OPC (ECMA-376 Part 2, §9.3): a target starting with ``/`` is package-absolute,
+    otherwise it is relative to the source part's folder. Returns a part name without a leading
+    slash.
+    """
+    if target.startswith("/"):
+        return posixpath.normpath(target.lstrip("/"))
+    base = posixpath.dirname(source_part)
+    return posixpath.normpath(posixpath.join(base, target))
 
 
 def rel_attr(el, name: str = "id") -> str | None:

@@ -7,18 +7,17 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
-from concurrent.futures import ThreadPoolExecutor
 import pyarrow as pa
 import pyarrow.compute as pc
 from lxml import etree
 
 from extraction_assets.core.a1 import MAX_COL, MAX_ROW, column_index, column_letter
-from extraction_assets.core.container import Budget
+from extraction_assets.core.limits import Budget
 from extraction_assets.core.model import CELL_SCHEMA
 from extraction_assets.core.ooxml.xml import XML_OPTS, text_bytes
-
 
 BLOCK_BYTES = 1 << 22
 _BATCH_CELLS = 1 << 16
@@ -89,7 +88,7 @@ class SheetIssues:
 
 class CellSink:
     """Columnar accumulator of cells, flushed into Arrow record batches; every batch is
-    counted in the workbook's :class:`~.container.Budget` (cells and bytes of text)."""
+    counted in the workbook's :class:`~extraction_assets.core.limits.Budget` (cells and bytes of text)."""
 
     def __init__(self, budget: Budget):
         self.budget = budget

@@ -8,10 +8,9 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from extraction_assets.core.container import PackageReader
 from extraction_assets.core.errors import CorruptWorkbookError
 from extraction_assets.core.ooxml.xml import XML_OPTS, local, syntax_error_message, unescape_xstring
-
+from extraction_assets.core.package import PackageReader
 
 #: Order of the keys of one rich-text run (JSON objects keep it); ``text`` always first.
 RUN_KEYS = ("text", "bold", "italic", "underline", "strike", "vert_align", "size", "color", "font")
@@ -191,7 +190,7 @@ def read_rich_strings(reader: PackageReader, part: str | None) -> SharedStrings:
     §18.4.6 excluded, ``_xHHHH_`` escapes decoded, §22.9.2.19) and, in ``.rich``, the runs and
     phonetic reading of the strings that have them. Elements are cleared as they are read. A
     text longer than the package's ``max_cell_chars`` is cut there (see
-    :attr:`SharedStrings.truncated`).
+    :attr:`~.strings.SharedStrings.truncated`).
 
     Raises:
         CorruptWorkbookError: the part is not well-formed XML.

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import math
 
-from extraction_assets.core.container import PackageReader
 from extraction_assets.core.errors import LimitExceededError
 from extraction_assets.core.model import CellStyle, Issue
 from extraction_assets.core.ooxml.rels import parse_part
 from extraction_assets.core.ooxml.strings import color_code
 from extraction_assets.core.ooxml.xml import local
-
+from extraction_assets.core.package import PackageReader
 
 #: Built-in number formats of ECMA-376 Part 1, §18.8.30 (en-US rendering of the locale ids).
 BUILTIN_NUMBER_FORMATS: dict[int, str] = {
@@ -33,7 +32,7 @@ BUILTIN_NUMBER_FORMATS: dict[int, str] = {
 
 def _color(el) -> str | None:
     """Encode a colour element (``<color>``, ``<fgColor>``, §18.8.3) as written; see
-    :class:`CellStyle` and :func:`~.parts.color_code` (shared with rich-text runs)."""
+    :class:`CellStyle` and :func:`~.strings.color_code` (shared with rich-text runs)."""
     return color_code(el)
 
 

@@ -22,8 +22,8 @@ from typing import Iterator
 import pyarrow as pa
 
 from extraction_assets.core.a1 import MAX_COL, cell_ref, parse_cell_ref, parse_range, range_ref
-from extraction_assets.core.container import Budget, Limits, PackageReader
 from extraction_assets.core.errors import CorruptWorkbookError, LimitExceededError
+from extraction_assets.core.limits import Budget, Limits
 from extraction_assets.core.model import (
     CellStyle,
     Issue,
@@ -36,7 +36,7 @@ from extraction_assets.core.ooxml.objects import read_chartsheet_objects, read_s
 from extraction_assets.core.ooxml.strings import RichString, read_shared_strings
 from extraction_assets.core.ooxml.worksheet import WorksheetReader, open_stream
 from extraction_assets.core.ooxml.xml import local
-
+from extraction_assets.core.package import PackageReader
 
 REL_OFFICE_DOCUMENT = "officeDocument"
 
@@ -124,7 +124,7 @@ class ParsedWorkbook:
     @cached_property
     def shared_strings(self) -> list[str]:
         """The shared string table (ECMA-376 Part 1 §18.4.9, ``sst``), read on first use: a
-        :class:`~.parts.SharedStrings`, empty when there is no such part or no package.
+        :class:`~.strings.SharedStrings`, empty when there is no such part or no package.
 
         A string longer than ``limits.max_cell_chars`` is cut there, with a
         ``cell_text_truncated`` warning.
@@ -147,7 +147,7 @@ class ParsedWorkbook:
     @property
     def rich_strings(self) -> list[RichString]:
         """The shared strings that have rich-text runs (§18.4.4) or phonetic runs (§18.4.6),
-        in index order (see :class:`~.parts.RichString`); empty when none."""
+        in index order (see :class:`~.strings.RichString`); empty when none."""
         return getattr(self.shared_strings, "rich", [])
 
     @cached_property

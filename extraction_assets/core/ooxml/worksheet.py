@@ -32,14 +32,12 @@ from lxml import etree
 
 from extraction_assets.core.a1 import MAX_COL, MAX_ROW, cell_ref, parse_cell_ref
 from extraction_assets.core.arrays import scatter
-from extraction_assets.core.container import Budget
 from extraction_assets.core.errors import CorruptWorkbookError, LimitExceededError
+from extraction_assets.core.limits import Budget
 from extraction_assets.core.model import CELL_SCHEMA
 from extraction_assets.core.ooxml import sheet_cells
 from extraction_assets.core.ooxml.sheet_cells import (
     CELL_FIELDS,
-    CellRuns,
-    CellSink,
     ENCODING,
     INLINE_TEXT_PATTERN,
     MAX_ELEMENT_BYTES,
@@ -50,10 +48,12 @@ from extraction_assets.core.ooxml.sheet_cells import (
     ROW_HEIGHT,
     ROW_HIDDEN,
     SHEETDATA_OPEN,
+    UNSAFE,
+    CellRuns,
+    CellSink,
     SharedFormulas,
     SheetIssues,
     TreeFallback,
-    UNSAFE,
     WellFormedChecker,
     column_or_zero,
     generic_cell_pattern,
@@ -64,6 +64,7 @@ from extraction_assets.core.ooxml.sheet_cells import (
 from extraction_assets.core.ooxml.xml import (
     XML_OPTS,
     local,
+    pull_events,
     rich_text,
     syntax_error_message,
     unescape_xstring,
@@ -77,7 +78,7 @@ class WorksheetReader:
         stream_factory: opens the part afresh (the tree reader may need a second pass).
         shared_strings: the workbook's shared string table.
         budget: what the workbook's sheets have used of its limits; the cells of this sheet
-            are counted in it (see :class:`~.container.Budget`).
+            are counted in it (see :class:`~extraction_assets.core.limits.Budget`).
         strings_array: the shared strings as an Arrow array (built on first use when omitted).
 
     After :meth:`read`: ``cells`` (Arrow table, :data:`CELL_SCHEMA`), ``frame`` (the worksheet
@@ -420,10 +421,10 @@ class WorksheetReader:
         last_col = 0
         with self._open() as raw:
             stream = _FrameBytes(raw, self._check_frame)
-            context = etree.iterparse(stream, events=("start", "end"),
-                                      tag=("{*}row", "{*}c", "{*}sheetData"), **XML_OPTS)
+            parser = etree.XMLPullParser(events=("start", "end"),
+                                         tag=("{*}row", "{*}c", "{*}sheetData"), **XML_OPTS)
             try:
-                for event, el in context:
+                for event, el in pull_events(parser, stream):
                     tag = local(el.tag)
                     if tag == "sheetData":
                         stream.inside = event == "start"
@@ -474,6 +475,7 @@ class WorksheetReader:
                     style_index = int(style or 0)
                     sink.append(row, col, data_type, value, formula, kind,
                                 style_index if style_index <= MAX_STYLE else 0, string_index)
+                self.frame = parser.close()
             except etree.XMLSyntaxError as exc:
                 self.cells = sink.table()
                 raise CorruptWorkbookError(
@@ -481,7 +483,6 @@ class WorksheetReader:
             except ValueError as exc:
                 self.cells = sink.table()
                 raise CorruptWorkbookError(f"worksheet has an invalid value: {exc}") from exc
-            self.frame = context.root
         self.cells = sink.table()
 
 

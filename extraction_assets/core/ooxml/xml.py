@@ -5,11 +5,11 @@ local names, OOXML string escapes (``_xHHHH_``) and libxml2's syntax errors in o
 from __future__ import annotations
 
 import re
+from typing import IO, Iterator
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from lxml import etree
-
 
 XML_OPTS = dict(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
 
@@ -19,6 +19,27 @@ def syntax_error_message(exc: etree.XMLSyntaxError) -> str:
     ending tag mismatch: v line 3 and c, line 3, column 41``), without the ``(<string>, line
     3)`` that lxml appends to name the parser's input rather than the part."""
     return exc.msg or str(exc)
+
+
+#: Bytes fed to a pull parser at a time.
+PULL_BLOCK_BYTES = 1 << 16
+
+
+def pull_events(parser: etree.XMLPullParser, stream: IO[bytes]) -> Iterator[tuple[str, object]]:
+    """The events of ``parser`` as ``stream`` is fed to it block by block; the events before a
+    syntax error are delivered before the error is raised (``iterparse`` of lxml 6.2 drops
+    those of the block that holds the error), so a reader keeps what precedes the fault.
+
+    Raises:
+        lxml.etree.XMLSyntaxError: the XML is not well-formed (after the events before it).
+    """
+    for block in iter(lambda: stream.read(PULL_BLOCK_BYTES), b""):
+        try:
+            parser.feed(block)
+        except etree.XMLSyntaxError:
+            yield from parser.read_events()
+            raise
+        yield from parser.read_events()
 
 
 _ESCAPE_RE = re.compile(r"_x([0-9A-Fa-f]{4})_")

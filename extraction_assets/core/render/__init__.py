@@ -11,7 +11,7 @@
   within ``max_tokens`` by splitting tables on row boundaries. ``chunk_id`` is the sha256 of the
   text, sheet name and A1 ranges, so unchanged content keeps its id across file versions.
 
-The records of a block are built column-wise (:class:`TableRecords`): one gather of the
+The records of a block are built column-wise (:class:`~.records.TableRecords`): one gather of the
 block's cells from the StyledGrid, then Arrow string kernels for the JSON, Markdown, HTML and
 text of every row at once; Python runs per block and per chunk, not per cell.
 

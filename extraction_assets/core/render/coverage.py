@@ -9,7 +9,8 @@ import pyarrow.compute as pc
 
 from extraction_assets.core.a1 import MAX_COL, cell_ref
 from extraction_assets.core.blocks import FLOATING_KINDS, Block, BlockKind
-from extraction_assets.core.normalize import StyledGrid, stripped_text
+from extraction_assets.core.grid import StyledGrid
+from extraction_assets.core.normalize import stripped_text
 from extraction_assets.core.render.records import RecordSet
 
 

@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from extraction_assets.core.a1 import parse_range
 from extraction_assets.core.blocks import Block
-from extraction_assets.core.normalize import StyledGrid
+from extraction_assets.core.grid import StyledGrid
 from extraction_assets.core.render.markdown import joined
 from extraction_assets.core.render.records import TableRecords
 

@@ -15,7 +15,8 @@ import pyarrow.compute as pc
 from extraction_assets.core.a1 import MAX_COL, cell_ref, parse_cell_ref
 from extraction_assets.core.arrays import in_threads, scatter
 from extraction_assets.core.blocks import RECORD_KINDS, Block, BlockKind
-from extraction_assets.core.normalize import StyledGrid, a1_refs, stripped_text
+from extraction_assets.core.grid import StyledGrid
+from extraction_assets.core.normalize import a1_refs, stripped_text
 from extraction_assets.core.render.escape import html_texts, json_strings, md_cells, per_row, wrap
 
 

@@ -10,7 +10,7 @@ Rules (deterministic, no model), each checked against human-labelled real spread
   joined when the lower one lies within the upper one's columns and does not start with a new
   header row (a row of text cells above numeric/date values, or a bold or filled row above
   plain rows), numbers or dates, or cell borders, continue across the gap and the lower rows
-  keep the column schema of the data above (:func:`schema_conflict`); a repeat of the upper
+  keep the column schema of the data above (:func:`~.joins.schema_conflict`); a repeat of the upper
   header is joined too. Two regions separated by exactly one empty column are joined when they
   start on the same row and end on the same row (or the narrow one, a single column, ends
   earlier and covers half the rows; rows below that hold a total may differ), share no header
@@ -20,11 +20,11 @@ Rules (deterministic, no model), each checked against human-labelled real spread
   dates and column numbers — one or two empty rows above a region with no header of its own
   heads it (with the single-cell group labels between them); a header row glued under a total
   row is split off to head the rows below. Rows below a table that has a header, at most
-  :data:`MAX_CONTINUATION_GAP` empty rows down, inside its columns, with no header of their own,
+  :data:`~.joins.MAX_CONTINUATION_GAP` empty rows down, inside its columns, with no header of their own,
   no note or larger heading first, and the table's column schema (types, columns, width),
   continue it: one table under one header, its group labels rows of their own.
 * **Side by side**: a header row whose labels repeat in groups (``E-rating | Call Credit |
-  E-rating | Call Credit``) splits its region into one table per group (:func:`header_period`).
+  E-rating | Call Credit``) splits its region into one table per group (:func:`~.sides.header_period`).
 * Leading rows of a region that hold a single cell (or one merged range) are peeled off as
   ``title`` blocks while at least two rows of the region hold several cells: a merged title row
   spanning the table or a merged section label above a header is a title, never a header row.
@@ -51,13 +51,13 @@ Rules (deterministic, no model), each checked against human-labelled real spread
   columns written right beside its rows; the rules run on the cells outside them.
 * **Forms**: a region whose rows are label/value pairs (labels ending with a colon, or bold
   labels over plain values, or unique labels whose values mix types or start with a number,
-  which no header row would hold) is a ``key_value`` block, one pair per :class:`Column` (see
-  :func:`key_value_block`).
+  which no header row would hold) is a ``key_value`` block, one pair per :class:`~extraction_assets.core.blocks.Column` (see
+  :func:`~.forms.key_value_block`).
 * A table's header is its first row, extended downwards while a merged range anchored in the
   header spans more rows or groups text cells over a sub-header row, by rows styled like the
   header (bold or filled) above plain data, by rows of text over the columns of numbers below
   when the header rows leave cells empty, by a row numbering the columns (``(1) (2) (3)``), or
-  down to the sheet's frozen pane when that gives more rows (at most :data:`MAX_HEADER_ROWS` = 4
+  down to the sheet's frozen pane when that gives more rows (at most :data:`~.rules.MAX_HEADER_ROWS` = 4
   rows). A first row holding numbers like the rows below, in their style, is data: the table
   then has no header row. Each column's header is the path of its non-empty, non-repeated
   header levels (line breaks and space runs collapsed) joined by ``" > "``; a column with no
@@ -81,8 +81,8 @@ from dataclasses import replace
 import numpy as np
 
 from extraction_assets.core.blocks import Block, BlockKind, ListObject, PivotTable
+from extraction_assets.core.grid import StyledGrid
 from extraction_assets.core.headings import HeadingMap, detect_heading_levels
-from extraction_assets.core.normalize import StyledGrid
 from extraction_assets.core.segment.classify import classify_region
 from extraction_assets.core.segment.context import Region, SheetContext
 from extraction_assets.core.segment.declared import beside_pivots, list_object_blocks, pivot_blocks

@@ -12,14 +12,9 @@ import pyarrow.compute as pc
 
 from extraction_assets.core.a1 import parse_range
 from extraction_assets.core.blocks import Block, BlockKind
+from extraction_assets.core.grid import StyledGrid, cell_keys, cells_in_range, find_cell
 from extraction_assets.core.headings import HeadingMap
-from extraction_assets.core.normalize import (
-    StyledGrid,
-    cell_keys,
-    cells_in_range,
-    find_cell,
-    stripped_text,
-)
+from extraction_assets.core.normalize import stripped_text
 from extraction_assets.core.segment.rules import DATA_TYPES, is_total_row, is_unit
 from extraction_assets.core.totals import aggregates_above
 
@@ -54,7 +49,7 @@ class SheetContext:
     indexed by *position* 0..n-1 in (row, col) order, and the lookups the rules share.
 
     A region, a row or any set of cells is an ascending numpy array of positions; ``row``,
-    ``col`` (1-based) and ``key`` (:func:`~.normalize.cell_keys`) are int64 arrays; text,
+    ``col`` (1-based) and ``key`` (:func:`~extraction_assets.core.grid.cell_keys`) are int64 arrays; text,
     merges and styles are read per position. Work is one pass of Arrow kernels over the
     StyledGrid; nothing here is a Python object per cell.
     """

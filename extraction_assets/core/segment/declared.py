@@ -7,11 +7,10 @@ import numpy as np
 
 from extraction_assets.core.a1 import column_letter, parse_range
 from extraction_assets.core.blocks import Block, BlockKind, Column, ListObject, PivotTable
-from extraction_assets.core.normalize import cell_keys
+from extraction_assets.core.grid import cell_keys
 from extraction_assets.core.segment.context import Region, SheetContext
 from extraction_assets.core.segment.rows import mark_data_rows
 from extraction_assets.core.segment.signals import UniqueLabels, header_text
-
 
 #: Pivot row item types that are not totals (§18.10.1.44 ``ST_ItemType``).
 PIVOT_BODY_ITEMS = ("data", "blank")

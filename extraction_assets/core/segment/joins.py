@@ -21,7 +21,6 @@ from extraction_assets.core.segment.context import (
 from extraction_assets.core.segment.rules import MAX_HEADER_ROWS, MAX_REGIONS, NOTE_RE
 from extraction_assets.core.segment.signals import header_like
 
-
 #: Most empty rows (as shown) between a table and rows below it that continue it.
 MAX_CONTINUATION_GAP = 8
 #: Most empty rows (as shown) between a table's header rows and its first data row.

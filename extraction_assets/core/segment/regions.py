@@ -7,7 +7,7 @@ from scipy import ndimage
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from extraction_assets.core.normalize import cell_keys
+from extraction_assets.core.grid import cell_keys
 from extraction_assets.core.segment.context import SheetContext
 from extraction_assets.core.segment.rules import MAX_REGIONS
 

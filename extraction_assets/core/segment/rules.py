@@ -7,7 +7,6 @@ import re
 
 from extraction_assets.core.totals import TOTAL_HINT_RE
 
-
 NOTE_RE = re.compile(
     r"^\s*(※|\*|＊|†|‡|注\s*[\d０-９]*\s*[:：.．)）]|注記|備考\s*[:：]|[(（]注[\d０-９]*[)）]|"
     r"出典\s*[:：]|出所\s*[:：]|notes?\s*\d*\s*[:：.]|source\s*[:：]|remarks?\s*[:：])",

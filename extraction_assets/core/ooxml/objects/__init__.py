@@ -24,7 +24,7 @@ the external workbook is never opened and no URL is ever fetched.
 Every object becomes one :class:`SheetObject`. Reading is best effort and never raises on bad
 input: a missing part, a relationship id that does not exist, malformed XML, a part declaring a
 DTD (:class:`~extraction_assets.core.errors.HostileContentError`) or a part beyond the package
-limits skips that object and appends an :class:`~extraction_assets.core.ooxml.Issue` (stage
+limits skips that object and appends an :class:`~extraction_assets.core.model.Issue` (stage
 ``parsed_sheets``) to the ``issues`` list given by the caller.
 
 Kind-specific ``details`` keys (stable; every value is JSON-serialisable):
@@ -85,7 +85,6 @@ Kind-specific ``details`` keys (stable; every value is JSON-serialisable):
 
 from __future__ import annotations
 
-from extraction_assets.core.container import PackageReader
 from extraction_assets.core.model import CellValue, SheetObject
 from extraction_assets.core.ooxml.objects.comments import read_comments
 from extraction_assets.core.ooxml.objects.common import (
@@ -107,6 +106,7 @@ from extraction_assets.core.ooxml.objects.validation import (
 )
 from extraction_assets.core.ooxml.rels import rel_attr
 from extraction_assets.core.ooxml.xml import local
+from extraction_assets.core.package import PackageReader
 
 
 def read_sheet_objects(reader: PackageReader, sheet_part: str, sheet_name: str, worksheet,
@@ -127,7 +127,7 @@ def read_sheet_objects(reader: PackageReader, sheet_part: str, sheet_name: str, 
             the package's own cells (no ``cell_value`` given); ``None`` reads it when needed.
         cell_value: optional ``(sheet_name, a1_ref) -> value`` resolver for chart series without
             a cache. Without it the referenced worksheet parts are streamed for those cells.
-        issues: a list receiving an :class:`Issue` per skipped object.
+        issues: a list receiving an :class:`~extraction_assets.core.model.Issue` per skipped object.
 
     Returns:
         Comments (sorted by cell), hyperlinks, data validations, conditional formats, tables,

@@ -19,7 +19,6 @@ from extraction_assets.core.ooxml.objects.common import (
 from extraction_assets.core.ooxml.objects.resolve import CellResolver
 from extraction_assets.core.ooxml.xml import local
 
-
 #: Most points kept per chart series (a cache may declare any ``ptCount``).
 MAX_POINTS = 100_000
 #: Points per series shown in a chart's text rendering.

@@ -13,12 +13,11 @@ from typing import Any, Callable, Iterable
 from lxml import etree
 
 from extraction_assets.core.a1 import cell_ref, parse_cell_ref
-from extraction_assets.core.container import PackageReader
 from extraction_assets.core.errors import ExtractionError, HostileContentError, LimitExceededError
 from extraction_assets.core.model import Issue
 from extraction_assets.core.ooxml.rels import parse_part, read_rels, rel_attr
 from extraction_assets.core.ooxml.xml import local
-
+from extraction_assets.core.package import PackageReader
 
 STAGE = "parsed_sheets"
 

@@ -28,7 +28,6 @@ from extraction_assets.core.ooxml.objects.resolve import CellResolver
 from extraction_assets.core.ooxml.rels import rel_attr
 from extraction_assets.core.ooxml.xml import local
 
-
 #: Bytes of an image kept to read its dimensions from the header.
 _IMAGE_HEAD = 256 * 1024
 _EMU_PER_PX = 9525

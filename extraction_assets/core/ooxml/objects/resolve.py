@@ -27,7 +27,6 @@ from extraction_assets.core.ooxml.strings import read_shared_strings
 from extraction_assets.core.ooxml.worksheet import cell_children
 from extraction_assets.core.ooxml.xml import XML_OPTS, local
 
-
 #: Most cells resolved through the cell resolver for one chart.
 MAX_RESOLVED_CELLS = 10_000
 _AREA_SPLIT = re.compile(r"""('(?:[^']|'')*'|[^,'])+""")

@@ -1,8 +1,8 @@
-"""Container sniffing and guarded access to the parts of an OOXML zip package.
+"""What kind of file this is, from its bytes, and the typed error for what is no readable workbook.
 
 The format is decided from the magic bytes, never from the file name:
 
-* ``PK\\x03\\x04`` (zip) holding ``xl/workbook.xml`` or an officeDocument relationship -> OOXML
+* ``PK\x03\x04`` (zip) holding ``xl/workbook.xml`` or an officeDocument relationship -> OOXML
   (``xlsx``; ``xlsm`` when ``xl/vbaProject.bin`` is present; ``xlsb`` when the workbook part is
   binary); a zip holding ``content.xml`` with an OpenDocument mimetype -> ``ods``;
 * ``D0 CF 11 E0 A1 B1 1A E1`` (OLE2 / Compound File Binary) -> ``xls`` (a ``Workbook`` or
@@ -12,9 +12,6 @@ The format is decided from the magic bytes, never from the file name:
 * XML whose root is ``office:document`` with the OpenDocument spreadsheet mimetype -> ``fods``;
 * text that parses as delimited rows (the same delimiter count on several lines) -> ``csv``;
 * anything else -> ``other``.
-
-Zip parts are read through :class:`PackageReader`, which enforces :class:`Limits` so a zip bomb
-or an absurd package is refused with :class:`LimitExceededError` instead of exhausting memory.
 """
 
 from __future__ import annotations
@@ -22,106 +19,21 @@ from __future__ import annotations
 import codecs
 import csv
 import io
-import posixpath
 import re
 import struct
 import zipfile
-import zlib
 from dataclasses import dataclass
-from typing import IO
 
 import olefile
-from lxml import etree
 
 from extraction_assets.core.errors import (
     CorruptWorkbookError,
     EncryptedWorkbookError,
-    HostileContentError,
-    LimitExceededError,
     NotASpreadsheetError,
 )
 
 ZIP_MAGIC = b"PK\x03\x04"
-#: Bytes at the start of a part searched for a DTD; the parser never loads one either way.
-_PROLOG_BYTES = 65_536
 OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Safety limits applied to every input package (bytes are uncompressed sizes).
-
-    Attributes:
-        max_parts: most zip entries a package may hold.
-        max_total_bytes: most uncompressed bytes over all parts read.
-        max_part_bytes: most uncompressed bytes of one part.
-        max_compression_ratio: most uncompressed/compressed ratio of a part larger than 1 MiB.
-        max_sheets: most worksheets in a workbook.
-        max_cells: most non-empty cells over the whole workbook, the cells merged ranges fill
-            included.
-        max_merged_ranges: most merged ranges on one worksheet.
-        max_cell_chars: most characters of one cell's text or formula (Excel's own limit is
-            32,767); a longer one is cut there, with a ``cell_text_truncated`` warning.
-        max_text_bytes: most bytes (UTF-8) of cell text over the whole workbook, as the cells
-            show it: shared strings counted once per cell that uses them, merged ranges'
-            values once per cell they fill.
-        max_styles: most entries of each list of the stylesheet (``cellXfs``, fonts, fills,
-            borders, number formats...; Excel's own limit is 65,490 cell formats).
-        max_tree_bytes: most bytes of XML held as an element tree: a part read whole
-            (workbook, styles, comments, drawings, charts...) or what a worksheet holds outside
-            its ``<sheetData>``.
-    """
-
-    max_parts: int = 10_000
-    max_total_bytes: int = 4 * 1024**3
-    max_part_bytes: int = 2 * 1024**3
-    max_compression_ratio: float = 2_000.0
-    max_sheets: int = 2_000
-    max_cells: int = 50_000_000
-    max_merged_ranges: int = 1_000_000
-    max_cell_chars: int = 32_767
-    max_text_bytes: int = 64 * 1024**2
-    max_styles: int = 65_490
-    max_tree_bytes: int = 16 * 1024**2
-
-
-class Budget:
-    """What the sheets of one workbook have used of its :class:`Limits`: cells and bytes of
-    cell text (see ``max_cells`` and ``max_text_bytes``), counted by whoever makes them (the
-    worksheet reader, the merge fill of the normalizer).
-
-    Raises:
-        LimitExceededError: from :meth:`add` and :meth:`check_text` once a limit is passed.
-    """
-
-    def __init__(self, limits: Limits):
-        self.limits = limits
-        self.cells = 0
-        self.text_bytes = 0
-
-    def check_text(self, text_bytes: int) -> None:
-        """Raise before ``text_bytes`` more bytes of text are made, if they would not fit."""
-        if self.text_bytes + text_bytes > self.limits.max_text_bytes:
-            raise LimitExceededError(
-                f"workbook has more than {self.limits.max_text_bytes} bytes of cell text "
-                "(max_text_bytes; shared strings and merged values counted in every cell that "
-                "shows them)")
-
-    def add(self, cells: int, text_bytes: int = 0) -> None:
-        """Count ``cells`` more cells holding ``text_bytes`` bytes of text."""
-        self.check_text(text_bytes)
-        self.cells += cells
-        self.text_bytes += text_bytes
-        if self.cells > self.limits.max_cells:
-            raise LimitExceededError(f"workbook has more than {self.limits.max_cells} cells")
-
-    def state(self) -> tuple[int, int]:
-        """What is used so far, for :meth:`restore`."""
-        return self.cells, self.text_bytes
-
-    def restore(self, state: tuple[int, int]) -> None:
-        """Go back to an earlier :meth:`state` (a sheet read again from its start)."""
-        self.cells, self.text_bytes = state
 
 
 @dataclass(frozen=True)
@@ -200,12 +112,12 @@ def sniff(data: bytes) -> Sniffed:
     return Sniffed("other", "other")
 
 
-# -- BIFF (.xls) ------------------------------------------------------------------------------
 #: BOF record types of BIFF2, BIFF3, BIFF4 and BIFF5/8 ([MS-XLS] 2.4.21; BIFF2-4 from the
 #: Excel 97 developer's kit).
 _BOF = {0x0009: "biff2", 0x0209: "biff3", 0x0409: "biff4", 0x0809: None}
 _BOF_SUBSTREAMS = {0x0005, 0x0010, 0x0020, 0x0040, 0x0100}
-_FILEPASS, _EOF = 0x002F, 0x000A
+_FILEPASS = 0x002F
+_EOF = 0x000A
 
 
 def _bare_biff_version(data: bytes) -> str | None:
@@ -253,7 +165,6 @@ def _biff_globals(data: bytes) -> tuple[str | None, bool]:
     return version, _scan_filepass(stream, 0)
 
 
-# -- flat ODS (.fods) -------------------------------------------------------------------------
 _ODS_MIMETYPE = b"application/vnd.oasis.opendocument.spreadsheet"
 
 
@@ -263,7 +174,6 @@ def _is_flat_ods(data: bytes) -> bool:
             and _ODS_MIMETYPE in head)
 
 
-# -- delimited text (.csv / .tsv) -------------------------------------------------------------
 _CSV_SAMPLE = 65_536
 _CSV_MIN_ROWS = 3
 _CSV_DELIMITERS = ",\t;|"
@@ -386,232 +296,6 @@ def _consistent(text: str, delimiter: str) -> bool:
         return False
     mode = max(set(counts), key=counts.count)
     return mode >= 2 and counts.count(mode) >= 0.8 * len(counts)
-
-
-class _CountingReader(io.RawIOBase):
-    """Wrap a zip member stream and stop once more than ``budget`` bytes come out of it
-    (:class:`LimitExceededError` saying ``over``)."""
-
-    def __init__(self, raw: IO[bytes], name: str, budget: int, on_read, over: str):
-        self._raw = raw
-        self._name = name
-        self._budget = budget
-        self._on_read = on_read
-        self._over = over
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        try:
-            chunk = self._raw.read(len(buffer))
-        except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, OSError) as exc:
-            raise CorruptWorkbookError(f"part {self._name} is damaged: {exc}") from exc
-        n = len(chunk)
-        self._budget -= n
-        if self._budget < 0:
-            raise LimitExceededError(f"part {self._name} {self._over}")
-        self._on_read(n)
-        buffer[:n] = chunk
-        return n
-
-    def close(self) -> None:
-        self._raw.close()
-        super().close()
-
-
-class PackageReader:
-    """Guarded reader of the parts of an OOXML zip package.
-
-    Args:
-        data: the whole file's bytes.
-        limits: the safety limits to enforce.
-
-    Raises:
-        CorruptWorkbookError: the zip directory cannot be read, or two of its parts have the
-            same name (ECMA-376 Part 2, §9.1.1.1: part names are unique, compared without
-            regard to ASCII case).
-        LimitExceededError: the package has more parts than allowed, or a part's declared sizes
-            exceed the limits.
-    """
-
-    def __init__(self, data: bytes, limits: Limits):
-        self.limits = limits
-        try:
-            self._zip = zipfile.ZipFile(io.BytesIO(data))
-        except (zipfile.BadZipFile, ValueError, OSError) as exc:
-            raise CorruptWorkbookError(f"not a readable zip package: {exc}") from exc
-        infos = self._zip.infolist()
-        if len(infos) > limits.max_parts:
-            raise LimitExceededError(
-                f"package has {len(infos)} parts; the limit is {limits.max_parts}"
-            )
-        self._infos = {}
-        for info in infos:
-            key = info.filename.lstrip("/").lower()
-            if key in self._infos:
-                first = self._infos[key].filename
-                raise CorruptWorkbookError(
-                    f"the package holds two parts named {info.filename!r}" if first ==
-                    info.filename else f"the package holds parts {first!r} and "
-                    f"{info.filename!r}, whose names differ only in case")
-            self._infos[key] = info
-            if info.file_size > limits.max_part_bytes:
-                raise LimitExceededError(
-                    f"part {info.filename} declares {info.file_size} bytes; the limit is "
-                    f"{limits.max_part_bytes}"
-                )
-            if (
-                info.file_size > 1024**2
-                and info.file_size > limits.max_compression_ratio * max(info.compress_size, 1)
-            ):
-                raise LimitExceededError(
-                    f"part {info.filename} has compression ratio "
-                    f"{info.file_size / max(info.compress_size, 1):.0f}; the limit is "
-                    f"{limits.max_compression_ratio:.0f} (zip bomb?)"
-                )
-        self._total_read = 0
-
-    def close(self) -> None:
-        """Close the underlying zip file."""
-        self._zip.close()
-
-    def __enter__(self) -> "PackageReader":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def has(self, name: str) -> bool:
-        """Whether the package holds part ``name`` (case-insensitive, no leading slash)."""
-        return name.lstrip("/").lower() in self._infos
-
-    def names(self) -> list[str]:
-        """The part names of the package, in directory order."""
-        return [info.filename for info in self._infos.values()]
-
-    def _count(self, n: int) -> None:
-        self._total_read += n
-        if self._total_read > self.limits.max_total_bytes:
-            raise LimitExceededError(
-                f"package inflates beyond {self.limits.max_total_bytes} bytes in total"
-            )
-
-    def open(self, name: str, max_bytes: int | None = None) -> IO[bytes]:
-        """Open part ``name`` as a buffered binary stream with the limits enforced:
-        ``max_part_bytes``, or ``max_bytes`` when given (e.g. ``max_tree_bytes`` for a part
-        parsed whole).
-
-        A part that is XML declaring a DTD (``<!DOCTYPE``) is refused, since no OOXML part has
-        one and DTDs carry entity-expansion and XXE attacks: its prolog is read by libxml2 up
-        to the root element, whatever comments or processing instructions come first and
-        whatever the encoding (UTF-16 without a byte-order mark included). (The XML parser is
-        also configured to load no DTD and resolve no entity.)
-
-        Raises:
-            CorruptWorkbookError: the part is missing or its data is damaged.
-            HostileContentError: the part declares a DTD.
-            LimitExceededError: (while reading) the part inflates beyond its limit.
-        """
-        stream = self._stream(name, max_bytes)
-        head = stream.peek(_PROLOG_BYTES)[:_PROLOG_BYTES]
-        verdict = _declares_dtd([head], complete=False)
-        if verdict is None:  # the root not met in the peek: read the start from a second stream
-            with self._stream(name, max_bytes) as again:
-                verdict = _declares_dtd(iter(lambda: again.read(_PROLOG_BYTES), b""),
-                                        complete=True)
-        if verdict:
-            stream.close()
-            raise HostileContentError(f"part {name} declares a DTD; refused")
-        return stream
-
-    def _stream(self, name: str, max_bytes: int | None) -> IO[bytes]:
-        info = self._infos.get(name.lstrip("/").lower())
-        if info is None:
-            raise CorruptWorkbookError(f"required part {name} is missing")
-        try:
-            raw = self._zip.open(info)
-        except (zipfile.BadZipFile, NotImplementedError, zlib.error, OSError, ValueError) as exc:
-            raise CorruptWorkbookError(f"part {name} cannot be opened: {exc}") from exc
-        if max_bytes is None:
-            budget, over = self.limits.max_part_bytes, "inflates beyond the per-part limit"
-        else:
-            budget, over = max_bytes, (f"holds more than {max_bytes} bytes, the limit of a part "
-                                       "read whole")
-        return io.BufferedReader(_CountingReader(raw, name, budget, self._count, over), 1 << 16)
-
-    def read(self, name: str) -> bytes:
-        """Read the whole of part ``name`` (for small parts such as workbook.xml)."""
-        with self.open(name) as stream:
-            return stream.read()
-
-
-#: Bytes of a part's start fed to libxml2 at a time to find its root element.
-_PROLOG_STEP = 4096
-
-
-class _Stop(Exception):
-    """Raised by :class:`_Prolog` to stop the parser."""
-
-
-class _Prolog:
-    """A parser target that stops at the document type declaration or at the root element,
-    noting which came first (before any entity of a DTD is declared or expanded)."""
-
-    def __init__(self) -> None:
-        self.dtd: bool | None = None
-
-    def doctype(self, *args) -> None:
-        self.dtd = True
-        raise _Stop()
-
-    def start(self, *args) -> None:
-        self.dtd = False
-        raise _Stop()
-
-    def end(self, *args) -> None:
-        pass
-
-    def data(self, *args) -> None:
-        pass
-
-    def close(self) -> bool | None:
-        return self.dtd
-
-
-def _declares_dtd(blocks, complete: bool) -> bool | None:
-    """Whether the XML of ``blocks`` (the start of a part; all of it when ``complete``)
-    declares a DTD before its root element, as libxml2 reads it (any encoding it detects);
-    ``False`` for what is not well-formed XML there (a binary part; its reader reports what is
-    damaged) and ``None`` when the blocks end before the root."""
-    target = _Prolog()
-    parser = etree.XMLParser(target=target, resolve_entities=False, no_network=True,
-                             load_dtd=False, huge_tree=False)
-    try:
-        for block in blocks:
-            for at in range(0, len(block), _PROLOG_STEP):
-                parser.feed(block[at:at + _PROLOG_STEP])
-        if complete:
-            parser.close()
-    except _Stop:
-        pass
-    except etree.XMLSyntaxError:
-        return bool(target.dtd)
-    return target.dtd
-
-
-def resolve_target(source_part: str, target: str) -> str:
-    """Resolve a relationship ``Target`` against the part that owns the relationship.
-
-    Follows OPC (ECMA-376 Part 2, §9.3): a target starting with ``/`` is package-absolute,
-    otherwise it is relative to the source part's folder. Returns a part name without a leading
-    slash.
-    """
-    if target.startswith("/"):
-        return posixpath.normpath(target.lstrip("/"))
-    base = posixpath.dirname(source_part)
-    return posixpath.normpath(posixpath.join(base, target))
-
 
 
 #: Formats read through :mod:`~extraction_assets.core.legacy` (converted or read by value).
