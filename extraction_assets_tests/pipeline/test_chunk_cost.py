@@ -8,11 +8,7 @@ from openpyxl import Workbook
 
 from extraction_assets.pipeline.stages import run_pipeline
 from extraction_assets.search.embedding import LocalEmbedder
-
-try:
-    from extraction_assets_tests.builders import save_openpyxl
-except ImportError:  # tests run with the tests folder on sys.path
-    from builders import save_openpyxl
+from extraction_assets_tests.builders import save_openpyxl
 
 
 class CountingTokenizer:

@@ -20,16 +20,17 @@ from pathlib import Path
 
 import duckdb
 import pyarrow.parquet as pq
+import pytest
 from dagster import DagsterRunStatus
 
 from extraction_assets.app.ingest import open_instance
 from extraction_assets.search.vectors import VectorStore
 from extraction_assets.store.storage import DataStore, sha256_file
 from extraction_assets.store.warehouse import refresh_views, view_sql
+from extraction_assets_tests.fault_helpers import fake_embedding_server
 from tools.bench import generate_workbook
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fault_helpers import fake_embedding_server
+pytestmark = pytest.mark.slow  # kills and interrupts ingest processes
 
 ROWS = 20_000  # x 10 columns = 200k cells
 

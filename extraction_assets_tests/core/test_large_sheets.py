@@ -12,11 +12,8 @@ import pyarrow as pa
 import pytest
 
 from extraction_assets.pipeline.stages import run_pipeline
+from extraction_assets_tests.builders import Sheet, sst, t, worksheet, xlsx_bytes
 
-try:
-    from extraction_assets_tests.builders import Sheet, sst, t, worksheet, xlsx_bytes
-except ImportError:  # tests run with the tests folder on sys.path
-    from builders import Sheet, sst, t, worksheet, xlsx_bytes
 
 @pytest.fixture(scope="module")
 def million_empty_rows() -> bytes:

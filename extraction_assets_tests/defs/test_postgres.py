@@ -25,6 +25,8 @@ from extraction_assets.app.ingest import ingest_paths, open_instance
 from extraction_assets.app.samples import write_samples
 from extraction_assets.store.storage import DataStore
 
+pytestmark = pytest.mark.slow  # starts a PostgreSQL server
+
 DB_NAME = "extraction_assets_test"
 PG_USER = "postgres"
 

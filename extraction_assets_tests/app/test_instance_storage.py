@@ -5,7 +5,6 @@ open (:class:`PooledSqliteStorage`) and writes the same files that Dagster's own
 from __future__ import annotations
 
 import sqlite3
-import sys
 from pathlib import Path
 
 import openpyxl
@@ -20,9 +19,7 @@ from extraction_assets.app.instance_storage import (
     PooledSqliteRunStorage,
 )
 from extraction_assets.store.storage import DataStore
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from builders import put_rows, save_openpyxl
+from extraction_assets_tests.builders import put_rows, save_openpyxl
 
 
 def _workbooks(folder: Path, count: int) -> list[Path]:

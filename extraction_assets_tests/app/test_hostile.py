@@ -49,7 +49,7 @@ from tools.bench.hostile import (
     worksheet,
 )
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -291,6 +291,7 @@ def test_work_ratio_leaves_the_command_start_out_and_small_work_unjudged():
     assert hostile.work_ratio(8.0, 8.4, 7.0) is None  # 1 s of work: the noise is larger
 
 
+@pytest.mark.slow
 def test_benchmark_smallest_form_every_input_ends_typed_within_bounds(tmp_path):
     """The benchmark's last step at a small scale, every hostile input in one command: each
     file gets its line, the command stays within 1 GB, and no hidden text reaches the

@@ -26,19 +26,15 @@ from extraction_assets.core.normalize import normalize_sheet
 from extraction_assets.core.ooxml.sheet_cells import translate_formula
 from extraction_assets.core.open import open_workbook
 from extraction_assets.pipeline import stages
-
-try:
-    from extraction_assets_tests.builders import (
-        NS_MAIN,
-        Sheet,
-        save_openpyxl,
-        sst,
-        t,
-        worksheet,
-        xlsx_bytes,
-    )
-except ImportError:  # tests collected with the test folder itself on sys.path
-    from builders import NS_MAIN, Sheet, save_openpyxl, sst, t, worksheet, xlsx_bytes
+from extraction_assets_tests.builders import (
+    NS_MAIN,
+    Sheet,
+    save_openpyxl,
+    sst,
+    t,
+    worksheet,
+    xlsx_bytes,
+)
 
 
 def read(data: bytes, limits: Limits | None = None):

@@ -22,11 +22,7 @@ from extraction_assets.core.render.records import RecordSet
 from extraction_assets.pipeline.checks import cell_coverage
 from extraction_assets.pipeline.stages import grids_from_tables, run_pipeline
 from extraction_assets.search.embedding import LocalEmbedder
-
-try:
-    from extraction_assets_tests.builders import put_rows as put
-except ImportError:  # tests collected with the test folder itself on sys.path
-    from builders import put_rows as put
+from extraction_assets_tests.builders import put_rows as put
 
 BOLD = Font(bold=True)
 FILL = PatternFill("solid", fgColor="DDEBF7")

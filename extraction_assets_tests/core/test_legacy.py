@@ -27,10 +27,7 @@ from extraction_assets.pipeline import stages
 
 H = "0" * 64
 
-try:
-    from extraction_assets_tests.builders import deadline
-except ImportError:  # tests run with the tests folder on sys.path
-    from builders import deadline
+from extraction_assets_tests.builders import deadline
 
 
 @pytest.fixture
@@ -321,6 +318,7 @@ def test_prose_and_snippets_are_not_spreadsheets(data):
 LEGACY_SUFFIXES = {".xls", ".xlsb", ".ods", ".fods"}
 
 
+@pytest.mark.slow
 def test_every_legacy_corpus_file_succeeds_or_fails_typed(corpus_dir, no_soffice):
     files = sorted(p for p in (corpus_dir / "files").rglob("*")
                    if p.suffix.lower() in LEGACY_SUFFIXES and p.is_file())

@@ -23,12 +23,10 @@ import pytest
 
 from extraction_assets.app.samples import write_samples
 from extraction_assets.pipeline.stages import parse_stage
+from extraction_assets_tests.builders import Sheet, worksheet, xlsx_bytes
 from tools.sweep import TYPED_CODES, manifest_files, sweep
 
-try:
-    from extraction_assets_tests.builders import Sheet, worksheet, xlsx_bytes
-except ImportError:  # tests run with the tests folder on sys.path
-    from builders import Sheet, worksheet, xlsx_bytes
+pytestmark = pytest.mark.slow  # every corpus file through the graph
 
 FULL = os.environ.get("EXTRACTION_ASSETS_FULL_SWEEP") == "1"
 FULL_SECONDS = 600

@@ -26,7 +26,9 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow  # starts the Dagster webserver
+
+REPO = Path(__file__).resolve().parents[2]
 WORKSPACE = REPO / "workspace.yaml"
 
 ASSETS = {"workbook", "parsed_sheets", "normalized_grids", "segmented_blocks",

@@ -21,11 +21,7 @@ from openpyxl.worksheet.table import Table, TableStyleInfo
 from extraction_assets.pipeline.checks import cell_coverage, rows_in_one_chunk
 from extraction_assets.pipeline.stages import run_pipeline
 from extraction_assets.search.embedding import LocalEmbedder
-
-try:
-    from extraction_assets_tests.builders import put_rows as put
-except ImportError:  # tests collected with the test folder itself on sys.path
-    from builders import put_rows as put
+from extraction_assets_tests.builders import put_rows as put
 
 
 @pytest.fixture(scope="module")

@@ -22,18 +22,14 @@ from extraction_assets.core.open import open_workbook
 from extraction_assets.core.package import PackageReader
 from extraction_assets.pipeline import stages
 from extraction_assets.pipeline.schemas import SCHEMAS
-
-try:
-    from extraction_assets_tests.builders import (
-        NS_MAIN,
-        Sheet,
-        sst,
-        t,
-        worksheet,
-        xlsx_bytes,
-    )
-except ImportError:  # pragma: no cover - tests run from inside the folder
-    from builders import NS_MAIN, Sheet, sst, t, worksheet, xlsx_bytes
+from extraction_assets_tests.builders import (
+    NS_MAIN,
+    Sheet,
+    sst,
+    t,
+    worksheet,
+    xlsx_bytes,
+)
 
 #: A stylesheet whose default font (cellXfs 0) is Calibri 11 theme:1, as Excel writes it.
 STYLES = f"""<?xml version="1.0" encoding="UTF-8" standalone="yes"?>

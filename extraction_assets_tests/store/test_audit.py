@@ -14,7 +14,7 @@ from extraction_assets.app.ingest import ingest_paths
 from extraction_assets.app.samples import build_ledger, workbook_bytes, write_samples
 from extraction_assets.store.storage import DataStore
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def readme_queries() -> dict[str, str]:

@@ -23,18 +23,14 @@ from extraction_assets.core.normalize import DEFAULT_INDEXED_COLORS, apply_tint,
 from extraction_assets.core.render.escape import html_texts, json_strings
 from extraction_assets.pipeline import stages
 from extraction_assets.search.embedding import LocalEmbedder
-
-try:
-    from extraction_assets_tests.builders import (
-        Sheet,
-        save_openpyxl,
-        sst,
-        t,
-        worksheet,
-        xlsx_bytes,
-    )
-except ImportError:  # tests collected with the test folder itself on sys.path
-    from builders import Sheet, save_openpyxl, sst, t, worksheet, xlsx_bytes
+from extraction_assets_tests.builders import (
+    Sheet,
+    save_openpyxl,
+    sst,
+    t,
+    worksheet,
+    xlsx_bytes,
+)
 
 OFFICE_2007 = ["000000", "FFFFFF", "1F497D", "EEECE1", "4F81BD", "C0504D", "9BBB59", "8064A2",
                "4BACC6", "F79646", "0000FF", "800080"]

@@ -210,10 +210,7 @@ def test_damaged_worksheet_keeps_its_first_cells_and_the_line_shows_the_error(tm
     """A sheet that is not well-formed XML past its second row: the file is read (the cells
     before the fault and the other sheet), the partition has one ``error`` issue, and the
     ingest line says so."""
-    try:
-        from extraction_assets_tests.builders import Sheet, worksheet, xlsx_bytes
-    except ImportError:  # tests collected with the test folder itself on sys.path
-        from builders import Sheet, worksheet, xlsx_bytes
+    from extraction_assets_tests.builders import Sheet, worksheet, xlsx_bytes
 
     rows = "".join(f'<row r="{r}"><c r="A{r}" t="inlineStr"><is><t>Item {r}</t></is></c>'
                    f'<c r="B{r}"><v>{r}</v></c></row>' for r in range(2, 4))
@@ -385,10 +382,9 @@ def test_cli_unknown_provider_is_a_usage_error(samples_ingest, tmp_path):
 
 
 def test_openai_provider_through_the_graph_and_no_mixed_dimensions(tmp_path, monkeypatch):
-    from test_embedding import KEY, KEY_ENV, fake_openai_server
-
     from extraction_assets.app.samples import write_samples
     from extraction_assets.defs.resources import EmbedderResource
+    from extraction_assets_tests.search.test_embedding import KEY, KEY_ENV, fake_openai_server
 
     monkeypatch.setenv(KEY_ENV, KEY)
     paths = write_samples(tmp_path / "samples")
@@ -448,11 +444,12 @@ def test_ingest_and_refresh_wait_for_the_tokenizer_load_they_started(samples_ing
     import threading
 
     from extraction_assets.app.ingest import refresh_stale
-    from extraction_assets.search.embedding import _load_use_tokenizer
+    from extraction_assets.search.embedding import _load_use_tokenizer, _use_model_cached
 
     root, paths, _ = samples_ingest
     for command in (lambda: ingest_paths(paths[:1], root), lambda: refresh_stale(root)):
         _load_use_tokenizer.cache_clear()
+        _use_model_cached.cache_clear()  # the model holds the tokenizer it was loaded with
         assert {r.status for r in command()} == {"unchanged"}
         assert not [t for t in threading.enumerate() if t.name == "tokenizer-load"]
         assert _load_use_tokenizer.cache_info().currsize == 1
@@ -544,11 +541,8 @@ def test_refresh_does_not_retry_a_file_whose_string_table_cannot_be_read(tmp_pat
     """A damaged ``xl/sharedStrings.xml`` fails ``parsed_sheets`` with a typed error: refresh
     lists the file ``unreadable`` with that error and runs nothing; a damaged worksheet, read
     in part (materialized, with an error issue), is up to date."""
-    try:
-        from extraction_assets_tests.builders import NS_MAIN, Sheet, worksheet, xlsx_bytes
-    except ImportError:  # tests collected with the test folder itself on sys.path
-        from builders import NS_MAIN, Sheet, worksheet, xlsx_bytes
     from extraction_assets.app.ingest import refresh_stale
+    from extraction_assets_tests.builders import NS_MAIN, Sheet, worksheet, xlsx_bytes
 
     strings = tmp_path / "strings.xlsx"
     strings.write_bytes(xlsx_bytes(

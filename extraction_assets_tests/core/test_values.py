@@ -18,11 +18,7 @@ from extraction_assets.pipeline.stages import (
     segment_stage,
 )
 from extraction_assets.search.embedding import LocalEmbedder
-
-try:
-    from extraction_assets_tests.builders import Sheet, sst, t, worksheet, xlsx_bytes
-except ImportError:  # tests run with the tests folder on sys.path
-    from builders import Sheet, sst, t, worksheet, xlsx_bytes
+from extraction_assets_tests.builders import Sheet, sst, t, worksheet, xlsx_bytes
 
 H = "0" * 64
 

@@ -20,11 +20,7 @@ from extraction_assets.core.headings import HeadingMap, detect_heading_levels
 from extraction_assets.core.render.records import block_records
 from extraction_assets.core.segment import segment_sheet
 from extraction_assets.pipeline import stages
-
-try:
-    from extraction_assets_tests.builders import put_rows as put
-except ImportError:  # tests collected with the test folder itself on sys.path
-    from builders import put_rows as put
+from extraction_assets_tests.builders import put_rows as put
 
 H = "0" * 64
 

@@ -17,14 +17,15 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from extraction_assets.search.vectors import VectorStore
 from extraction_assets.store.storage import DataStore
+from extraction_assets_tests.fault_helpers import batch_value, fake_embedding_server, write_batch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fault_helpers import batch_value, fake_embedding_server, write_batch
+pytestmark = pytest.mark.slow  # many ingest processes at once
 
-WORKER = Path(__file__).resolve().parent / "fault_helpers.py"
+WORKER = Path(__file__).resolve().parent.parent / "fault_helpers.py"
 N_FILES, N_WORKERS, N_ROWS = 16, 8, 20
 FORBIDDEN = ("Could not set lock", "IO Error", "IOException", "Commit conflict",
              "database is locked", "Traceback")

@@ -1,0 +1,1 @@
+"""Tests of extraction-assets, laid out as the package is."""

@@ -1,0 +1,52 @@
+"""The Dagster definitions load as ``workspace.yaml`` loads them: six partitioned assets in one
+chain, their checks, the ingest job, the sensors and the resources they need."""
+
+from __future__ import annotations
+
+import importlib
+
+import yaml
+from dagster import AssetKey
+
+from extraction_assets.defs.definitions import defs, make_definitions
+
+REPO_WORKSPACE = "workspace.yaml"
+CHAIN = ["workbook", "parsed_sheets", "normalized_grids", "segmented_blocks", "rendered_chunks",
+         "chunk_embeddings"]
+
+
+def test_workspace_yaml_names_the_definitions_object():
+    from tools.paths import REPO
+
+    target = yaml.safe_load((REPO / REPO_WORKSPACE).read_text())["load_from"][0]["python_module"]
+    module = importlib.import_module(target["module_name"])
+    assert getattr(module, target["attribute"]) is defs
+
+
+def test_six_assets_in_one_chain_partitioned_by_content_hash():
+    graph = defs.resolve_asset_graph()
+    keys = sorted(k.path[-1] for k in graph.get_all_asset_keys())
+    assert keys == sorted(CHAIN)
+    for upstream, downstream in zip(CHAIN, CHAIN[1:]):
+        assert graph.get(AssetKey(downstream)).parent_keys == {AssetKey(upstream)}
+    for name in CHAIN:
+        node = graph.get(AssetKey(name))
+        assert node.partitions_def.name == "workbooks"
+        assert node.code_version and node.group_name == "extraction"
+
+
+def test_checks_job_sensors_and_resources():
+    graph = defs.resolve_asset_graph()
+    checks = {(k.asset_key.path[-1], k.name) for k in graph.asset_check_keys}
+    assert checks == {
+        ("segmented_blocks", "cell_coverage"),
+        ("rendered_chunks", "values_in_output"), ("rendered_chunks", "chunk_budget"),
+        ("rendered_chunks", "record_provenance"), ("rendered_chunks", "rows_in_one_chunk"),
+        ("rendered_chunks", "heading_paths"), ("chunk_embeddings", "one_row_per_unit"),
+    }
+    assert defs.resolve_job_def("ingest_workbook").name == "ingest_workbook"
+    sensors = {s.name for s in defs.get_repository_def().sensor_defs}
+    assert sensors == {"inbox_sensor", "lineage_after_success", "lineage_after_failure"}
+    elsewhere = make_definitions(data_dir="/tmp/elsewhere")
+    assert set(elsewhere.resources) == {"storage", "embedder", "limits", "passwords"}
+    assert elsewhere.resources["storage"].data_dir == "/tmp/elsewhere"
