@@ -7,7 +7,7 @@ writes ``{file: {table: sha256 of its Parquet bytes}}`` (or the typed error a fi
 for every file under ``DIR/corpus/files`` and ``DIR/labelled/*/files`` (``DIR`` default
 ``../shared``, or ``$EXTRACTION_ASSETS_SHARED``); with ``--against`` it lists the files and
 tables whose hashes differ from ``BASE.json`` and exits 1 when any does. The stages run as
-:func:`~extraction_assets.pipeline.stages.run_pipeline` runs them, tokens counted by the
+:func:`~extraction_assets.pipeline.run_pipeline` runs them, tokens counted by the
 bundled model; the Parquet bytes are written uncompressed, without statistics.
 """
 
@@ -23,7 +23,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from extraction_assets.pipeline.stages import StageError, run_pipeline
+from extraction_assets.pipeline import StageError, run_pipeline
 from extraction_assets.search.embedding import LocalEmbedder
 from tools.paths import shared_dir
 

@@ -41,6 +41,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from extraction_assets.core.a1 import parse_range
+from extraction_assets.pipeline import run_pipeline
 from tools.paths import shared_dir
 
 #: Sheets the DECO annotation tool adds to each workbook (never scored).
@@ -142,10 +143,16 @@ def match(preds: list[dict], truths: list[dict], measure: str) -> list[tuple[int
             ok = (tb == pb if measure == "exact" else v >= IOU_THRESHOLD if measure == "iou"
                   else all(abs(x - y) <= EOB_TOLERANCE for x, y in zip(tb, pb)))
             if ok:
-                pairs.append((-v, ti, pi))
-    pairs.sort()
+                pairs.append((v, ti, pi))
+    return one_to_one(pairs)
+
+
+def one_to_one(pairs: list[tuple[float, int, int]]) -> list[tuple[int, int]]:
+    """Greedy one-to-one matching of (overlap, truth index, predicted index) candidates: the
+    largest overlap first (ties by truth, then predicted index); each truth and prediction is
+    used once. Returns the matched (truth index, predicted index) pairs."""
     used_t, used_p, out = set(), set(), []
-    for _, ti, pi in pairs:
+    for _, ti, pi in sorted(pairs, key=lambda x: (-x[0], x[1], x[2])):
         if ti not in used_t and pi not in used_p:
             used_t.add(ti)
             used_p.add(pi)
@@ -266,8 +273,6 @@ def evaluate_labelled(root: Path | None = None, sets: tuple[str, ...] = ("deco",
     Returns ``{set: {"scores": score_tables(...), "failures": failures(...), "files": int,
     "errors": [str]}}``; a set whose folder is absent is left out. A file that cannot be read
     counts its tables as missed and is listed in ``errors``."""
-    from tools.evaluate import _run_stages
-
     root = shared_dir("labelled", root)
     out = {}
     for name in sets:
@@ -279,7 +284,8 @@ def evaluate_labelled(root: Path | None = None, sets: tuple[str, ...] = ("deco",
         for doc, tables in truth_by_doc.items():
             truth.extend(tables)
             try:
-                seg, _ = _run_stages((root / name / "files" / doc).read_bytes())
+                seg = run_pipeline((root / name / "files" / doc).read_bytes(),
+                                   until="segmented_blocks")
             except Exception as exc:  # noqa: BLE001 - an unreadable file misses its tables
                 errors.append(f"{doc}: {type(exc).__name__}: {exc}")
                 continue

@@ -205,7 +205,7 @@ def index_workbooks(root: Path, files: list[tuple[str, bytes]], embedder
     import hashlib
 
     from extraction_assets.defs.assets.rendered_chunks import ChunkingConfig
-    from extraction_assets.pipeline.stages import StageError, run_pipeline
+    from extraction_assets.pipeline import StageError, run_pipeline
     from extraction_assets.search.retrieval import index_units, retrieval_units
     from extraction_assets.search.vectors import VectorStore
     from extraction_assets.store.storage import DataStore

@@ -4,7 +4,7 @@ with a time limit, and tell how each file ended.
 Every file listed in ``CORPUS_DIR/MANIFEST.tsv`` (column ``corpus_path``) goes through the
 ``workbook``, ``parsed_sheets``, ``normalized_grids``, ``segmented_blocks`` and
 ``rendered_chunks`` stages (:func:`~extraction_assets.pipeline.stages.workbook_stage` and
-:func:`~extraction_assets.pipeline.stages.run_pipeline`, tokens counted by the bundled model's tokenizer).
+:func:`~extraction_assets.pipeline.run_pipeline`, tokens counted by the bundled model's tokenizer).
 A file ends as ``success``, as the code of a typed :class:`~.core.errors.ExtractionError`
 (``not_a_spreadsheet``, ``corrupt_workbook``, ``encrypted``, ``hostile_content``,
 ``limit_exceeded``, ``unsupported_format``), or as a fault: ``error`` (any other exception),
@@ -39,12 +39,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from extraction_assets.core.errors import ExtractionError
-from extraction_assets.pipeline.stages import (
-    PIPELINE_ASSETS,
-    StageError,
-    run_pipeline,
-    workbook_stage,
-)
+from extraction_assets.pipeline import PIPELINE_ASSETS, StageError, run_pipeline
+from extraction_assets.pipeline.stages import workbook_stage
 from extraction_assets.search.embedding import LocalEmbedder
 from tools.paths import shared_dir
 
@@ -109,7 +105,7 @@ def _warm_up() -> None:
 
 def run_file(path: str, until: str = "rendered_chunks",
              max_tokens: int = 512) -> tuple[str, str, float, dict[str, int]]:
-    """Run one file through the ``workbook`` stage and :func:`~.stages.run_pipeline` up to
+    """Run one file through the ``workbook`` stage and :func:`~.run_pipeline` up to
     ``until`` (default: every stage but the embeddings), in this process.
 
     Returns ``(outcome, message, seconds, counts)``: ``("success", "", s, rows by table)`` or

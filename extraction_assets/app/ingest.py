@@ -30,9 +30,9 @@ from extraction_assets.app.instance_storage import PooledSqliteStorage
 from extraction_assets.app.workers import start_forkserver
 from extraction_assets.defs.assets import ALL_ASSETS
 from extraction_assets.defs.definitions import make_definitions
+from extraction_assets.defs.lineage import export_lineage
 from extraction_assets.defs.partitions import add_partition_keys, workbook_partitions
 from extraction_assets.defs.resources import EmbedderResource
-from extraction_assets.store.lineage import export_lineage
 from extraction_assets.store.storage import DataDirError, DataStore
 
 QUIET_LOGGERS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}

@@ -17,6 +17,7 @@ from dagster import (
 )
 
 from extraction_assets.defs.assets import ALL_ASSETS
+from extraction_assets.defs.lineage import export_lineage
 from extraction_assets.defs.partitions import (
     MAX_RUNS_PER_TICK,
     existing_partition_keys,
@@ -25,7 +26,6 @@ from extraction_assets.defs.partitions import (
     workbook_partitions,
 )
 from extraction_assets.defs.resources import DataStoreResource
-from extraction_assets.store.lineage import export_lineage
 
 #: Materializes all six assets for one partition.
 ingest_job = define_asset_job(

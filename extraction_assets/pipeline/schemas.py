@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from extraction_assets.core.grid import GRID_SCHEMA
+
 S, I32, I64, F64, B = pa.string(), pa.int32(), pa.int64(), pa.float64(), pa.bool_()
 LS = pa.list_(pa.string())
 
@@ -59,14 +61,9 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("n_merged_ranges", I64), ("n_uncached_formulas", I64), ("hidden_rows", pa.list_(I32)),
         ("hidden_columns", LS), ("frozen_pane", S),
     ]),
-    "cells": pa.schema([
-        ("workbook_hash", S), ("sheet_index", I32), ("sheet_name", S), ("row", I32),
-        ("col", I32), ("ref", S), ("value_type", S), ("raw_value", S), ("number_value", F64),
-        ("iso_value", S), ("formula", S), ("value_status", S), ("number_format", S),
-        ("display_text", S), ("bold", B), ("italic", B), ("font_size", F64), ("font_rgb", S),
-        ("fill_rgb", S), ("has_border", B), ("merged_from", S), ("merge_range", S),
-        ("cf_affected", B), ("hidden", B),
-    ]),
+    # the StyledGrid's cells (core.grid.GRID_SCHEMA) of every sheet, with the sheet named
+    "cells": pa.schema([("workbook_hash", S), ("sheet_index", I32), ("sheet_name", S),
+                        *GRID_SCHEMA]),
     "blocks": pa.schema([
         ("workbook_hash", S), ("sheet_index", I32), ("sheet_name", S), ("block_id", S),
         ("kind", S), ("a1_range", S), ("min_row", I32), ("min_col", I32), ("max_row", I32),

@@ -31,7 +31,7 @@ from extraction_assets.core.segment.rules import reads_as_sentence
 from extraction_assets.defs.definitions import make_definitions
 from extraction_assets.defs.partitions import add_partition_keys
 from extraction_assets.defs.sensors import inbox_files, inbox_sensor
-from extraction_assets.pipeline.stages import StageError, run_pipeline
+from extraction_assets.pipeline import StageError, run_pipeline
 from extraction_assets.search.embedding import LOCAL_WINDOW_TOKENS, LocalEmbedder
 from extraction_assets.search.vectors import TABLE_NAME
 from extraction_assets.store.storage import DataStore

@@ -11,12 +11,8 @@ from hypothesis import strategies as st
 
 from extraction_assets.app.samples import SAMPLES, workbook_bytes
 from extraction_assets.core.errors import ExtractionError
-from extraction_assets.pipeline.stages import (
-    StageError,
-    normalize_stage,
-    parse_stage,
-    segment_stage,
-)
+from extraction_assets.pipeline import StageError
+from extraction_assets.pipeline.stages import normalize_stage, parse_stage, segment_stage
 
 H = "0" * 64
 SEEDS = {name: workbook_bytes(build()) for name, build in SAMPLES.items()}

@@ -11,7 +11,7 @@ import sys
 import pyarrow as pa
 import pytest
 
-from extraction_assets.pipeline.stages import run_pipeline
+from extraction_assets.pipeline import run_pipeline
 from extraction_assets_tests.builders import Sheet, sst, t, worksheet, xlsx_bytes
 
 

@@ -19,8 +19,9 @@ from openpyxl.styles import Border, Font, PatternFill, Side
 from extraction_assets.core.blocks import Block, Column
 from extraction_assets.core.render.coverage import unreached_cells
 from extraction_assets.core.render.records import RecordSet
+from extraction_assets.pipeline import run_pipeline
 from extraction_assets.pipeline.checks import cell_coverage
-from extraction_assets.pipeline.stages import grids_from_tables, run_pipeline
+from extraction_assets.pipeline.codecs import grids_from_tables
 from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets_tests.builders import put_rows as put
 

@@ -20,6 +20,7 @@ from extraction_assets.core.headings import HeadingMap, detect_heading_levels
 from extraction_assets.core.render.records import block_records
 from extraction_assets.core.segment import segment_sheet
 from extraction_assets.pipeline import stages
+from extraction_assets.pipeline.codecs import grids_from_tables
 from extraction_assets_tests.builders import put_rows as put
 
 H = "0" * 64
@@ -31,7 +32,7 @@ def grids_of(wb: Workbook):
     p = stages.parse_stage(H, buf.getvalue()).tables
     n = stages.normalize_stage(H, p["parsed_cells"], p["parsed_sheets"], p["styles"],
                                p["workbook_properties"]).tables
-    return stages.grids_from_tables(n["cells"], n["sheets"])
+    return grids_from_tables(n["cells"], n["sheets"])
 
 
 def segment(wb: Workbook, sheet: int = 0):

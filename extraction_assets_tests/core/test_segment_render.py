@@ -21,7 +21,7 @@ from openpyxl.styles import Color, Font, PatternFill
 
 from extraction_assets.core.normalize import DEFAULT_INDEXED_COLORS, apply_tint, resolve_color
 from extraction_assets.core.render.escape import html_texts, json_strings
-from extraction_assets.pipeline import stages
+from extraction_assets.pipeline import run_pipeline, stages
 from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets_tests.builders import (
     Sheet,
@@ -218,7 +218,7 @@ def test_every_table_converts_to_pandas_with_unique_dictionaries(tmp_path, count
     for row in (["K", "V"], ["k1", 3]):
         other.append(row)
     embedder = LocalEmbedder()
-    tables = stages.run_pipeline(save_openpyxl(wb, tmp_path / "two.xlsx"), filename="two.xlsx",
+    tables = run_pipeline(save_openpyxl(wb, tmp_path / "two.xlsx"), filename="two.xlsx",
                                  count_tokens=embedder.count_tokens)
     records = tables["records"]
     names = ["Two"] * 4 + ["Other"]

@@ -2,7 +2,7 @@
 to four rows, and forms (``key_value`` blocks).
 
 Every fixture is built here with openpyxl and runs through the real stages
-(:func:`extraction_assets.pipeline.stages.run_pipeline`: parse, normalize, segment, render with the real
+(:func:`extraction_assets.pipeline.run_pipeline`: parse, normalize, segment, render with the real
 USE tokenizer); the tests read the tables a user would query: ``blocks``, ``block_columns``,
 ``records`` and ``renderings``.
 """
@@ -18,8 +18,8 @@ from openpyxl import Workbook
 from openpyxl.styles import Border, Font, PatternFill, Side
 from openpyxl.worksheet.table import Table, TableStyleInfo
 
+from extraction_assets.pipeline import run_pipeline
 from extraction_assets.pipeline.checks import cell_coverage, rows_in_one_chunk
-from extraction_assets.pipeline.stages import run_pipeline
 from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets_tests.builders import put_rows as put
 

@@ -10,11 +10,11 @@ import pytest
 from openpyxl import Workbook
 
 from extraction_assets.core.numfmt import is_valid_format
+from extraction_assets.pipeline import run_pipeline
 from extraction_assets.pipeline.stages import (
     normalize_stage,
     parse_stage,
     render_stage,
-    run_pipeline,
     segment_stage,
 )
 from extraction_assets.search.embedding import LocalEmbedder

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from openpyxl import Workbook
 
-from extraction_assets.pipeline.stages import run_pipeline
+from extraction_assets.pipeline import run_pipeline
 from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets_tests.builders import save_openpyxl
 

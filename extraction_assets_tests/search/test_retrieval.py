@@ -14,7 +14,7 @@ import pytest
 
 from extraction_assets.app.ingest import ingest_paths
 from extraction_assets.app.samples import build_ledger, build_spec_ja, workbook_bytes
-from extraction_assets.pipeline.stages import run_pipeline
+from extraction_assets.pipeline import run_pipeline
 from extraction_assets.search import vectors
 from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets.search.retrieval import Searcher, index_units, retrieval_units

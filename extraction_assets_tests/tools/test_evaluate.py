@@ -14,7 +14,6 @@ from openpyxl import load_workbook
 
 from extraction_assets.core.a1 import parse_range
 from tools.evaluate import (
-    _align_elements,
     diagnose,
     docling_truth,
     evaluate_generator,
@@ -23,6 +22,7 @@ from tools.evaluate import (
     main,
     score,
 )
+from tools.evaluate.truth import _align_elements
 
 # Fixed-seed run on the segmenter: seeds FLOOR_START .. FLOOR_START + FLOOR_SEEDS - 1 (seeds the
 # segmenter was not tuned on). The floors are the targets: exact-range F1 >= 0.95 and

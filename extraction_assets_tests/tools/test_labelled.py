@@ -74,7 +74,7 @@ def test_the_development_sets_reach_the_targets(labelled_dir):
 @pytest.mark.parametrize("name", ["deco", "tasi"])
 def test_no_value_lost_on_the_labelled_sets(labelled_dir, name):
     """Every value of the labelled workbooks reaches records, headers or block text."""
-    from extraction_assets.pipeline.stages import run_pipeline
+    from extraction_assets.pipeline import run_pipeline
     from extraction_assets.search.embedding import LocalEmbedder
 
     embedder = LocalEmbedder()

@@ -16,22 +16,19 @@ import io
 import time
 import warnings
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
-from extraction_assets.pipeline.stages import (
-    normalize_stage,
-    parse_stage,
-    render_stage,
-    rich_markup,
-    segment_stage,
-)
+from extraction_assets.pipeline import STAGES as PIPELINE_STAGES
+from extraction_assets.pipeline import RunSettings
 from extraction_assets.search.embedding import LocalEmbedder
 
 #: The chunk budget and merge floor of the ``rendered_chunks`` asset's defaults.
 MAX_TOKENS, MIN_TOKENS = 512, 64
-#: Our stages in order; ``hash`` .. ``render`` together are "hash -> chunks".
-STAGES = ("hash", "parse", "normalize", "segment", "render", "embed")
+#: Our stages in order (the registry's labels between ``hash`` and ``embed``); ``hash`` ..
+#: ``render`` together are "hash -> chunks".
+STAGES = ("hash", *(stage.label for stage in PIPELINE_STAGES[1:]), "embed")
 #: Stages that make "hash -> chunks" (everything before the embeddings).
 TO_CHUNKS = STAGES[:-1]
 
@@ -138,24 +135,16 @@ def run_stages(data: bytes, filename: str,
     """
     timings: dict[str, Timing] = {}
     workbook_hash, timings["hash"] = timed(lambda: hashlib.sha256(data).hexdigest(), lambda _: 1)
-    parsed, timings["parse"] = timed(lambda: parse_stage(workbook_hash, data),
-                                     lambda out: out.tables["parsed_cells"].num_rows)
-    t = parsed.tables
-    normalized, timings["normalize"] = timed(
-        lambda: normalize_stage(workbook_hash, t["parsed_cells"], t["parsed_sheets"],
-                                t["styles"], t["workbook_properties"]),
-        lambda out: out.tables["cells"].num_rows)
-    cells, sheets = normalized.tables["cells"], normalized.tables["sheets"]
-    segmented, timings["segment"] = timed(
-        lambda: segment_stage(workbook_hash, cells, sheets, t["sheet_objects"]),
-        lambda out: out.tables["blocks"].num_rows)
-    rendered, timings["render"] = timed(
-        lambda: render_stage(workbook_hash, filename, cells, sheets, segmented.tables["blocks"],
-                             segmented.tables["block_columns"], embedder.count_tokens,
-                             MAX_TOKENS, MIN_TOKENS,
-                             rich_markup(t["parsed_cells"], t["rich_text"]),
-                             embedder.count_tokens_batch),
-        lambda out: out.tables["chunks"].num_rows)
+    settings = RunSettings(data=data, filename=filename, count_tokens=embedder.count_tokens,
+                           count_tokens_batch=embedder.count_tokens_batch,
+                           max_tokens=MAX_TOKENS, min_tokens=MIN_TOKENS)
+    tables: dict = {}
+    for stage in PIPELINE_STAGES[1:]:
+        output, timings[stage.label] = timed(
+            partial(stage.run, workbook_hash, tables, settings),
+            lambda out, main=stage.writes[0]: out.tables[main].num_rows)
+        tables.update(output.tables)
+    rendered = output
     chunks = rendered.tables["chunks"]
     counts = {"records": rendered.tables["records"].num_rows, "chunks": chunks.num_rows,
               "tokens": sum(chunks.column("n_tokens").to_pylist())}

@@ -8,12 +8,35 @@ import numpy as np
 from extraction_assets.core.a1 import column_letter, parse_range
 from extraction_assets.core.blocks import Block, BlockKind, Column, ListObject, PivotTable
 from extraction_assets.core.grid import cell_keys
+from extraction_assets.core.model import SheetObject
 from extraction_assets.core.segment.context import Region, SheetContext
 from extraction_assets.core.segment.rows import mark_data_rows
 from extraction_assets.core.segment.signals import UniqueLabels, header_text
 
 #: Pivot row item types that are not totals (§18.10.1.44 ``ST_ItemType``).
 PIVOT_BODY_ITEMS = ("data", "blank")
+
+
+def declared_tables(objects: list[SheetObject]
+                    ) -> tuple[dict[str, list[ListObject]], dict[str, list[PivotTable]]]:
+    """The ListObjects and pivot tables among a workbook's sheet objects (kinds ``table`` and
+    ``pivot_table`` with a range), by sheet name, in the order given."""
+    list_objects: dict[str, list[ListObject]] = {}
+    pivot_tables: dict[str, list[PivotTable]] = {}
+    for obj in objects:
+        if not obj.ref:
+            continue
+        details = obj.details
+        if obj.kind == "table":
+            list_objects.setdefault(obj.sheet_name, []).append(ListObject(
+                obj.name or "", obj.ref, details.get("header_row_count", 1),
+                details.get("totals_row_count", 0),
+                tuple(c or "" for c in details.get("columns", []))))
+        elif obj.kind == "pivot_table":
+            pivot_tables.setdefault(obj.sheet_name, []).append(PivotTable(
+                obj.name or "", obj.ref, details.get("first_data_row", 1),
+                details.get("first_data_col", 1), tuple(details.get("row_items", []))))
+    return list_objects, pivot_tables
 
 
 def list_object_blocks(ctx: SheetContext, list_objects: list[ListObject]

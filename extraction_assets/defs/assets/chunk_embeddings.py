@@ -8,8 +8,8 @@ from dagster import AssetExecutionContext, Failure, MaterializeResult
 from extraction_assets.defs.assets.common import check_result, finish, stage_asset
 from extraction_assets.defs.assets.rendered_chunks import rendered_chunks
 from extraction_assets.defs.resources import DataStoreResource, EmbedderResource
+from extraction_assets.pipeline import StageOutput
 from extraction_assets.pipeline.checks import one_row_per_unit
-from extraction_assets.pipeline.stages import StageOutput
 from extraction_assets.search.retrieval import index_units, retrieval_units
 from extraction_assets.search.vectors import VectorStore, VectorStoreError
 

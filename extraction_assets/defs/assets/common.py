@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 
+import pyarrow as pa
 from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
@@ -18,8 +19,9 @@ from dagster import (
 )
 
 from extraction_assets.defs.partitions import workbook_partitions
+from extraction_assets.pipeline import STAGE, RunSettings, StageError, StageOutput
 from extraction_assets.pipeline.checks import CheckOutcome
-from extraction_assets.pipeline.stages import StageError, StageOutput, issue_rows
+from extraction_assets.pipeline.codecs import issue_rows
 from extraction_assets.store.storage import DataStore
 from extraction_assets.store.warehouse import refresh_views
 
@@ -82,6 +84,23 @@ def finish(context: AssetExecutionContext, store: DataStore, asset: str, output:
     metadata.update(extra_metadata or {})
     return MaterializeResult(metadata=metadata, data_version=DataVersion(version),
                              check_results=check_results or None)
+
+
+def run_stage(store: DataStore, asset: str, workbook_hash: str,
+              settings: RunSettings) -> tuple[StageOutput, dict[str, pa.Table]]:
+    """Read the partition's tables that ``asset``'s stage reads (see
+    :data:`~extraction_assets.pipeline.registry.STAGES`) and run it; returns its output and
+    the tables it read.
+
+    Raises:
+        dagster.Failure: the stage failed on its input (recorded first, see :func:`fail`).
+    """
+    stage = STAGE[asset]
+    inputs = {name: store.read_table(name, workbook_hash) for name in stage.reads}
+    try:
+        return stage.run(workbook_hash, inputs, settings), inputs
+    except StageError as error:
+        raise fail(store, asset, workbook_hash, error) from error
 
 
 def fail(store: DataStore, asset: str, workbook_hash: str, error: StageError) -> Failure:

@@ -2,10 +2,10 @@
 
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
 
-from extraction_assets.defs.assets.common import fail, finish, stage_asset
+from extraction_assets.defs.assets.common import finish, run_stage, stage_asset
 from extraction_assets.defs.assets.parsed_sheets import parsed_sheets
 from extraction_assets.defs.resources import DataStoreResource, LimitsResource
-from extraction_assets.pipeline.stages import StageError, normalize_stage
+from extraction_assets.pipeline import RunSettings
 
 CODE_VERSION = "4"
 
@@ -23,14 +23,7 @@ def normalized_grids(context: AssetExecutionContext, storage: DataStoreResource,
                      limits: LimitsResource) -> MaterializeResult:
     store = storage.store()
     h = context.partition_key
-    try:
-        output = normalize_stage(
-            h, store.read_table("parsed_cells", h), store.read_table("parsed_sheets", h),
-            store.read_table("styles", h), store.read_table("workbook_properties", h),
-            limits.limits(),
-        )
-    except StageError as error:
-        raise fail(store, "normalized_grids", h, error) from error
+    output, _ = run_stage(store, "normalized_grids", h, RunSettings(limits=limits.limits()))
     sheets = output.tables["sheets"].to_pylist()
     return finish(context, store, "normalized_grids", output, CODE_VERSION, {
         "used_ranges": MetadataValue.json({s["sheet_name"]: s["used_range"] for s in sheets}),

@@ -2,10 +2,10 @@
 
 from dagster import AssetExecutionContext, MaterializeResult
 
-from extraction_assets.defs.assets.common import fail, finish, stage_asset
+from extraction_assets.defs.assets.common import finish, run_stage, stage_asset
 from extraction_assets.defs.assets.workbook import workbook
 from extraction_assets.defs.resources import DataStoreResource, LimitsResource, PasswordsResource
-from extraction_assets.pipeline.stages import StageError, parse_stage
+from extraction_assets.pipeline import RunSettings
 
 CODE_VERSION = "4"
 
@@ -24,11 +24,9 @@ def parsed_sheets(context: AssetExecutionContext, storage: DataStoreResource,
                   limits: LimitsResource, passwords: PasswordsResource) -> MaterializeResult:
     store = storage.store()
     workbook_hash = context.partition_key
-    data = store.blob_path(workbook_hash).read_bytes()
-    try:
-        output = parse_stage(workbook_hash, data, limits.limits(), passwords.passwords)
-    except StageError as error:
-        raise fail(store, "parsed_sheets", workbook_hash, error) from error
+    output, _ = run_stage(store, "parsed_sheets", workbook_hash, RunSettings(
+        data=store.blob_path(workbook_hash).read_bytes(), limits=limits.limits(),
+        passwords=passwords.passwords))
     sheets = output.tables["parsed_sheets"]
     return finish(context, store, "parsed_sheets", output, CODE_VERSION, {
         "sheets": sheets.num_rows,

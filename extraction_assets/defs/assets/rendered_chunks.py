@@ -3,9 +3,10 @@
 from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue
 from pydantic import Field
 
-from extraction_assets.defs.assets.common import check_result, finish, stage_asset
+from extraction_assets.defs.assets.common import check_result, finish, run_stage, stage_asset
 from extraction_assets.defs.assets.segmented_blocks import segmented_blocks
 from extraction_assets.defs.resources import DataStoreResource, EmbedderResource
+from extraction_assets.pipeline import RunSettings
 from extraction_assets.pipeline.checks import (
     chunk_budget,
     heading_paths,
@@ -13,7 +14,6 @@ from extraction_assets.pipeline.checks import (
     rows_in_one_chunk,
     values_in_output,
 )
-from extraction_assets.pipeline.stages import render_stage, rich_markup
 
 CODE_VERSION = "9"
 
@@ -50,20 +50,17 @@ def rendered_chunks(context: AssetExecutionContext, config: ChunkingConfig,
     if model.max_input_tokens:
         max_tokens = min(max_tokens, model.max_input_tokens)
     filename = store.read_table("workbooks", h).column("filename")[0].as_py()
-    output = render_stage(
-        h, filename, store.read_table("cells", h), store.read_table("sheets", h),
-        store.read_table("blocks", h), store.read_table("block_columns", h),
-        model.count_tokens, max_tokens, config.min_tokens,
-        rich_markup(store.read_table("parsed_cells", h), store.read_table("rich_text", h)),
-        model.count_tokens_batch,
-    )
+    output, inputs = run_stage(store, "rendered_chunks", h, RunSettings(
+        filename=filename, count_tokens=model.count_tokens,
+        count_tokens_batch=model.count_tokens_batch, max_tokens=max_tokens,
+        min_tokens=config.min_tokens))
     chunks = output.tables["chunks"].to_pylist()
     checks = [
         check_result("values_in_output", values_in_output(output.facts["lost_values"],
                                                           output.facts["lost_values_sample"])),
         check_result("chunk_budget", chunk_budget(output.tables["chunks"], max_tokens)),
         check_result("record_provenance", record_provenance(output.tables["records"],
-                                                            store.read_table("blocks", h))),
+                                                            inputs["blocks"])),
         check_result("rows_in_one_chunk", rows_in_one_chunk(output.tables["records"],
                                                             output.tables["chunks"])),
         check_result("heading_paths", heading_paths(output.tables["chunks"])),

@@ -5,11 +5,11 @@ from collections import Counter
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
 
 from extraction_assets.core.render.picture import segmentation_svg
-from extraction_assets.defs.assets.common import check_result, finish, stage_asset
+from extraction_assets.defs.assets.common import check_result, finish, run_stage, stage_asset
 from extraction_assets.defs.assets.normalized_grids import normalized_grids
 from extraction_assets.defs.resources import DataStoreResource
+from extraction_assets.pipeline import RunSettings
 from extraction_assets.pipeline.checks import cell_coverage
-from extraction_assets.pipeline.stages import segment_stage
 from extraction_assets.store.storage import atomic_write_bytes
 
 CODE_VERSION = "8"
@@ -30,8 +30,8 @@ CODE_VERSION = "8"
 def segmented_blocks(context: AssetExecutionContext, storage: DataStoreResource) -> MaterializeResult:
     store = storage.store()
     h = context.partition_key
-    cells, sheets = store.read_table("cells", h), store.read_table("sheets", h)
-    output = segment_stage(h, cells, sheets, store.read_table("sheet_objects", h))
+    output, inputs = run_stage(store, "segmented_blocks", h, RunSettings())
+    cells, sheets = inputs["cells"], inputs["sheets"]
     coverage = cell_coverage(cells, sheets, output.tables["blocks"])
     blocks = output.tables["blocks"].to_pylist()
     kinds = Counter(b["kind"] for b in blocks)

@@ -6,9 +6,9 @@ from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataV
 
 from extraction_assets.core.errors import SourceUnavailableError
 from extraction_assets.core.model import Issue
-from extraction_assets.defs.assets.common import fail, finish, stage_asset
+from extraction_assets.defs.assets.common import fail, finish, run_stage, stage_asset
 from extraction_assets.defs.resources import DataStoreResource, LimitsResource, PasswordsResource
-from extraction_assets.pipeline.stages import StageError, StageOutput, workbook_stage
+from extraction_assets.pipeline import RunSettings, StageError, StageOutput
 
 CODE_VERSION = "2"
 
@@ -43,11 +43,9 @@ def workbook(context: AssetExecutionContext, storage: DataStoreResource,
                                            f"{source['source_path']} {why}")
             raise fail(store, "workbook", workbook_hash, StageError(error, StageOutput(
                 {}, [Issue("workbook", None, None, "error", error.code, error.message)]))) from exc
-    try:
-        output = workbook_stage(workbook_hash, data, source["source_path"], limits.limits(),
-                                passwords.passwords)
-    except StageError as error:
-        raise fail(store, "workbook", workbook_hash, error) from error
+    output, _ = run_stage(store, "workbook", workbook_hash, RunSettings(
+        data=data, source_path=source["source_path"], limits=limits.limits(),
+        passwords=passwords.passwords))
     row = output.tables["workbooks"].to_pylist()[0]
     return finish(context, store, "workbook", output, CODE_VERSION, {
         "filename": row["filename"], "format": row["format"], "size_bytes": row["size_bytes"],
