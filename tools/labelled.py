@@ -147,6 +147,14 @@ def match(preds: list[dict], truths: list[dict], measure: str) -> list[tuple[int
     return one_to_one(pairs)
 
 
+def by_sheet(items: list[dict]) -> dict[tuple[str, str], list[dict]]:
+    """Tables (truth or predicted) grouped by (document, sheet name), in the order given."""
+    out: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for item in items:
+        out[(item.get("doc", ""), item["sheet"])].append(item)
+    return out
+
+
 def one_to_one(pairs: list[tuple[float, int, int]]) -> list[tuple[int, int]]:
     """Greedy one-to-one matching of (overlap, truth index, predicted index) candidates: the
     largest overlap first (ties by truth, then predicted index); each truth and prediction is
@@ -186,12 +194,7 @@ def score_tables(predicted: list[dict], truth: list[dict], recall_only: bool = F
     "precision", "recall", "f1"}`` (``{"tp", "recall"}`` with ``recall_only``); the row scores ``{"tables",
     "correct", "accuracy", "rows": {"tp", "precision", "recall", "f1"}}`` over the IoU-matched
     tables whose truth has that set (absent when none has)."""
-    by_sheet_t: dict[tuple, list[dict]] = defaultdict(list)
-    by_sheet_p: dict[tuple, list[dict]] = defaultdict(list)
-    for t in truth:
-        by_sheet_t[(t["doc"], t["sheet"])].append(t)
-    for p in predicted:
-        by_sheet_p[(p["doc"], p["sheet"])].append(p)
+    by_sheet_t, by_sheet_p = by_sheet(truth), by_sheet(predicted)
     tp = dict.fromkeys(MEASURES, 0)
     rows_of: dict[str, list] = {name: [] for name in ROW_SETS}
     for key, ts in by_sheet_t.items():
@@ -234,12 +237,7 @@ def failures(predicted: list[dict], truth: list[dict]) -> list[dict]:
     """Per sheet, the truth tables not matched at IoU ≥ 0.8 (with the predictions that overlap
     them), the predictions matching none, and the matched tables whose header or total rows
     differ: ``[{"doc", "sheet", "expected", "predicted", "what"}]``."""
-    by_sheet_t: dict[tuple, list[dict]] = defaultdict(list)
-    by_sheet_p: dict[tuple, list[dict]] = defaultdict(list)
-    for t in truth:
-        by_sheet_t[(t["doc"], t["sheet"])].append(t)
-    for p in predicted:
-        by_sheet_p[(p["doc"], p["sheet"])].append(p)
+    by_sheet_t, by_sheet_p = by_sheet(truth), by_sheet(predicted)
     out = []
     for key in sorted(by_sheet_t, key=str):
         ts, ps = by_sheet_t[key], by_sheet_p.get(key, [])

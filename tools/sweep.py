@@ -38,7 +38,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from extraction_assets.core.errors import ExtractionError
+from extraction_assets.core.errors import ExtractionError, one_line
 from extraction_assets.pipeline import PIPELINE_ASSETS, StageError, run_pipeline
 from extraction_assets.pipeline.stages import workbook_stage
 from extraction_assets.search.embedding import LocalEmbedder
@@ -138,10 +138,6 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
 def sweep(files: Sequence[str], corpus_dir: str | os.PathLike, timeout: float = DEFAULT_TIMEOUT,
           jobs: int | None = None, until: str = "rendered_chunks",
           on_result: Callable[[SweepResult], None] | None = None) -> list[SweepResult]:
@@ -185,7 +181,7 @@ def sweep(files: Sequence[str], corpus_dir: str | os.PathLike, timeout: float = 
                                      f"child process died (exit code {exc.exitcode})")
             except Exception as exc:  # noqa: BLE001 - any untyped failure is reported
                 result = SweepResult(name, "error", None,
-                                     _one_line(f"{type(exc).__name__}: {exc}"))
+                                     one_line(f"{type(exc).__name__}: {exc}", None))
             results[name] = result
             if on_result:
                 on_result(result)

@@ -7,6 +7,14 @@ message a user understands. A failure of one workbook never affects another.
 from __future__ import annotations
 
 
+def one_line(value: object, limit: int | None = 300) -> str:
+    """``str(value)`` on one line (runs of white space, line breaks included, become one space),
+    cut to ``limit`` characters with a final ``…`` when longer (``None``: never cut): how a
+    library's message is quoted inside ours."""
+    text = " ".join(str(value).split())
+    return text if limit is None or len(text) <= limit else text[:limit - 1] + "…"
+
+
 class ExtractionError(Exception):
     """Base class of every error the extraction core raises on a bad input file.
 

@@ -44,6 +44,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from extraction_assets.core.errors import one_line
+
 if TYPE_CHECKING:  # pragma: no cover
     import openai
 
@@ -136,11 +138,6 @@ def _check_batch_size(batch_size: int) -> int:
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
     return batch_size
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # --------------------------------------------------------------------------
@@ -333,7 +330,7 @@ def _load_bpe_encoding(name: str) -> Any:
     try:
         return bpe_openai.get_encoding(name)
     except Exception as exc:  # bpe_openai.UnsupportedModelError and friends
-        raise ValueError(f"unknown tokenizer encoding {name!r}: {_one_line(exc)}") from exc
+        raise ValueError(f"unknown tokenizer encoding {name!r}: {one_line(exc)}") from exc
 
 
 def _bpe_encoding(name: str) -> Any:
@@ -501,15 +498,15 @@ class OpenAIEmbedder:
             response = self._client.embeddings.create(**kwargs)
         except openai.APIStatusError as exc:
             raise EmbeddingError(
-                f"embedding request to {where} failed: HTTP {exc.status_code}: {_one_line(exc.message)}"
+                f"embedding request to {where} failed: HTTP {exc.status_code}: {one_line(exc.message)}"
             ) from exc
         except openai.APIConnectionError as exc:
             raise EmbeddingError(
-                f"embedding request to {where} failed: {type(exc).__name__}: {_one_line(exc)}"
+                f"embedding request to {where} failed: {type(exc).__name__}: {one_line(exc)}"
             ) from exc
         except openai.OpenAIError as exc:
             raise EmbeddingError(
-                f"embedding request to {where} failed: {type(exc).__name__}: {_one_line(exc)}"
+                f"embedding request to {where} failed: {type(exc).__name__}: {one_line(exc)}"
             ) from exc
 
         data = list(response.data or [])

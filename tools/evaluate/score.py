@@ -7,7 +7,7 @@ from collections import defaultdict
 
 from extraction_assets.core.a1 import column_letter, parse_range
 from extraction_assets.pipeline import run_pipeline
-from tools.labelled import one_to_one
+from tools.labelled import by_sheet, one_to_one
 
 
 # -- prediction ---------------------------------------------------------------------------------
@@ -86,13 +86,6 @@ def _match(preds: list[dict], truths: list[dict], threshold: float | None):
     return one_to_one(pairs)
 
 
-def _by_sheet(items: list[dict]) -> dict[tuple[str, str], list[dict]]:
-    out: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for it in items:
-        out[(it.get("doc", ""), it["sheet"])].append(it)
-    return out
-
-
 def _kind(item: dict) -> str:
     return item.get("kind") or "table"
 
@@ -127,7 +120,7 @@ def score(predicted: list[dict], truth: list[dict], iou_threshold: float = 0.8,
     """
     truth = [t for t in truth if _kind(t) == kind]
     predicted = [p for p in predicted if _kind(p) == kind]
-    tsheets, psheets = _by_sheet(truth), _by_sheet(predicted)
+    tsheets, psheets = by_sheet(truth), by_sheet(predicted)
     exact_tp = iou_tp = hcols = hok = hr_n = hr_ok = 0
     for key, ts in tsheets.items():
         ps = psheets.get(key, [])
@@ -200,7 +193,7 @@ def diagnose(predicted: list[dict], truth: list[dict], iou_threshold: float = 0.
     """
     out = []
     noun = _NOUNS.get(kind, kind)
-    tsheets, psheets = _by_sheet(truth), _by_sheet(predicted)
+    tsheets, psheets = by_sheet(truth), by_sheet(predicted)
     for key in sorted(set(tsheets) | set(psheets)):
         all_t, all_p = tsheets.get(key, []), psheets.get(key, [])
         ts = [t for t in all_t if _kind(t) == kind]

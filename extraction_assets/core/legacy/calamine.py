@@ -11,6 +11,7 @@ from extraction_assets.core.errors import (
     EncryptedWorkbookError,
     ExtractionError,
     LimitExceededError,
+    one_line,
 )
 from extraction_assets.core.legacy.common import (
     CellColumns,
@@ -20,7 +21,6 @@ from extraction_assets.core.legacy.common import (
     serial,
     styles_unavailable,
 )
-from extraction_assets.core.legacy.libreoffice import one_line
 from extraction_assets.core.legacy.ods import (
     ERROR_RE,
     fods_to_ods,

@@ -9,9 +9,8 @@ import io
 import re
 from pathlib import Path
 
-from extraction_assets.core.errors import CorruptWorkbookError
+from extraction_assets.core.errors import CorruptWorkbookError, one_line
 from extraction_assets.core.legacy.common import CellColumns, legacy_workbook, number_text, serial
-from extraction_assets.core.legacy.libreoffice import one_line
 from extraction_assets.core.limits import Limits
 from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo
 from extraction_assets.core.sniff import Sniffed, decode_text

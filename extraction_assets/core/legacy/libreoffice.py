@@ -17,6 +17,7 @@ from extraction_assets.core.errors import (
     CorruptWorkbookError,
     ExtractionError,
     UnsupportedFormatError,
+    one_line,
 )
 
 #: Seconds a LibreOffice conversion may take before its process group is killed.
@@ -146,6 +147,3 @@ def convert_to_xlsx(data: bytes, fmt: str, soffice: str | None = None,
                 f"LibreOffice did not convert the file (exit {done.returncode}: {message})")
         return result.read_bytes(), version, seconds
 
-
-def one_line(value) -> str:
-    return " ".join(str(value).split())[:300]

@@ -13,6 +13,7 @@ from extraction_assets.core.errors import (
     CorruptWorkbookError,
     HostileContentError,
     LimitExceededError,
+    one_line,
 )
 from extraction_assets.core.legacy.common import (
     CellColumns,
@@ -22,7 +23,6 @@ from extraction_assets.core.legacy.common import (
     serial,
     styles_unavailable,
 )
-from extraction_assets.core.legacy.libreoffice import one_line
 from extraction_assets.core.limits import Limits
 from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo
 from extraction_assets.core.ooxml.workbook import ParsedWorkbook

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 
 from extraction_assets.core.a1 import range_ref
-from extraction_assets.core.errors import EncryptedWorkbookError
+from extraction_assets.core.errors import EncryptedWorkbookError, one_line
 from extraction_assets.core.legacy.calamine import open_calamine
 from extraction_assets.core.legacy.common import (
     CellColumns,
@@ -15,7 +15,6 @@ from extraction_assets.core.legacy.common import (
     number_text,
     styles_unavailable,
 )
-from extraction_assets.core.legacy.libreoffice import one_line
 from extraction_assets.core.limits import Limits
 from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo
 from extraction_assets.core.ooxml.workbook import ParsedWorkbook

@@ -10,7 +10,7 @@ from extraction_assets.core.errors import LimitExceededError
 from extraction_assets.core.model import CellStyle, Issue
 from extraction_assets.core.ooxml.rels import parse_part
 from extraction_assets.core.ooxml.strings import color_code
-from extraction_assets.core.ooxml.xml import local
+from extraction_assets.core.ooxml.xml import child_element, local
 from extraction_assets.core.package import PackageReader
 
 #: Built-in number formats of ECMA-376 Part 1, §18.8.30 (en-US rendering of the locale ids).
@@ -63,15 +63,8 @@ def _border_sides(border) -> dict[str, str | None]:
             "border_top": styles.get("top"), "border_bottom": styles.get("bottom")}
 
 
-def _child(el, name: str):
-    for child in el:
-        if local(child.tag) == name:
-            return child
-    return None
-
-
 def _flag(el, name: str) -> bool:
-    c = _child(el, name)
+    c = child_element(el, name)
     return c is not None and c.get("val", "1") not in ("0", "false", "none")
 
 
@@ -97,7 +90,7 @@ def _style_id(el, name: str, problems: list[str], where: str) -> int:
 def _font_size(font, problems: list[str], where: str) -> float | None:
     """The ``<sz val>`` of a font in points; ``None`` when absent, and with a problem when it
     is not a finite positive number."""
-    size = _child(font, "sz")
+    size = child_element(font, "sz")
     if size is None or not size.get("val"):
         return None
     try:
@@ -146,22 +139,22 @@ def read_styles(reader: PackageReader, part: str | None, issues: list[Issue]
                     continue
         elif name == "fonts":
             for k, font in enumerate(section):
-                underline = _child(font, "u")
+                underline = child_element(font, "u")
                 fonts.append(dict(
                     bold=_flag(font, "b"), italic=_flag(font, "i"),
                     underline=underline is not None and underline.get("val", "single") != "none",
                     strike=_flag(font, "strike"),
                     font_size=_font_size(font, problems, f"font {k}"),
-                    font_color=_color(_child(font, "color")),
-                    font_name=(_child(font, "name").get("val")
-                               if _child(font, "name") is not None else None),
+                    font_color=_color(child_element(font, "color")),
+                    font_name=(child_element(font, "name").get("val")
+                               if child_element(font, "name") is not None else None),
                 ))
         elif name == "fills":
             for fill in section:
-                pattern = _child(fill, "patternFill")
+                pattern = child_element(fill, "patternFill")
                 color = None
                 if pattern is not None and pattern.get("patternType") not in (None, "none"):
-                    color = _color(_child(pattern, "fgColor"))
+                    color = _color(child_element(pattern, "fgColor"))
                 fills.append(color)
         elif name == "borders":
             for border in section:
@@ -169,7 +162,7 @@ def read_styles(reader: PackageReader, part: str | None, issues: list[Issue]
         elif name == "cellXfs":
             xfs_el = section
         elif name == "colors":
-            ic = _child(section, "indexedColors")
+            ic = child_element(section, "indexedColors")
             if ic is not None:
                 indexed = [(c.get("rgb") or "FF000000")[-6:].upper() for c in ic]
     styles = []
@@ -180,7 +173,7 @@ def read_styles(reader: PackageReader, part: str | None, issues: list[Issue]
         fill_id = _style_id(xf, "fillId", problems, where)
         border_id = _style_id(xf, "borderId", problems, where)
         font = fonts[font_id] if font_id < len(fonts) else {}
-        align = _child(xf, "alignment")
+        align = child_element(xf, "alignment")
         sides = borders[border_id] if border_id < len(borders) else {}
         styles.append(CellStyle(
             number_format_id=nf_id,

@@ -78,3 +78,30 @@ def rich_text(si) -> str:
                 if local(t.tag) == "t":
                     parts.append(t.text or "")
     return unescape_xstring("".join(parts))
+
+
+def child_elements(el, name: str) -> list:
+    """The child elements of ``el`` whose local name is ``name`` (comments and processing
+    instructions skipped)."""
+    return [c for c in el if isinstance(c.tag, str) and local(c.tag) == name]
+
+
+def child_element(el, name: str):
+    """The first child element of ``el`` whose local name is ``name``; ``None`` if there is
+    none or ``el`` is ``None``."""
+    if el is None:
+        return None
+    for c in el:
+        if isinstance(c.tag, str) and local(c.tag) == name:
+            return c
+    return None
+
+
+def child_path(el, *names: str):
+    """The element reached from ``el`` through first children named ``names`` in turn
+    (``None`` when a step is missing)."""
+    for name in names:
+        el = child_element(el, name)
+        if el is None:
+            return None
+    return el

@@ -89,8 +89,6 @@ from extraction_assets.core.model import CellValue, SheetObject
 from extraction_assets.core.ooxml.objects.comments import read_comments
 from extraction_assets.core.ooxml.objects.common import (
     ObjectContext,
-    child_element,
-    child_elements,
     guarded,
 )
 from extraction_assets.core.ooxml.objects.drawings import DrawingReader
@@ -105,7 +103,7 @@ from extraction_assets.core.ooxml.objects.validation import (
     read_ext_objects,
 )
 from extraction_assets.core.ooxml.rels import rel_attr
-from extraction_assets.core.ooxml.xml import local
+from extraction_assets.core.ooxml.xml import child_element, child_elements, local
 from extraction_assets.core.package import PackageReader
 
 

@@ -8,16 +8,13 @@ from typing import Any
 
 from extraction_assets.core.ooxml.objects.common import (
     ObjectContext,
-    child_element,
-    child_elements,
-    child_path,
     json_value,
     value_text,
     xml_bool,
     xml_int,
 )
 from extraction_assets.core.ooxml.objects.resolve import CellResolver
-from extraction_assets.core.ooxml.xml import local
+from extraction_assets.core.ooxml.xml import child_element, child_elements, child_path, local
 
 #: Most points kept per chart series (a cache may declare any ``ptCount``).
 MAX_POINTS = 100_000

@@ -7,8 +7,6 @@ from __future__ import annotations
 from extraction_assets.core.model import SheetObject
 from extraction_assets.core.ooxml.objects.common import (
     ObjectContext,
-    child_element,
-    child_elements,
     clean_ref,
     guarded,
     read_persons,
@@ -16,7 +14,7 @@ from extraction_assets.core.ooxml.objects.common import (
     xml_bool,
     xml_int,
 )
-from extraction_assets.core.ooxml.xml import rich_text
+from extraction_assets.core.ooxml.xml import child_element, child_elements, rich_text
 
 
 def _legacy_comments(ctx: ObjectContext, part: str) -> list[SheetObject]:

@@ -105,27 +105,6 @@ def guarded(ctx: ObjectContext, what: str, fn: Callable[[], list], ref: str | No
         return []
 
 
-def child_elements(el, name: str) -> list:
-    return [c for c in el if isinstance(c.tag, str) and local(c.tag) == name]
-
-
-def child_element(el, name: str):
-    if el is None:
-        return None
-    for c in el:
-        if isinstance(c.tag, str) and local(c.tag) == name:
-            return c
-    return None
-
-
-def child_path(el, *names: str):
-    for name in names:
-        el = child_element(el, name)
-        if el is None:
-            return None
-    return el
-
-
 def xml_bool(value: str | None, default: bool | None = None) -> bool | None:
     if value is None:
         return default

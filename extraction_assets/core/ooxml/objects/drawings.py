@@ -15,9 +15,6 @@ from extraction_assets.core.model import SheetObject
 from extraction_assets.core.ooxml.objects.charts import read_chart, read_chartex, render_chart
 from extraction_assets.core.ooxml.objects.common import (
     ObjectContext,
-    child_element,
-    child_elements,
-    child_path,
     guarded,
     read_content_types,
     strip_external,
@@ -26,7 +23,7 @@ from extraction_assets.core.ooxml.objects.common import (
 )
 from extraction_assets.core.ooxml.objects.resolve import CellResolver
 from extraction_assets.core.ooxml.rels import rel_attr
-from extraction_assets.core.ooxml.xml import local
+from extraction_assets.core.ooxml.xml import child_element, child_elements, child_path, local
 
 #: Bytes of an image kept to read its dimensions from the header.
 _IMAGE_HEAD = 256 * 1024

@@ -7,10 +7,10 @@ from __future__ import annotations
 from extraction_assets.core.model import SheetObject
 from extraction_assets.core.ooxml.objects.common import (
     ObjectContext,
-    child_elements,
     strip_external,
 )
 from extraction_assets.core.ooxml.rels import rel_attr
+from extraction_assets.core.ooxml.xml import child_elements
 
 
 def read_hyperlinks(ctx: ObjectContext, el, rels: dict) -> list[SheetObject]:

@@ -9,15 +9,13 @@ from typing import Any
 from extraction_assets.core.model import SheetObject
 from extraction_assets.core.ooxml.objects.common import (
     ObjectContext,
-    child_element,
-    child_elements,
     strip_external,
     xml_bool,
     xml_int,
 )
 from extraction_assets.core.ooxml.objects.resolve import area_ref
 from extraction_assets.core.ooxml.rels import rel_attr
-from extraction_assets.core.ooxml.xml import local
+from extraction_assets.core.ooxml.xml import child_element, child_elements, local
 
 
 def read_defined_names(ctx: ObjectContext, el, sheet_names: list[str]) -> list[SheetObject]:

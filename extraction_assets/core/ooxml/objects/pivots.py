@@ -8,11 +8,10 @@ from extraction_assets.core.a1 import parse_range, range_ref
 from extraction_assets.core.model import SheetObject
 from extraction_assets.core.ooxml.objects.common import (
     ObjectContext,
-    child_element,
-    child_elements,
     xml_bool,
     xml_int,
 )
+from extraction_assets.core.ooxml.xml import child_element, child_elements
 
 
 def read_pivot_table(ctx: ObjectContext, part: str) -> list[SheetObject]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from extraction_assets.core.model import SheetObject
 from extraction_assets.core.ooxml.objects.common import (
     ObjectContext,
-    child_element,
-    child_elements,
     xml_bool,
     xml_int,
 )
+from extraction_assets.core.ooxml.xml import child_element, child_elements
 
 
 def read_table(ctx: ObjectContext, part: str) -> list[SheetObject]:

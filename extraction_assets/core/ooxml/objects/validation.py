@@ -9,12 +9,10 @@ from typing import Any
 from extraction_assets.core.model import SheetObject
 from extraction_assets.core.ooxml.objects.common import (
     ObjectContext,
-    child_element,
-    child_elements,
     xml_bool,
     xml_int,
 )
-from extraction_assets.core.ooxml.xml import local
+from extraction_assets.core.ooxml.xml import child_element, child_elements, local
 
 
 def _formula_text(el) -> str | None:
