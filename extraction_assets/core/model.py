@@ -1,6 +1,6 @@
 """The reader's model: what every reader (OOXML, xls, xlsb, ods, csv) gives the stages.
 
-A workbook is a list of :class:`SheetInfo` and, sheet by sheet, :class:`ParsedSheet` (its cells
+A :class:`Workbook` is a list of :class:`SheetInfo` and, sheet by sheet, :class:`ParsedSheet` (its cells
 as an Arrow table of :data:`CELL_SCHEMA`, its merged ranges, hidden rows and columns, panes);
 styles are :class:`CellStyle` rows of :class:`WorkbookStyles`; comments, hyperlinks, tables,
 charts and the like are :class:`SheetObject`; every problem found on the way is an
@@ -9,9 +9,11 @@ charts and the like are :class:`SheetObject`; every problem found on the way is 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 import pyarrow as pa
+
+from extraction_assets.core.limits import Limits
 
 #: Arrow schema of the cells read from a worksheet (rows and columns 1-based).
 CELL_SCHEMA = pa.schema([
@@ -93,7 +95,7 @@ class ParsedSheet:
     ``data_type`` (the ``t`` attribute as written, default ``n``), ``value`` (the ``<v>`` or
     inline text; shared strings resolved; null when absent), ``formula`` (text without ``=``,
     shared formulas translated for dependents), ``formula_kind`` (``normal``, ``shared``,
-    ``array``, ``dataTable`` or null) and ``style_index`` (into :attr:`~extraction_assets.core.ooxml.workbook.ParsedWorkbook.styles`).
+    ``array``, ``dataTable`` or null) and ``style_index`` (into :attr:`Workbook.styles`).
     Sheet facts: merged ranges (A1), hidden rows and columns (1-based, from ``<row hidden>`` and
     ``<col hidden>``, §18.3.1.73 and §18.3.1.13), the frozen pane's top-left scrolling cell
     (``<pane state="frozen">``, §18.3.1.66), custom row heights (points, by row) and column
@@ -181,3 +183,56 @@ class SheetObject:
     def to_dict(self) -> dict:
         """The object as a plain dict (JSON-serialisable)."""
         return asdict(self)
+
+
+@dataclass(kw_only=True)
+class Workbook:
+    """What every reader returns for one file, whatever its format: the workbook-level facts
+    and a lazy stream of its sheets (:meth:`iter_sheets`). The OOXML reader
+    (:class:`~extraction_assets.core.ooxml.workbook.OoxmlWorkbook`) and the by-value readers of
+    the other formats (:class:`~extraction_assets.core.legacy.common.LegacyWorkbook`) implement
+    it; the stages see only this.
+
+    Attributes:
+        sheets: every sheet in workbook order (worksheets, chartsheets...).
+        styles: the cell formats (``cellXfs``), index 0 the default.
+        date1904: the 1904 date system (ECMA-376 Part 1 §18.2.28 ``date1904``).
+        theme_colors: the theme's colour scheme as RGB hex, in Excel's index order.
+        indexed_colors: the workbook's own indexed palette (§18.8.27), ``None`` for the default.
+        has_macros, has_external_links: what the file holds (never run, never followed).
+        issues: problems found while reading, appended to as the sheets are read.
+        limits: the safety limits the reader enforces.
+        objects: workbook-level sheet objects (defined names, external links).
+        conversion: ``{"tool", "version", "seconds"}`` when the file was converted to xlsx first.
+    """
+
+    sheets: list[SheetInfo]
+    styles: list[CellStyle]
+    date1904: bool
+    theme_colors: list[str]
+    indexed_colors: list[str] | None
+    has_macros: bool
+    has_external_links: bool
+    issues: list[Issue]
+    limits: Limits
+    objects: list[SheetObject] = field(default_factory=list)
+    conversion: dict | None = None
+
+    def iter_sheets(self) -> Iterator[ParsedSheet]:
+        """Yield one :class:`ParsedSheet` per sheet, in workbook order (only the current
+        sheet's cells are held in memory)."""
+        raise NotImplementedError
+
+    @property
+    def rich_strings(self) -> list:
+        """The shared strings with rich-text or phonetic runs (none unless the format has
+        them, see :attr:`~extraction_assets.core.ooxml.workbook.OoxmlWorkbook.rich_strings`)."""
+        return []
+
+    @property
+    def style_context(self) -> WorkbookStyles:
+        """The workbook's styles, theme colours, indexed palette and date system."""
+        return WorkbookStyles(self.styles, self.theme_colors, self.indexed_colors, self.date1904)
+
+    def close(self) -> None:
+        """Release what the reader holds (nothing by default)."""

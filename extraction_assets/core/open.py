@@ -12,18 +12,18 @@ from extraction_assets.core.errors import (
     LimitExceededError,
 )
 from extraction_assets.core.limits import Limits
-from extraction_assets.core.model import Issue, SheetInfo
+from extraction_assets.core.model import Issue, SheetInfo, Workbook
 from extraction_assets.core.ooxml.objects import read_workbook_objects
 from extraction_assets.core.ooxml.rels import parse_part, read_rels, rel_attr
 from extraction_assets.core.ooxml.styles import read_styles, read_theme_colors
-from extraction_assets.core.ooxml.workbook import REL_OFFICE_DOCUMENT, SHEET_KINDS, ParsedWorkbook
+from extraction_assets.core.ooxml.workbook import REL_OFFICE_DOCUMENT, SHEET_KINDS, OoxmlWorkbook
 from extraction_assets.core.ooxml.xml import local
 from extraction_assets.core.package import PackageReader
 from extraction_assets.core.sniff import LEGACY_FORMATS, require_spreadsheet, sniff
 
 
 def open_workbook(data: bytes, limits: Limits | None = None, *,
-                  filename: str | None = None, passwords: Sequence[str] = ()) -> ParsedWorkbook:
+                  filename: str | None = None, passwords: Sequence[str] = ()) -> Workbook:
     """Open a workbook from its bytes and read its workbook-level parts.
 
     OOXML (``xlsx``/``xlsm``) is read by :mod:`.ooxml`; ``xls``, ``xlsb``, ``ods`` and ``fods``
@@ -32,8 +32,8 @@ def open_workbook(data: bytes, limits: Limits | None = None, *,
     shapes. ``filename`` only names the sheet of a CSV (its stem; ``Sheet1`` without).
     A password-protected file is decrypted first with the first of ``passwords`` that opens it.
 
-    Cells are not read here: iterate :meth:`ParsedWorkbook.iter_sheets`. Close the result with
-    :meth:`ParsedWorkbook.close` when done.
+    Cells are not read here: iterate :meth:`~extraction_assets.core.model.Workbook.iter_sheets`. Close the result with
+    :meth:`~extraction_assets.core.model.Workbook.close` when done.
 
     Raises:
         NotASpreadsheetError, EncryptedWorkbookError: see
@@ -51,7 +51,7 @@ def open_workbook(data: bytes, limits: Limits | None = None, *,
     return _open_ooxml(data, sniffed.has_macros, limits)
 
 
-def _open_ooxml(data: bytes, has_macros: bool, limits: Limits) -> ParsedWorkbook:
+def _open_ooxml(data: bytes, has_macros: bool, limits: Limits) -> Workbook:
     reader = PackageReader(data, limits)
     try:
         return _open(reader, has_macros, limits)
@@ -60,7 +60,7 @@ def _open_ooxml(data: bytes, has_macros: bool, limits: Limits) -> ParsedWorkbook
         raise
 
 
-def _open_legacy(data: bytes, sniffed, limits: Limits, filename: str | None) -> ParsedWorkbook:
+def _open_legacy(data: bytes, sniffed, limits: Limits, filename: str | None) -> Workbook:
     """A non-OOXML workbook: converted to xlsx by LibreOffice when it is installed and the
     format converts (the OOXML reader then reads the result; the conversion is an ``info``
     issue ``converted``), else read by value (a failed conversion is a ``warning``)."""
@@ -107,7 +107,7 @@ def decrypted(data: bytes, passwords: Sequence[str]) -> bytes:
     return data
 
 
-def _open(reader: PackageReader, has_macros: bool, limits: Limits) -> ParsedWorkbook:
+def _open(reader: PackageReader, has_macros: bool, limits: Limits) -> Workbook:
     if not reader.has("[Content_Types].xml"):
         raise CorruptWorkbookError("the package has no [Content_Types].xml part")
     workbook_part = None
@@ -148,7 +148,7 @@ def _open(reader: PackageReader, has_macros: bool, limits: Limits) -> ParsedWork
             ))
     styles, indexed = read_styles(reader, by_type.get("styles"), issues)
     objects = read_workbook_objects(reader, workbook_part, root, issues=issues)
-    return ParsedWorkbook(
+    return OoxmlWorkbook(
         reader=reader, sheets=sheets, styles=styles, objects=objects,
         shared_strings_part=by_type.get("sharedStrings"),
         date1904=date1904, theme_colors=read_theme_colors(reader, by_type.get("theme")),

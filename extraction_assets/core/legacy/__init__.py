@@ -1,6 +1,6 @@
 """Reading the neighbours of OOXML: ``.xls`` (BIFF2–8), ``.xlsb``, ``.ods``, ``.fods``, ``.csv``.
 
-Two routes lead to the same :class:`~extraction_assets.core.ooxml.workbook.ParsedWorkbook` / :class:`~extraction_assets.core.model.ParsedSheet`
+Two routes lead to the same :class:`~extraction_assets.core.model.Workbook` / :class:`~extraction_assets.core.model.ParsedSheet`
 shapes, so everything downstream (normalizer, segmenter, renderer) is unchanged:
 
 * **LibreOffice** (``soffice``) on the machine: the file is converted to ``.xlsx`` headless —
@@ -36,7 +36,7 @@ from extraction_assets.core.legacy.csv import open_csv
 from extraction_assets.core.legacy.ods import check_xml_prolog, ods_encrypted
 from extraction_assets.core.legacy.xls import open_xls
 from extraction_assets.core.limits import Limits
-from extraction_assets.core.ooxml.workbook import ParsedWorkbook
+from extraction_assets.core.model import Workbook
 from extraction_assets.core.package import PackageReader
 from extraction_assets.core.sniff import Sniffed
 
@@ -63,9 +63,9 @@ def check_legacy(data: bytes, sniffed: Sniffed, limits: Limits) -> None:
 
 
 def read_by_value(data: bytes, sniffed: Sniffed, limits: Limits,
-                  filename: str | None = None) -> ParsedWorkbook:
+                  filename: str | None = None) -> Workbook:
     """Read a non-OOXML workbook (``sniffed.format`` in ``xls``, ``xlsb``, ``ods``, ``fods``,
-    ``csv``) by value as a :class:`ParsedWorkbook` (checked first by :func:`check_legacy`).
+    ``csv``) by value as a :class:`~extraction_assets.core.model.Workbook` (checked first by :func:`check_legacy`).
     ``filename`` only names the single sheet of a CSV (its stem).
 
     Raises:

@@ -29,12 +29,11 @@ from extraction_assets.core.legacy.ods import (
     zip_member,
 )
 from extraction_assets.core.limits import Limits
-from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo
-from extraction_assets.core.ooxml.workbook import ParsedWorkbook
+from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo, Workbook
 from extraction_assets.core.sniff import Sniffed
 
 
-def open_calamine(data: bytes, sniffed: Sniffed, limits: Limits) -> ParsedWorkbook:
+def open_calamine(data: bytes, sniffed: Sniffed, limits: Limits) -> Workbook:
     import python_calamine as cal
 
     payload = data

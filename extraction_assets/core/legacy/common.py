@@ -12,8 +12,14 @@ import pyarrow as pa
 
 from extraction_assets.core.errors import LimitExceededError
 from extraction_assets.core.limits import Limits
-from extraction_assets.core.model import CELL_SCHEMA, CellStyle, Issue, ParsedSheet, SheetInfo
-from extraction_assets.core.ooxml.workbook import ParsedWorkbook
+from extraction_assets.core.model import (
+    CELL_SCHEMA,
+    CellStyle,
+    Issue,
+    ParsedSheet,
+    SheetInfo,
+    Workbook,
+)
 
 EPOCH = dt.datetime(1899, 12, 30)
 DATE_FORMATS = {"date": "yyyy-mm-dd", "datetime": "yyyy-mm-dd hh:mm:ss", "time": "hh:mm:ss",
@@ -36,10 +42,12 @@ class DateStyles:
         return self.index[kind]
 
 
-@dataclass
-class LegacyWorkbook(ParsedWorkbook):
-    """A :class:`ParsedWorkbook` whose sheets come from a by-value reader, not a zip package
-    (``reader`` is ``None``). ``load_sheet(i)`` builds the i-th (0-based) sheet on demand."""
+@dataclass(kw_only=True)
+class LegacyWorkbook(Workbook):
+    """A :class:`~extraction_assets.core.model.Workbook` whose sheets come from a by-value
+    reader (xlrd, python-calamine, the ODS or CSV reader), not an OOXML package.
+    ``load_sheet(i)`` builds the i-th (0-based) sheet on demand; ``closer`` releases what the
+    reader holds."""
 
     load_sheet: Callable[[int], ParsedSheet] | None = None
     closer: Callable[[], None] | None = None
@@ -72,8 +80,7 @@ def legacy_workbook(sheets: list[SheetInfo], styles: list[CellStyle], load, limi
     if len(sheets) > limits.max_sheets:
         raise LimitExceededError(f"workbook has more than {limits.max_sheets} sheets")
     return LegacyWorkbook(
-        reader=None, sheets=sheets, styles=styles or [CellStyle()], shared_strings_part=None,
-        date1904=date1904, theme_colors=[], indexed_colors=None, has_macros=has_macros,
+        sheets=sheets, styles=styles or [CellStyle()], date1904=date1904, theme_colors=[], indexed_colors=None, has_macros=has_macros,
         has_external_links=False, issues=issues, limits=limits, load_sheet=load, closer=closer)
 
 

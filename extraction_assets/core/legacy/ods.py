@@ -24,15 +24,14 @@ from extraction_assets.core.legacy.common import (
     styles_unavailable,
 )
 from extraction_assets.core.limits import Limits
-from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo
-from extraction_assets.core.ooxml.workbook import ParsedWorkbook
+from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo, Workbook
 from extraction_assets.core.ooxml.xml import syntax_error_message
 from extraction_assets.core.package import PackageReader
 from extraction_assets.core.sniff import Sniffed
 
 
 def open_ods_content(content_xml: bytes, sniffed: Sniffed, limits: Limits,
-                      why: str) -> ParsedWorkbook:
+                      why: str) -> Workbook:
     """Read an ODS ``content.xml`` ourselves (calamine refused the file)."""
     styles = [CellStyle()]
     style_for = DateStyles(styles)

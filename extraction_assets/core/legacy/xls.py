@@ -16,8 +16,7 @@ from extraction_assets.core.legacy.common import (
     styles_unavailable,
 )
 from extraction_assets.core.limits import Limits
-from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo
-from extraction_assets.core.ooxml.workbook import ParsedWorkbook
+from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo, Workbook
 from extraction_assets.core.sniff import Sniffed
 
 _BORDER_STYLES = {1: "thin", 2: "medium", 3: "dashed", 4: "dotted", 5: "thick", 6: "double",
@@ -28,7 +27,7 @@ _HORIZONTAL = {1: "left", 2: "center", 3: "right", 4: "fill", 5: "justify",
 _VERTICAL = {0: "top", 1: "center", 2: "bottom", 3: "justify", 4: "distributed"}
 
 
-def open_xls(data: bytes, sniffed: Sniffed, limits: Limits) -> ParsedWorkbook:
+def open_xls(data: bytes, sniffed: Sniffed, limits: Limits) -> Workbook:
     import xlrd
 
     issues: list[Issue] = []

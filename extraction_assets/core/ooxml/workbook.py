@@ -15,7 +15,7 @@ access is made by the XML parser.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterator
 
@@ -23,15 +23,8 @@ import pyarrow as pa
 
 from extraction_assets.core.a1 import MAX_COL, cell_ref, parse_cell_ref, parse_range, range_ref
 from extraction_assets.core.errors import CorruptWorkbookError, LimitExceededError
-from extraction_assets.core.limits import Budget, Limits
-from extraction_assets.core.model import (
-    CellStyle,
-    Issue,
-    ParsedSheet,
-    SheetInfo,
-    SheetObject,
-    WorkbookStyles,
-)
+from extraction_assets.core.limits import Budget
+from extraction_assets.core.model import Issue, ParsedSheet, Workbook
 from extraction_assets.core.ooxml.objects import read_chartsheet_objects, read_sheet_objects
 from extraction_assets.core.ooxml.strings import RichString, read_shared_strings
 from extraction_assets.core.ooxml.worksheet import WorksheetReader, open_stream
@@ -41,9 +34,10 @@ from extraction_assets.core.package import PackageReader
 REL_OFFICE_DOCUMENT = "officeDocument"
 
 
-@dataclass
-class ParsedWorkbook:
-    """Workbook-level facts plus a lazy, per-sheet cell stream.
+@dataclass(kw_only=True)
+class OoxmlWorkbook(Workbook):
+    """A workbook read from its OOXML package (ECMA-376): the workbook-level facts plus a lazy,
+    per-sheet cell stream.
 
     Use :meth:`iter_sheets` to read the sheets one at a time; only the current sheet's cells are
     held in memory. The shared string table is read on first use (:attr:`shared_strings`), so
@@ -51,22 +45,10 @@ class ParsedWorkbook:
     not parse it.
     """
 
-    reader: PackageReader | None
-    sheets: list[SheetInfo]
-    styles: list[CellStyle]
+    reader: PackageReader
     #: the shared string table's part (``xl/sharedStrings.xml`` as the workbook's
     #: relationships name it), ``None`` when the package has none
     shared_strings_part: str | None
-    date1904: bool
-    theme_colors: list[str]
-    indexed_colors: list[str] | None
-    has_macros: bool
-    has_external_links: bool
-    issues: list[Issue]
-    limits: Limits
-    objects: list[SheetObject] = field(default_factory=list)
-    #: ``{"tool", "version", "seconds"}`` when the workbook was converted to xlsx first.
-    conversion: dict | None = None
 
     def iter_sheets(self) -> Iterator[ParsedSheet]:
         """Yield one :class:`ParsedSheet` per sheet, in workbook order.
@@ -124,7 +106,7 @@ class ParsedWorkbook:
     @cached_property
     def shared_strings(self) -> list[str]:
         """The shared string table (ECMA-376 Part 1 §18.4.9, ``sst``), read on first use: a
-        :class:`~.strings.SharedStrings`, empty when there is no such part or no package.
+        :class:`~.strings.SharedStrings`, empty when there is no such part.
 
         A string longer than ``limits.max_cell_chars`` is cut there, with a
         ``cell_text_truncated`` warning.
@@ -133,8 +115,6 @@ class ParsedWorkbook:
             CorruptWorkbookError: the part is not well-formed XML.
             HostileContentError: the part declares a DTD.
         """
-        if self.reader is None:
-            return []
         strings = read_shared_strings(self.reader, self.shared_strings_part)
         if strings.truncated:
             self.issues.append(Issue(
@@ -154,11 +134,6 @@ class ParsedWorkbook:
     def shared_strings_array(self) -> pa.Array:
         """The shared string table as an Arrow array (built once per workbook)."""
         return pa.array(self.shared_strings, pa.string())
-
-    @property
-    def style_context(self) -> WorkbookStyles:
-        """The workbook's styles, theme colours, indexed palette and date system."""
-        return WorkbookStyles(self.styles, self.theme_colors, self.indexed_colors, self.date1904)
 
     def close(self) -> None:
         """Release the package."""
