@@ -8,6 +8,7 @@ relationship to a missing part, malformed XML, formulas without a cached value..
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import signal
 import zipfile
@@ -170,3 +171,68 @@ def deadline(seconds: int, name: str):
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+# -- OpenDocument --------------------------------------------------------------------------------
+_NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+       'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+       'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"')
+
+
+def _ods_body(tables: dict[str, list[list]], merge_first_row: bool = False) -> str:
+    out = []
+    for name, rows in tables.items():
+        out.append(f'<table:table table:name="{name}">')
+        for r, row in enumerate(rows):
+            out.append("<table:table-row>")
+            for c, value in enumerate(row):
+                span = (' table:number-columns-spanned="2"'
+                        if merge_first_row and r == 0 and c == 0 else "")
+                if isinstance(value, bool):
+                    out.append(f'<table:table-cell office:value-type="boolean" '
+                               f'office:boolean-value="{str(value).lower()}"{span}>'
+                               f'<text:p>{value}</text:p></table:table-cell>')
+                elif isinstance(value, (int, float)):
+                    out.append(f'<table:table-cell office:value-type="float" '
+                               f'office:value="{value}"{span}><text:p>{value}</text:p>'
+                               "</table:table-cell>")
+                elif isinstance(value, dt.date):
+                    out.append(f'<table:table-cell office:value-type="date" '
+                               f'office:date-value="{value.isoformat()}"{span}>'
+                               f"<text:p>{value}</text:p></table:table-cell>")
+                elif value is None:
+                    out.append("<table:covered-table-cell/>")
+                else:
+                    out.append(f'<table:table-cell office:value-type="string"{span}>'
+                               f"<text:p>{value}</text:p></table:table-cell>")
+            out.append("</table:table-row>")
+        out.append("</table:table>")
+    return "".join(out)
+
+
+def ods_bytes(tables: dict[str, list[list]], merge_first_row: bool = False) -> bytes:
+    """An OpenDocument spreadsheet (zip) with one table per entry of ``tables`` (rows of
+    str, int, float, bool, date or ``None`` for a covered cell); ``merge_first_row`` spans the
+    first cell of each first row over two columns."""
+    content = (f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {_NS} '
+               'office:version="1.2"><office:body><office:spreadsheet>'
+               f"{_ods_body(tables, merge_first_row)}</office:spreadsheet></office:body>"
+               "</office:document-content>")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.oasis.opendocument.spreadsheet")
+        zf.writestr("content.xml", content, zipfile.ZIP_DEFLATED)
+        zf.writestr("META-INF/manifest.xml",
+                    '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest='
+                    '"urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"><manifest:file-entry '
+                    'manifest:full-path="/" manifest:media-type="application/vnd.oasis.'
+                    'opendocument.spreadsheet"/></manifest:manifest>', zipfile.ZIP_DEFLATED)
+    return buf.getvalue()
+
+
+def fods_bytes(tables: dict[str, list[list]], merge_first_row: bool = False) -> bytes:
+    """The same tables as a flat OpenDocument spreadsheet (one XML document)."""
+    return (f'<?xml version="1.0" encoding="UTF-8"?><office:document {_NS} office:version="1.2" '
+            'office:mimetype="application/vnd.oasis.opendocument.spreadsheet"><office:body>'
+            f"<office:spreadsheet>{_ods_body(tables, merge_first_row)}</office:spreadsheet>"
+            "</office:body></office:document>").encode()

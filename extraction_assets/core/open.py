@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Sequence
 
 from extraction_assets.core.errors import (
@@ -23,7 +24,8 @@ from extraction_assets.core.sniff import LEGACY_FORMATS, require_spreadsheet, sn
 
 
 def open_workbook(data: bytes, limits: Limits | None = None, *,
-                  filename: str | None = None, passwords: Sequence[str] = ()) -> Workbook:
+                  filename: str | None = None, passwords: Sequence[str] = (),
+                  conversions: Path | None = None) -> Workbook:
     """Open a workbook from its bytes and read its workbook-level parts.
 
     OOXML (``xlsx``/``xlsm``) is read by :mod:`.ooxml`; ``xls``, ``xlsb``, ``ods`` and ``fods``
@@ -31,6 +33,9 @@ def open_workbook(data: bytes, limits: Limits | None = None, *,
     else read by value by :mod:`.legacy`, as ``csv``/``tsv`` are; every route returns the same
     shapes. ``filename`` only names the sheet of a CSV (its stem; ``Sheet1`` without).
     A password-protected file is decrypted first with the first of ``passwords`` that opens it.
+    ``conversions`` is a folder where LibreOffice's conversions are kept, so that the assets
+    that open one file convert it once (see
+    :func:`~extraction_assets.core.legacy.libreoffice.convert_to_xlsx`).
 
     Cells are not read here: iterate :meth:`~extraction_assets.core.model.Workbook.iter_sheets`. Close the result with
     :meth:`~extraction_assets.core.model.Workbook.close` when done.
@@ -47,7 +52,7 @@ def open_workbook(data: bytes, limits: Limits | None = None, *,
     data = decrypted(data, passwords)
     sniffed = require_spreadsheet(data)
     if sniffed.format in LEGACY_FORMATS:
-        return _open_legacy(data, sniffed, limits, filename)
+        return _open_legacy(data, sniffed, limits, filename, conversions)
     return _open_ooxml(data, sniffed.has_macros, limits)
 
 
@@ -60,7 +65,8 @@ def _open_ooxml(data: bytes, has_macros: bool, limits: Limits) -> Workbook:
         raise
 
 
-def _open_legacy(data: bytes, sniffed, limits: Limits, filename: str | None) -> Workbook:
+def _open_legacy(data: bytes, sniffed, limits: Limits, filename: str | None,
+                 conversions: Path | None) -> Workbook:
     """A non-OOXML workbook: converted to xlsx by LibreOffice when it is installed and the
     format converts (the OOXML reader then reads the result; the conversion is an ``info``
     issue ``converted``), else read by value (a failed conversion is a ``warning``)."""
@@ -74,7 +80,8 @@ def _open_legacy(data: bytes, sniffed, limits: Limits, filename: str | None) -> 
     fallback = None
     if soffice:
         try:
-            converted, version, seconds = convert_to_xlsx(data, sniffed.format, soffice)
+            converted, version, seconds = convert_to_xlsx(data, sniffed.format, soffice,
+                                                          keep_in=conversions)
         except ExtractionError as exc:
             fallback = Issue("parsed_sheets", None, None, "warning", "conversion_failed",
                              f"LibreOffice could not convert the {sniffed.format} file "

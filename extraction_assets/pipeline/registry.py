@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import pyarrow as pa
@@ -40,6 +41,8 @@ class RunSettings:
         count_tokens_batch: the same for a list of texts (faster), optional.
         max_tokens: most tokens of a chunk.
         min_tokens: chunks smaller than this are merged with their neighbours under one heading.
+        conversions: a folder where LibreOffice's conversions are kept between the stages
+            that open the file (``None``: each converts again).
     """
 
     data: bytes = b""
@@ -51,6 +54,7 @@ class RunSettings:
     count_tokens_batch: Callable[[Sequence[str]], list[int]] | None = None
     max_tokens: int = 512
     min_tokens: int = 0
+    conversions: Path | None = None
 
 
 Tables = Mapping[str, pa.Table]
@@ -77,11 +81,11 @@ class Stage:
 
 
 def _workbook(h: str, t: Tables, s: RunSettings) -> StageOutput:
-    return workbook_stage(h, s.data, s.source_path, s.limits, s.passwords)
+    return workbook_stage(h, s.data, s.source_path, s.limits, s.passwords, s.conversions)
 
 
 def _parse(h: str, t: Tables, s: RunSettings) -> StageOutput:
-    return parse_stage(h, s.data, s.limits, s.passwords)
+    return parse_stage(h, s.data, s.limits, s.passwords, s.conversions)
 
 
 def _normalize(h: str, t: Tables, s: RunSettings) -> StageOutput:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Callable, Sequence
 
 import pyarrow as pa
@@ -83,7 +83,8 @@ class StageError(Exception):
 
 # -- workbook ---------------------------------------------------------------------------------
 def workbook_stage(workbook_hash: str, data: bytes, source_path: str,
-                   limits: Limits | None = None, passwords: Sequence[str] = ()) -> StageOutput:
+                   limits: Limits | None = None, passwords: Sequence[str] = (),
+                   conversions: Path | None = None) -> StageOutput:
     """File facts of one workbook: the ``workbooks`` row (format sniffed from magic bytes,
     sheet list with visibility, macro / external-link / encryption flags).
 
@@ -108,7 +109,7 @@ def workbook_stage(workbook_hash: str, data: bytes, source_path: str,
         is_encrypted=sniffed.format == "encrypted-ooxml" or sniffed.encrypted, date_system=None,
     )
     try:
-        wb = open_workbook(data, limits, passwords=passwords)
+        wb = open_workbook(data, limits, passwords=passwords, conversions=conversions)
     except ExtractionError as exc:
         issue = Issue("workbook", None, None, "error", exc.code, exc.message)
         raise StageError(exc, StageOutput({"workbooks": table("workbooks", [row])}, [issue]))
@@ -128,7 +129,7 @@ def workbook_stage(workbook_hash: str, data: bytes, source_path: str,
 
 # -- parsed_sheets ----------------------------------------------------------------------------
 def parse_stage(workbook_hash: str, data: bytes, limits: Limits | None = None,
-                passwords: Sequence[str] = ()) -> StageOutput:
+                passwords: Sequence[str] = (), conversions: Path | None = None) -> StageOutput:
     """Every cell of every worksheet as written, plus sheets, styles and workbook properties.
 
     Tables: ``parsed_cells``, ``parsed_sheets``, ``styles``, ``workbook_properties``,
@@ -138,13 +139,14 @@ def parse_stage(workbook_hash: str, data: bytes, limits: Limits | None = None,
     phonetic runs, §18.4.6: ``runs`` is compact JSON whose run properties equal to the default
     cell font are left out; ``phonetic`` is the joined reading, never part of cell values).
     Sheets are read one at a time (memory grows with the largest sheet's cells). An encrypted
-    file is opened with the first of ``passwords`` that works.
+    file is opened with the first of ``passwords`` that works. ``conversions``: see
+    :func:`~extraction_assets.core.open.open_workbook`.
 
     Raises:
         StageError: the package cannot be read at all.
     """
     try:
-        wb = open_workbook(data, limits, passwords=passwords)
+        wb = open_workbook(data, limits, passwords=passwords, conversions=conversions)
     except ExtractionError as exc:
         raise StageError(exc, StageOutput({}, [Issue("parsed_sheets", None, None, "error",
                                                      exc.code, exc.message)]))

@@ -136,6 +136,12 @@ class DataStore:
     def dagster_home(self) -> Path:
         return self.root / "dagster"
 
+    @property
+    def converted_dir(self) -> Path:
+        """LibreOffice's conversions of non-OOXML files, by content hash (read by every asset
+        that opens the file, so each file is converted once)."""
+        return self.root / "converted"
+
     # -- sources and content-addressed bytes -------------------------------------------------
     def register_source(self, path: str | Path) -> tuple[str, bool]:
         """Record where a file's content hash came from; returns (hash, newly registered).

@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
-import zipfile
 
 import openpyxl
 import pytest
@@ -27,7 +26,7 @@ from extraction_assets.pipeline import stages
 
 H = "0" * 64
 
-from extraction_assets_tests.builders import deadline
+from extraction_assets_tests.builders import deadline, fods_bytes, ods_bytes
 
 
 @pytest.fixture
@@ -113,8 +112,8 @@ def test_b30_through_libreoffice(cases_dir, embedder, monkeypatch):
 
 
 @pytest.mark.skipif(libreoffice.find_soffice() is None, reason="LibreOffice (soffice) not installed")
-def test_soffice_conversion_of_a_built_ods(tmp_path):
-    ods = _ods({"Data": [["Name", "Value"], ["a", 1.5], ["b", 2]]})
+def test_soffice_conversion_of_a_builtods_bytes(tmp_path):
+    ods = ods_bytes({"Data": [["Name", "Value"], ["a", 1.5], ["b", 2]]})
     xlsx, version, seconds = libreoffice.convert_to_xlsx(ods, "ods")
     assert xlsx.startswith(b"PK") and seconds > 0 and version
     assert sniff(xlsx).format == "xlsx"
@@ -167,71 +166,11 @@ def test_bare_biff2_stream_is_read():
 
 
 # -- ODS / FODS built here ----------------------------------------------------------------------
-_NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
-       'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
-       'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"')
-
-
-def _ods_body(tables: dict[str, list[list]], merge_first_row: bool = False) -> str:
-    out = []
-    for name, rows in tables.items():
-        out.append(f'<table:table table:name="{name}">')
-        for r, row in enumerate(rows):
-            out.append("<table:table-row>")
-            for c, value in enumerate(row):
-                span = (' table:number-columns-spanned="2"'
-                        if merge_first_row and r == 0 and c == 0 else "")
-                if isinstance(value, bool):
-                    out.append(f'<table:table-cell office:value-type="boolean" '
-                               f'office:boolean-value="{str(value).lower()}"{span}>'
-                               f'<text:p>{value}</text:p></table:table-cell>')
-                elif isinstance(value, (int, float)):
-                    out.append(f'<table:table-cell office:value-type="float" '
-                               f'office:value="{value}"{span}><text:p>{value}</text:p>'
-                               "</table:table-cell>")
-                elif isinstance(value, dt.date):
-                    out.append(f'<table:table-cell office:value-type="date" '
-                               f'office:date-value="{value.isoformat()}"{span}>'
-                               f"<text:p>{value}</text:p></table:table-cell>")
-                elif value is None:
-                    out.append("<table:covered-table-cell/>")
-                else:
-                    out.append(f'<table:table-cell office:value-type="string"{span}>'
-                               f"<text:p>{value}</text:p></table:table-cell>")
-            out.append("</table:table-row>")
-        out.append("</table:table>")
-    return "".join(out)
-
-
-def _ods(tables, merge_first_row=False) -> bytes:
-    content = (f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {_NS} '
-               'office:version="1.2"><office:body><office:spreadsheet>'
-               f"{_ods_body(tables, merge_first_row)}</office:spreadsheet></office:body>"
-               "</office:document-content>")
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as zf:
-        zf.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.oasis.opendocument.spreadsheet")
-        zf.writestr("content.xml", content, zipfile.ZIP_DEFLATED)
-        zf.writestr("META-INF/manifest.xml",
-                    '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest='
-                    '"urn:oasis:names:tc:opendocument:xmlns:manifest:1.0"><manifest:file-entry '
-                    'manifest:full-path="/" manifest:media-type="application/vnd.oasis.'
-                    'opendocument.spreadsheet"/></manifest:manifest>', zipfile.ZIP_DEFLATED)
-    return buf.getvalue()
-
-
-def _fods(tables, merge_first_row=False) -> bytes:
-    return (f'<?xml version="1.0" encoding="UTF-8"?><office:document {_NS} office:version="1.2" '
-            'office:mimetype="application/vnd.oasis.opendocument.spreadsheet"><office:body>'
-            f"<office:spreadsheet>{_ods_body(tables, merge_first_row)}</office:spreadsheet>"
-            "</office:body></office:document>").encode()
-
-
 ROWS = [["Quarterly", None, ""], ["Item", "Qty", "When"], ["Bolt", 12, dt.date(2024, 5, 1)],
         ["Nut", 3.5, dt.date(2024, 6, 30)]]
 
 
-@pytest.mark.parametrize("build,fmt", [(_ods, "ods"), (_fods, "fods")])
+@pytest.mark.parametrize("build,fmt", [(ods_bytes, "ods"), (fods_bytes, "fods")])
 def test_ods_and_fods_values_merges_and_dates(build, fmt, no_soffice, embedder):
     data = build({"Stock": ROWS}, merge_first_row=True)
     assert sniff(data).format == fmt
@@ -256,7 +195,7 @@ def test_ods_and_fods_values_merges_and_dates(build, fmt, no_soffice, embedder):
 
 
 def test_fods_with_a_dtd_is_refused():
-    data = b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "b">]>' + _fods({"S": [["a", "b"]]})[38:]
+    data = b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "b">]>' + fods_bytes({"S": [["a", "b"]]})[38:]
     with pytest.raises(ExtractionError) as info:
         open_workbook(data)
     assert info.value.code in ("hostile_content", "not_a_spreadsheet")

@@ -3,6 +3,8 @@ macros off, a file lock, a timeout."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -102,18 +104,58 @@ def _lock_path() -> str:
 
 
 def convert_to_xlsx(data: bytes, fmt: str, soffice: str | None = None,
-                    timeout: float | None = None) -> tuple[bytes, str, float]:
+                    timeout: float | None = None,
+                    keep_in: Path | None = None) -> tuple[bytes, str, float]:
     """Convert ``data`` (format ``fmt``: ``xls``, ``xlsb``, ``ods``, ``fods``) to ``.xlsx``
     with headless LibreOffice; returns ``(xlsx bytes, LibreOffice version, seconds)``.
 
     One conversion at a time on the machine (a ``filelock`` in the temp dir), each with its
     own throw-away user profile (macros disabled, no update check), a timeout after which the
-    process group is killed.
+    process group is killed. With ``keep_in`` (a folder, e.g. the data dir's ``converted/``)
+    the result is kept there under the sha256 of ``data`` and the format, and a later call
+    for the same bytes, in any process, returns it (with the version and seconds of the
+    conversion that made it) instead of converting again.
 
     Raises:
         UnsupportedFormatError: no ``soffice`` found.
         CorruptWorkbookError: LibreOffice failed, timed out or wrote no ``.xlsx``.
     """
+    kept = _kept(keep_in, data, fmt)
+    if kept is not None and kept[0].exists() and kept[1].exists():
+        facts = json.loads(kept[1].read_text(encoding="utf-8"))
+        return kept[0].read_bytes(), facts["version"], facts["seconds"]
+    converted = _convert(data, fmt, soffice, timeout)
+    if kept is not None:
+        _write_atomically(kept[0], converted[0])
+        _write_atomically(kept[1], json.dumps(
+            {"version": converted[1], "seconds": converted[2]}).encode())
+    return converted
+
+
+def _kept(folder: Path | None, data: bytes, fmt: str) -> tuple[Path, Path] | None:
+    """Where a conversion of ``data`` is kept in ``folder``: the ``.xlsx`` and its facts."""
+    if folder is None:
+        return None
+    stem = f"{hashlib.sha256(data).hexdigest()}.{fmt}"
+    return Path(folder) / f"{stem}.xlsx", Path(folder) / f"{stem}.json"
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temp file in the same folder and a rename, so a
+    reader in another process sees the whole file or none."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _convert(data: bytes, fmt: str, soffice: str | None,
+             timeout: float | None) -> tuple[bytes, str, float]:
     from filelock import FileLock, Timeout
 
     soffice = soffice or find_soffice()

@@ -26,7 +26,7 @@ def parsed_sheets(context: AssetExecutionContext, storage: DataStoreResource,
     workbook_hash = context.partition_key
     output, _ = run_stage(store, "parsed_sheets", workbook_hash, RunSettings(
         data=store.blob_path(workbook_hash).read_bytes(), limits=limits.limits(),
-        passwords=passwords.passwords))
+        passwords=passwords.passwords, conversions=store.converted_dir))
     sheets = output.tables["parsed_sheets"]
     return finish(context, store, "parsed_sheets", output, CODE_VERSION, {
         "sheets": sheets.num_rows,

@@ -45,7 +45,7 @@ def workbook(context: AssetExecutionContext, storage: DataStoreResource,
                 {}, [Issue("workbook", None, None, "error", error.code, error.message)]))) from exc
     output, _ = run_stage(store, "workbook", workbook_hash, RunSettings(
         data=data, source_path=source["source_path"], limits=limits.limits(),
-        passwords=passwords.passwords))
+        passwords=passwords.passwords, conversions=store.converted_dir))
     row = output.tables["workbooks"].to_pylist()[0]
     return finish(context, store, "workbook", output, CODE_VERSION, {
         "filename": row["filename"], "format": row["format"], "size_bytes": row["size_bytes"],

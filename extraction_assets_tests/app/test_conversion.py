@@ -1,0 +1,81 @@
+"""A file LibreOffice converts is converted once per ingest: the ``workbook`` asset converts
+it and keeps the result in ``<data-dir>/converted``, and ``parsed_sheets`` reads that.
+
+LibreOffice itself is not needed: a stand-in ``soffice`` (``EXTRACTION_ASSETS_SOFFICE``)
+answers ``--version`` and writes the converted ``.xlsx`` with openpyxl, logging each call."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import duckdb
+
+from extraction_assets.app.ingest import ingest_paths
+from extraction_assets.core.legacy import libreoffice
+from extraction_assets.store.storage import DataStore
+from extraction_assets_tests.builders import ods_bytes
+
+ROWS = [["Name", "Value"], ["alpha", 1.5], ["beta", 2]]
+
+STAND_IN = '''#!{python}
+import sys
+from pathlib import Path
+
+args = sys.argv[1:]
+if "--version" in args:
+    print("LibreOffice 7.6.4.1 stand-in")
+    sys.exit(0)
+with open({log!r}, "a") as log:
+    log.write(args[-1] + "\\n")
+import openpyxl
+
+wb = openpyxl.Workbook()
+wb.active.title = "Data"
+for row in {rows!r}:
+    wb.active.append(row)
+wb.save(Path(args[args.index("--outdir") + 1]) / (Path(args[-1]).stem + ".xlsx"))
+'''
+
+
+def _stand_in(tmp_path: Path) -> tuple[Path, Path]:
+    log = tmp_path / "conversions.log"
+    script = tmp_path / "soffice"
+    script.write_text(STAND_IN.format(python=sys.executable, log=str(log), rows=ROWS))
+    script.chmod(0o755)
+    return script, log
+
+
+def test_an_ods_is_converted_once_and_read_as_xlsx(tmp_path, monkeypatch):
+    script, log = _stand_in(tmp_path)
+    monkeypatch.setenv("EXTRACTION_ASSETS_SOFFICE", str(script))
+    libreoffice.soffice_version.cache_clear()
+    book = tmp_path / "stock.ods"
+    book.write_bytes(ods_bytes({"Data": ROWS}))
+    (result,) = ingest_paths([book], tmp_path / "data", until="rendered_chunks")
+    assert result.status == "success", result.error
+    assert log.read_text().count("\n") == 1  # the workbook asset converted, parsed_sheets reused
+    kept = DataStore(tmp_path / "data").converted_dir
+    assert sorted(p.suffix for p in kept.iterdir()) == [".json", ".xlsx"]
+    assert json.loads(next(kept.glob("*.json")).read_text())["version"] == "7.6.4.1"
+    con = duckdb.connect(str(tmp_path / "data" / "warehouse.duckdb"), read_only=True)
+    records = [json.loads(r) for (r,) in con.execute(
+        "SELECT record FROM records ORDER BY row").fetchall()]
+    assert records == [{"Name": "alpha", "Value": 1.5}, {"Name": "beta", "Value": 2}]
+    (message,) = con.execute("SELECT message FROM extraction_issues "
+                             "WHERE code = 'converted'").fetchone()
+    assert "converted to xlsx by LibreOffice 7.6.4.1" in message
+
+
+def test_without_a_folder_to_keep_it_each_call_converts(tmp_path, monkeypatch):
+    script, log = _stand_in(tmp_path)
+    data = ods_bytes({"Data": ROWS})
+    for _ in range(2):
+        xlsx, version, _ = libreoffice.convert_to_xlsx(data, "ods", str(script))
+        assert xlsx.startswith(b"PK") and version == "7.6.4.1"
+    assert log.read_text().count("\n") == 2
+    kept = tmp_path / "kept"
+    first = libreoffice.convert_to_xlsx(data, "ods", str(script), keep_in=kept)
+    assert libreoffice.convert_to_xlsx(data, "ods", str(script), keep_in=kept) == first
+    assert log.read_text().count("\n") == 3
