@@ -36,6 +36,7 @@ from extraction_assets.core.headings import detect_heading_levels
 from extraction_assets.core.limits import Budget, Limits
 from extraction_assets.core.model import (
     CELL_SCHEMA,
+    DOCUMENT_ITEM,
     CellStyle,
     Issue,
     ParsedSheet,
@@ -52,6 +53,7 @@ from extraction_assets.core.render.html import form_html, table_html
 from extraction_assets.core.render.markdown import joined, table_markdown
 from extraction_assets.core.render.records import RecordSet, apply_markup
 from extraction_assets.core.segment import segment_sheet
+from extraction_assets.core.segment.documents import document_blocks
 from extraction_assets.core.sniff import sniff
 from extraction_assets.pipeline.schemas import constant_column, memory_schema, repeated_column
 
@@ -363,15 +365,20 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
     """Blocks of every visible sheet: tables ``blocks`` and ``block_columns``. Headings come
     from the workbook's font sizes (body size and bold size -> level, reported in ``facts``).
     Charts and pictures of ``objects`` (the ``sheet_objects`` table) become ``chart`` and
-    ``image`` blocks; its Excel tables (ListObjects) and pivot tables are taken as declared.
+    ``image`` blocks; its Excel tables (ListObjects) and pivot tables are taken as declared,
+    and so are the blocks a document declares (``document_item`` objects, see
+    :func:`~extraction_assets.core.segment.documents.document_blocks`).
     Hidden sheets are not segmented; each gives an ``info`` issue so the skip is visible."""
     block_rows, column_rows, issues = [], [], []
     drawings: dict[str, list[dict]] = {}
+    declared: dict[str, list[dict]] = {}
     list_objects: dict[str, list[ListObject]] = {}
     pivot_tables: dict[str, list[PivotTable]] = {}
     for obj in (objects.to_pylist() if objects is not None else []):
         drawings.setdefault(obj["sheet_name"], []).append(obj)
-        if obj["kind"] == "table" and obj["ref"]:
+        if obj["kind"] == DOCUMENT_ITEM:
+            declared.setdefault(obj["sheet_name"], []).append(obj)
+        elif obj["kind"] == "table" and obj["ref"]:
             details = json.loads(obj["details"] or "{}")
             list_objects.setdefault(obj["sheet_name"], []).append(ListObject(
                 obj["name"] or "", obj["ref"], details.get("header_row_count", 1),
@@ -398,9 +405,12 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
                                 "hidden_cells_skipped",
                                 f"{n_hidden} non-empty cells in hidden rows or columns are in no "
                                 "block"))
-        blocks = segment_sheet(grid, headings, list_objects.get(grid.sheet_name, []),
-                               pivot_tables.get(grid.sheet_name, [])) + drawing_blocks(
-            grid.sheet_index, grid.sheet_name, drawings.get(grid.sheet_name, []))
+        if grid.sheet_name in declared:
+            blocks = document_blocks(grid, declared[grid.sheet_name])
+        else:
+            blocks = segment_sheet(grid, headings, list_objects.get(grid.sheet_name, []),
+                                   pivot_tables.get(grid.sheet_name, [])) + drawing_blocks(
+                grid.sheet_index, grid.sheet_name, drawings.get(grid.sheet_name, []))
         for block in sorted(blocks, key=lambda b: (b.min_row, b.min_col, b.kind)):
             block_rows.append(dict(
                 workbook_hash=workbook_hash, sheet_index=block.sheet_index,
@@ -411,7 +421,7 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
                 heading_path=block.heading_path, n_cells=block.n_cells, reasons=block.reasons,
                 text=block.text, level=block.level, skip_rows=block.skip_rows,
                 total_rows=block.total_rows, row_group_cols=block.row_group_cols,
-                group_rows=block.group_rows, unit=block.unit,
+                group_rows=block.group_rows, unit=block.unit, source_ref=block.source_ref,
             ))
             for position, column in enumerate(block.columns, start=1):
                 column_rows.append(dict(
@@ -445,7 +455,7 @@ def blocks_from_tables(blocks: pa.Table, block_columns: pa.Table) -> list[Block]
                       total_rows=row["total_rows"] or [],
                       row_group_cols=row["row_group_cols"] or [],
                       group_rows=row["group_rows"] or [],
-                      unit=row["unit"])
+                      unit=row["unit"], source_ref=row.get("source_ref"))
         out.append(block)
     return out
 
