@@ -70,8 +70,9 @@ def convert(data: bytes, fmt: str, limits: Limits) -> Any:
 
     logging.getLogger("docling").setLevel(logging.ERROR)
     try:
-        doc_limits = DocumentLimits(max_num_pages=limits.max_sheets,
-                                    max_file_size=limits.max_total_bytes)
+        # slides past limits.max_sheets are refused when the sheets are made (Docling would
+        # only call the file invalid)
+        doc_limits = DocumentLimits(max_file_size=limits.max_total_bytes)
         source = InputDocument(io.BytesIO(data), fmt_enum, backend, backend_options=options,
                                filename=f"document.{fmt}", limits=doc_limits)
         if not source.valid:
