@@ -282,3 +282,31 @@ def test_reading_word_and_powerpoint_never_imports_torch(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_hidden_slide_is_a_hidden_sheet():
+    from pptx import Presentation
+
+    deck = Presentation(io.BytesIO(pptx_bytes()))
+    deck.slides[1]._element.set("show", "0")  # Slide Show > Hide Slide
+    out = io.BytesIO()
+    deck.save(out)
+    tables = _run(out.getvalue())
+    assert [(s["sheet_name"], s["visibility"]) for s in tables["sheets"].to_pylist()] == [
+        ("Slide 1", "visible"), ("Slide 2", "hidden")]
+    assert {b["sheet_name"] for b in _blocks(tables)} == {"Slide 1"}
+    assert [i["code"] for i in tables["extraction_issues"].to_pylist()] == ["hidden_sheet_skipped"]
+
+
+def test_docling_models_configured_but_not_installed_fall_back_to_the_text_layer(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("EXTRACTION_ASSETS_DOCLING_MODELS", str(tmp_path))
+    tables = _run(pdf_bytes(scanned_page=False))
+    issues = {i["code"]: i for i in tables["extraction_issues"].to_pylist()}
+    assert issues["docling_models_unavailable"]["severity"] == "warning"
+    assert "PDF read from its text layer" in issues["docling_models_unavailable"]["message"]
+    assert len(_blocks(tables)) == 4 and "tables_not_structured" in issues
+    monkeypatch.setenv("EXTRACTION_ASSETS_DOCLING_MODELS", str(tmp_path / "missing"))
+    issues = {i["code"]: i for i in _run(pdf_bytes(scanned_page=False))[
+        "extraction_issues"].to_pylist()}
+    assert "names no folder" in issues["docling_models_unavailable"]["message"]

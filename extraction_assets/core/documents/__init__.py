@@ -40,19 +40,19 @@ def open_document(data: bytes, sniffed: Sniffed, limits: Limits,
     if sniffed.format == "pdf":
         from extraction_assets.core.documents.pdf import open_pdf
 
-        objects, conversion = open_pdf(data, limits, passwords, sheets)
+        conversion = open_pdf(data, limits, passwords, sheets)
     else:
         from extraction_assets.core.documents.docling import convert, docling_sheets
 
         if sniffed.container == "zip":
             check_package(data, limits)
         docling_sheets(convert(data, sniffed.format, limits), sniffed.format, sheets)
-        objects, conversion = [], {"tool": f"Docling {_version('docling-slim')}",
-                                   "seconds": round(time.perf_counter() - started, 3)}
+        conversion = {"tool": f"Docling {_version('docling-slim')}",
+                      "seconds": round(time.perf_counter() - started, 3)}
     if sniffed.has_macros:
         issues.append(Issue("parsed_sheets", None, None, "info", "macros_not_run",
                             f"the {sniffed.format} file holds a VBA project; it is never run"))
-    workbook = sheets.workbook(limits, objects, has_macros=sniffed.has_macros)
+    workbook = sheets.workbook(limits, has_macros=sniffed.has_macros)
     workbook.conversion = conversion
     return workbook
 

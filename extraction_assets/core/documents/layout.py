@@ -222,12 +222,11 @@ class Sheets:
         self.builders.append(builder)
         return builder
 
-    def workbook(self, limits: Limits, objects: list[SheetObject] = (), *,
-                 has_macros: bool = False) -> DocumentWorkbook:
+    def workbook(self, limits: Limits, *, has_macros: bool = False) -> DocumentWorkbook:
         """The :class:`DocumentWorkbook` of the sheets made so far."""
         parsed = [b.sheet() for b in self.builders]
         return DocumentWorkbook(
             reader=None, sheets=[p.info for p in parsed], styles=[CellStyle()],
             shared_strings_part=None, date1904=False, theme_colors=[], indexed_colors=None,
             has_macros=has_macros, has_external_links=False, issues=self.issues, limits=limits,
-            objects=list(objects), parsed=parsed)
+            parsed=parsed)

@@ -86,10 +86,9 @@ def route_page(chars: int, image_coverage: float) -> str:
     return "digital" if chars >= MIN_TEXT_CHARS else "low_text"
 
 
-def open_pdf(data: bytes, limits: Limits, passwords: Sequence[str], sheets: Sheets
-             ) -> tuple[list[SheetObject], dict]:
-    """Read a PDF's pages into ``sheets`` (one ``Page N`` sheet each); returns the workbook-level
-    objects (none) and the conversion facts (tool, seconds, routes, verdict).
+def open_pdf(data: bytes, limits: Limits, passwords: Sequence[str], sheets: Sheets) -> dict:
+    """Read a PDF's pages into ``sheets`` (one ``Page N`` sheet each); returns the conversion
+    facts (tool, layout, seconds, pages per route, verdict).
 
     Raises:
         EncryptedWorkbookError: the PDF needs a password and none of ``passwords`` opens it.
@@ -137,7 +136,7 @@ def open_pdf(data: bytes, limits: Limits, passwords: Sequence[str], sheets: Shee
     _route_issues(facts, sheets.issues, structured is not None)
     routes = [f.route for f in facts]
     verdict = routes[0] if routes and len(set(routes)) == 1 else ("mixed" if routes else "empty")
-    return [], {"tool": f"pypdfium2 {pdfium.version.PYPDFIUM_INFO}",
+    return {"tool": f"pypdfium2 {pdfium.version.PYPDFIUM_INFO}",
                 "layout": "Docling" if structured is not None else "text layer",
                 "seconds": round(time.perf_counter() - started, 3),
                 "pages": {route: routes.count(route) for route in ROUTES if route in routes},
