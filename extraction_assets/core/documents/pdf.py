@@ -57,6 +57,8 @@ SIZE_CHANGE = 0.1
 #: Environment variable naming the folder of Docling's layout and table models (the
 #: ``artifacts_path`` of its PDF pipeline); unset, PDFs are read from their text layer only.
 MODELS_ENV = "EXTRACTION_ASSETS_DOCLING_MODELS"
+#: Lines above a text run it may still belong to (runs come sorted by their top edge).
+LINES_LOOKED_BACK = 4
 #: PDFium's load error for a wrong or missing password (``FPDF_ERR_PASSWORD``).
 ERR_PASSWORD = 4
 #: Cells per side of the raster the image coverage is measured on.
@@ -203,7 +205,7 @@ def paragraphs(runs: list[tuple[float, float, float, float, float, str]]) -> lis
     above's by more than :data:`SIZE_CHANGE` (a heading)."""
     lines: list[list] = []  # [bottom, top, size, [(left, text)]]
     for left, bottom, right, top, size, text in sorted(runs, key=lambda r: (-r[3], r[0])):
-        for line in lines:
+        for line in reversed(lines[-LINES_LOOKED_BACK:]):
             overlap = min(top, line[1]) - max(bottom, line[0])
             if overlap >= 0.5 * min(top - bottom, line[1] - line[0]):
                 line[3].append((left, text))
