@@ -310,3 +310,14 @@ def test_docling_models_configured_but_not_installed_fall_back_to_the_text_layer
     issues = {i["code"]: i for i in _run(pdf_bytes(scanned_page=False))[
         "extraction_issues"].to_pylist()}
     assert "names no folder" in issues["docling_models_unavailable"]["message"]
+
+
+def test_documents_without_content_have_no_sheets():
+    import docx
+    from pptx import Presentation
+
+    for document in (docx.Document(), Presentation()):
+        out = io.BytesIO()
+        document.save(out)
+        tables = _run(out.getvalue())
+        assert tables["sheets"].num_rows == tables["chunks"].num_rows == 0

@@ -44,9 +44,10 @@ def open_document(data: bytes, sniffed: Sniffed, limits: Limits,
     else:
         from extraction_assets.core.documents.docling import convert, docling_sheets
 
-        if sniffed.container == "zip":
-            check_package(data, limits)
-        docling_sheets(convert(data, sniffed.format, limits), sniffed.format, sheets)
+        parts = check_package(data, limits) if sniffed.container == "zip" else []
+        if sniffed.format != "pptx" or any(p.lower().startswith("ppt/slides/") for p in parts):
+            # (a presentation without slides is no sheet: Docling calls it invalid)
+            docling_sheets(convert(data, sniffed.format, limits), sniffed.format, sheets)
         conversion = {"tool": f"Docling {_version('docling-slim')}",
                       "seconds": round(time.perf_counter() - started, 3)}
     if sniffed.has_macros:
@@ -57,10 +58,11 @@ def open_document(data: bytes, sniffed: Sniffed, limits: Limits,
     return workbook
 
 
-def check_package(data: bytes, limits: Limits) -> None:
+def check_package(data: bytes, limits: Limits) -> list[str]:
     """Refuse a Word or PowerPoint package before Docling parses it: the package limits
     (parts, sizes, compression ratio, duplicate names), XML parts that python-docx and
     python-pptx parse whole larger than ``limits.max_tree_bytes``, and a DTD in any XML part.
+    Returns the part names.
 
     Raises:
         CorruptWorkbookError, LimitExceededError, HostileContentError: see above.
@@ -74,6 +76,7 @@ def check_package(data: bytes, limits: Limits) -> None:
                     f"part {name} holds {size} bytes of XML; the limit of a part read whole is "
                     f"{limits.max_tree_bytes} (max_tree_bytes)")
             package.open(name, limits.max_tree_bytes).close()  # refuses a DTD
+        return package.names()
 
 
 def _version(package: str) -> str:
