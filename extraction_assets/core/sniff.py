@@ -138,8 +138,8 @@ def _pdf_version(data: bytes) -> str | None:
 _HTML_START = re.compile(r"^(?:\ufeff)?\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]",
                          re.IGNORECASE | re.DOTALL)
 _MD_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+\S", re.MULTILINE)
-_MD_TABLE_DELIMITER = re.compile(r"^ {0,3}\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$",
-                                 re.MULTILINE)
+_MD_TABLE_DELIMITER = re.compile(
+    r"^ {0,3}\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$", re.MULTILINE)
 
 
 def _markup_format(data: bytes) -> str | None:

@@ -17,8 +17,8 @@ Each page's route, characters and image coverage are a ``pdf_page`` object of it
 **Reading**: the text layer of ``digital``, ``low_text`` and ``ocr_scan`` pages is read with
 pypdfium2 (PDFium): its text runs grouped into lines (runs overlapping vertically), lines into
 paragraphs (a gap larger than :data:`PARAGRAPH_GAP` font sizes, or another font size),
-top to bottom, one ``text`` block per paragraph. Tables are not structured this way (their cells are lines of text): an
-``info`` issue ``tables_not_structured`` says so. When Docling's layout models are configured
+top to bottom, one ``text`` block per paragraph. Tables are not structured this way (their
+cells are lines of text): an ``info`` issue ``tables_not_structured`` says so. When Docling's layout models are configured
 (:data:`MODELS_ENV` names their folder) and installed, the digital pages are read by Docling's
 standard PDF pipeline instead (tables structured, headings found), with OCR off.
 ``image_scan`` pages give an ``info`` issue ``ocr_not_configured``: nothing is invented.
@@ -209,7 +209,8 @@ def paragraphs(runs: list[tuple[float, float, float, float, float, str]]) -> lis
             overlap = min(top, line[1]) - max(bottom, line[0])
             if overlap >= 0.5 * min(top - bottom, line[1] - line[0]):
                 line[3].append((left, text))
-                line[0], line[1], line[2] = min(bottom, line[0]), max(top, line[1]), max(size, line[2])
+                line[0], line[1] = min(bottom, line[0]), max(top, line[1])
+                line[2] = max(size, line[2])
                 break
         else:
             lines.append([bottom, top, size, [(left, text)]])
@@ -263,10 +264,10 @@ def models_path() -> Path | None:
 
 
 def _docling_pages(data: bytes, limits: Limits, issues: list[Issue]):
-    """The ``DoclingDocument`` of the PDF (its digital pages are used) by Docling's standard PDF pipeline (layout
-    and table models from :func:`models_path`, OCR off), or ``None`` when no model folder is
-    configured, or (with a ``warning`` ``docling_models_unavailable``) when Docling's PDF
-    pipeline cannot run here."""
+    """The ``DoclingDocument`` of the PDF (its digital pages are used) by Docling's standard
+    PDF pipeline (layout and table models from :func:`models_path`, OCR off), or ``None`` when
+    no model folder is configured, or (with a ``warning`` ``docling_models_unavailable``) when
+    Docling's PDF pipeline cannot run here."""
     path = models_path()
     if path is None:
         if os.environ.get(MODELS_ENV, "").strip():
