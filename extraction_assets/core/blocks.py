@@ -117,7 +117,10 @@ class Block:
     of each group (a renderer fills them down);
     ``group_rows`` are the sheet rows of a table that hold only a group label (a label row
     heading the rows under it; a record of role ``group``);
-    ``unit`` is the unit line of a table (``(単位：千円)``, ``Unit: USD``), else ``None``.
+    ``unit`` is the unit line of a table (``(単位：千円)``, ``Unit: USD``), else ``None``;
+    ``source_ref`` is where a document's block comes from in its source (Docling's item
+    reference ``#/tables/0``, ``page 2 paragraph 3`` on a PDF's text layer), ``None`` on a
+    worksheet, where the A1 range says it.
     """
 
     sheet_index: int
@@ -141,6 +144,7 @@ class Block:
     group_rows: list[int] = field(default_factory=list)
     unit: str | None = None
     markup: dict[str, str] = field(default_factory=dict)
+    source_ref: str | None = None
 
     @property
     def a1_range(self) -> str:

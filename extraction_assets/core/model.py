@@ -154,6 +154,10 @@ class Issue:
 
 CellValue = Callable[[str, str], object]
 
+#: The ``kind`` of a :class:`SheetObject` declaring one block of a document's sheet (see
+#: :mod:`extraction_assets.core.documents.layout`).
+DOCUMENT_ITEM = "document_item"
+
 
 @dataclass
 class SheetObject:
@@ -161,7 +165,8 @@ class SheetObject:
 
     Attributes:
         kind: ``comment``, ``hyperlink``, ``data_validation``, ``conditional_format``,
-            ``table``, ``chart``, ``picture``, ``defined_name`` or ``external_link``.
+            ``table``, ``chart``, ``picture``, ``defined_name`` or ``external_link``; in a
+            document, ``document_item`` (:data:`DOCUMENT_ITEM`) and ``pdf_page``.
         sheet_name: the sheet holding the object; ``None`` for workbook-level objects (a
             sheet-scoped defined name carries its scope sheet).
         ref: A1 cell or range: the cell of a comment/hyperlink, the ``sqref`` of a data

@@ -20,7 +20,12 @@ from extraction_assets.core.ooxml.styles import read_styles, read_theme_colors
 from extraction_assets.core.ooxml.workbook import REL_OFFICE_DOCUMENT, SHEET_KINDS, OoxmlWorkbook
 from extraction_assets.core.ooxml.xml import local
 from extraction_assets.core.package import PackageReader
-from extraction_assets.core.sniff import LEGACY_FORMATS, require_spreadsheet, sniff
+from extraction_assets.core.sniff import (
+    DOCUMENT_FORMATS,
+    LEGACY_FORMATS,
+    require_spreadsheet,
+    sniff,
+)
 
 
 def open_workbook(data: bytes, limits: Limits | None = None, *,
@@ -30,8 +35,9 @@ def open_workbook(data: bytes, limits: Limits | None = None, *,
 
     OOXML (``xlsx``/``xlsm``) is read by :mod:`.ooxml`; ``xls``, ``xlsb``, ``ods`` and ``fods``
     are converted to xlsx by LibreOffice when it is installed (and then read the same way),
-    else read by value by :mod:`.legacy`, as ``csv``/``tsv`` are; every route returns the same
-    shapes. ``filename`` only names the sheet of a CSV (its stem; ``Sheet1`` without).
+    else read by value by :mod:`.legacy`, as ``csv``/``tsv`` are; documents (``docx``,
+    ``pptx``, ``pdf``, ``html``, ``md``) are read by :mod:`.documents`, their sections, slides
+    or pages as sheets; every route returns the same shapes. ``filename`` only names the sheet of a CSV (its stem; ``Sheet1`` without).
     A password-protected file is decrypted first with the first of ``passwords`` that opens it.
     ``conversions`` is a folder where LibreOffice's conversions are kept, so that the assets
     that open one file convert it once (see
@@ -51,6 +57,11 @@ def open_workbook(data: bytes, limits: Limits | None = None, *,
     limits = limits or Limits()
     data = decrypted(data, passwords)
     sniffed = require_spreadsheet(data)
+    if sniffed.format in DOCUMENT_FORMATS:
+        # imported here: Docling and PDFium are loaded only for documents
+        from extraction_assets.core.documents import open_document
+
+        return open_document(data, sniffed, limits, passwords)
     if sniffed.format in LEGACY_FORMATS:
         return _open_legacy(data, sniffed, limits, filename, conversions)
     return _open_ooxml(data, sniffed.has_macros, limits)

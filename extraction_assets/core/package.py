@@ -124,6 +124,10 @@ class PackageReader:
         """The part names of the package, in directory order."""
         return [info.filename for info in self._infos.values()]
 
+    def sizes(self) -> list[tuple[str, int]]:
+        """``(part name, declared uncompressed bytes)`` of every part, in directory order."""
+        return [(info.filename, info.file_size) for info in self._infos.values()]
+
     def _count(self, n: int) -> None:
         self._total_read += n
         if self._total_read > self.limits.max_total_bytes:

@@ -11,6 +11,12 @@ The format is decided from the magic bytes, never from the file name:
 * a bare BIFF2/3/4 stream (a ``BOF`` record at offset 0, no OLE2 wrapper) -> ``xls``;
 * XML whose root is ``office:document`` with the OpenDocument spreadsheet mimetype -> ``fods``;
 * text that parses as delimited rows (the same delimiter count on several lines) -> ``csv``;
+* documents (:data:`DOCUMENT_FORMATS`, read by :mod:`~extraction_assets.core.documents`): a zip
+  holding ``word/document.xml`` -> ``docx``, ``ppt/presentation.xml`` -> ``pptx`` (macros
+  flagged as for workbooks); ``%PDF-`` in the first 1024 bytes -> ``pdf`` (ISO 32000-1 §7.5.2
+  allows bytes before it); text opening with ``<!DOCTYPE html`` or ``<html`` -> ``html``; text
+  with an ATX heading line (``# Title``) or a table delimiter row (``|---|---|``) -> ``md``
+  (CommonMark / GitHub Flavored Markdown; a delimited text that is also CSV stays ``csv``);
 * anything else -> ``other``.
 """
 
@@ -80,6 +86,10 @@ def sniff(data: bytes) -> Sniffed:
             return Sniffed("zip", "damaged-zip")
         lower = {n.lower() for n in names}
         macros = "xl/vbaproject.bin" in lower
+        if "word/document.xml" in lower:
+            return Sniffed("zip", "docx", "word/vbaproject.bin" in lower)
+        if "ppt/presentation.xml" in lower:
+            return Sniffed("zip", "pptx", "ppt/vbaproject.bin" in lower)
         if "xl/workbook.bin" in lower:
             return Sniffed("zip", "xlsb", macros)
         if "xl/workbook.xml" in lower or "_rels/.rels" in lower and any(n.startswith("xl/") for n in lower):
@@ -104,12 +114,46 @@ def sniff(data: bytes) -> Sniffed:
     if version:
         return Sniffed("biff", "xls", version=version,
                        encrypted=_scan_filepass(data, 0) if version != "biff2" else False)
+    if b"%PDF-" in data[:1024]:
+        return Sniffed("pdf", "pdf", version=_pdf_version(data))
     if _is_flat_ods(data):
         return Sniffed("xml", "fods")
+    markup = _markup_format(data)
+    if markup == "html":
+        return Sniffed("text", "html")
     dialect = sniff_delimited(data)
     if dialect is not None:
         return Sniffed("text", "csv", encoding=dialect[0], delimiter=dialect[1])
+    if markup == "md":
+        return Sniffed("text", "md")
     return Sniffed("other", "other")
+
+
+def _pdf_version(data: bytes) -> str | None:
+    """The version of the ``%PDF-1.7`` header line (``1.7``), ``None`` when unreadable."""
+    m = re.search(rb"%PDF-(\d\.\d)", data[:1024])
+    return m.group(1).decode() if m else None
+
+
+_HTML_START = re.compile(r"^(?:\ufeff)?\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html)[\s>]",
+                         re.IGNORECASE | re.DOTALL)
+_MD_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+\S", re.MULTILINE)
+_MD_TABLE_DELIMITER = re.compile(
+    r"^ {0,3}\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$", re.MULTILINE)
+
+
+def _markup_format(data: bytes) -> str | None:
+    """``html`` or ``md`` when ``data`` is text that reads as one (see the module docstring)."""
+    head = data[:_CSV_SAMPLE]
+    decoded = decode_text(head if len(data) <= _CSV_SAMPLE else _trim_partial(head))
+    if decoded is None:
+        return None
+    text = decoded[0]
+    if _HTML_START.match(text[:4096]):
+        return "html"
+    if _MD_HEADING.search(text) or _MD_TABLE_DELIMITER.search(text):
+        return "md"
+    return None
 
 
 #: BOF record types of BIFF2, BIFF3, BIFF4 and BIFF5/8 ([MS-XLS] 2.4.21; BIFF2-4 from the
@@ -300,11 +344,15 @@ def _consistent(text: str, delimiter: str) -> bool:
 
 #: Formats read through :mod:`~extraction_assets.core.legacy` (converted or read by value).
 LEGACY_FORMATS = ("xls", "xlsb", "ods", "fods", "csv")
+#: Documents read through :mod:`~extraction_assets.core.documents` (sections, slides or pages
+#: as sheets).
+DOCUMENT_FORMATS = ("docx", "pptx", "pdf", "html", "md")
 
 
 def require_spreadsheet(data: bytes) -> Sniffed:
     """Sniff ``data`` and raise the typed error for anything that is not a readable workbook:
-    OOXML (``xlsx``/``xlsm``) or one of :data:`LEGACY_FORMATS`.
+    OOXML (``xlsx``/``xlsm``), one of :data:`LEGACY_FORMATS` or one of
+    :data:`DOCUMENT_FORMATS`.
 
     Raises:
         NotASpreadsheetError: empty file, or a file that is no spreadsheet format.
@@ -314,6 +362,8 @@ def require_spreadsheet(data: bytes) -> Sniffed:
     if not data:
         raise NotASpreadsheetError("the file is empty (0 bytes)")
     sniffed = sniff(data)
+    if sniffed.format in DOCUMENT_FORMATS:
+        return sniffed
     if sniffed.format in LEGACY_FORMATS:
         if sniffed.encrypted:
             raise EncryptedWorkbookError(

@@ -35,17 +35,21 @@ ingest_job = define_asset_job(
 
 SPREADSHEET_SUFFIXES = {".xlsx", ".xlsm", ".xltx", ".xltm", ".xls", ".xlsb", ".ods", ".fods",
                         ".csv", ".tsv"}
+#: Documents, read as sections, slides or pages (:mod:`extraction_assets.core.documents`).
+DOCUMENT_SUFFIXES = {".docx", ".docm", ".pptx", ".pptm", ".pdf", ".html", ".htm", ".md",
+                     ".markdown"}
 
 
 def inbox_files(inbox: Path) -> list[Path]:
-    """The spreadsheet files of ``inbox`` and its subfolders (by suffix, hidden names left
+    """The spreadsheet and document files of ``inbox`` and its subfolders (by suffix, hidden names left
     out), sorted: those whose real path, symlinks followed, lies inside the inbox. A symlink
     to a file elsewhere (``inbox/leak.csv -> /elsewhere/secret.csv``), one that loops or
     dangles, is not read."""
     root = inbox.resolve()
     out = []
     for path in sorted(inbox.rglob("*")):
-        if path.name.startswith(".") or path.suffix.lower() not in SPREADSHEET_SUFFIXES:
+        if path.name.startswith(".") or path.suffix.lower() not in (SPREADSHEET_SUFFIXES
+                                                                    | DOCUMENT_SUFFIXES):
             continue
         try:
             real = path.resolve(strict=True)

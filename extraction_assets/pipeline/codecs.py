@@ -167,7 +167,7 @@ def blocks_from_tables(blocks: pa.Table, block_columns: pa.Table) -> list[Block]
                   columns.get(row["block_id"], []), row["text"] or "", level=row["level"],
                   skip_rows=row["skip_rows"] or [], total_rows=row["total_rows"] or [],
                   row_group_cols=row["row_group_cols"] or [], group_rows=row["group_rows"] or [],
-                  unit=row["unit"])
+                  unit=row["unit"], source_ref=row.get("source_ref"))
             for row in blocks.to_pylist()]
 
 

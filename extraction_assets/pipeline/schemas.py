@@ -71,7 +71,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("n_cells", I64), ("reasons", LS), ("text", S), ("level", I32),
         ("skip_rows", pa.list_(I32)), ("total_rows", pa.list_(I32)),
         ("row_group_cols", pa.list_(I32)), ("group_rows", pa.list_(I32)),
-        ("unit", S),
+        ("unit", S), ("source_ref", S),
     ]),
     "block_columns": pa.schema([
         ("workbook_hash", S), ("block_id", S), ("sheet_name", S), ("position", I32),

@@ -27,10 +27,12 @@ from extraction_assets.core.headings import detect_heading_levels
 from extraction_assets.core.limits import Budget, Limits
 from extraction_assets.core.model import (
     CELL_SCHEMA,
+    DOCUMENT_ITEM,
     CellStyle,
     Issue,
     ParsedSheet,
     SheetInfo,
+    SheetObject,
     WorkbookStyles,
 )
 from extraction_assets.core.normalize import normalize_sheet
@@ -43,6 +45,7 @@ from extraction_assets.core.render.coverage import unreached_cells
 from extraction_assets.core.render.records import RecordSet, apply_markup
 from extraction_assets.core.segment import segment_sheet
 from extraction_assets.core.segment.declared import declared_tables
+from extraction_assets.core.segment.documents import document_blocks
 from extraction_assets.core.segment.drawings import drawing_blocks
 from extraction_assets.core.sniff import sniff
 from extraction_assets.pipeline.codecs import (
@@ -276,12 +279,18 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
     """Blocks of every visible sheet: tables ``blocks`` and ``block_columns``. Headings come
     from the workbook's font sizes (body size and bold size -> level, reported in ``facts``).
     Charts and pictures of ``objects`` (the ``sheet_objects`` table) become ``chart`` and
-    ``image`` blocks; its Excel tables (ListObjects) and pivot tables are taken as declared.
+    ``image`` blocks; its Excel tables (ListObjects) and pivot tables are taken as declared,
+    and so are the blocks a document declares (``document_item`` objects, see
+    :func:`~extraction_assets.core.segment.documents.document_blocks`).
     Hidden sheets are not segmented; each gives an ``info`` issue so the skip is visible."""
     issues: list[Issue] = []
     found: list[Block] = []
     sheet_objects = sheet_objects_from_table(objects)
     list_objects, pivot_tables = declared_tables(sheet_objects)
+    declared: dict[str, list[SheetObject]] = {}
+    for obj in sheet_objects:
+        if obj.kind == DOCUMENT_ITEM:
+            declared.setdefault(obj.sheet_name, []).append(obj)
     grids = grids_from_tables(cells, sheets)
     headings = detect_heading_levels([g for g in grids if g.visibility == "visible"])
     for grid in grids:
@@ -299,10 +308,13 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
                                 "hidden_cells_skipped",
                                 f"{n_hidden} non-empty cells in hidden rows or columns are in no "
                                 "block"))
-        blocks = segment_sheet(grid, headings, list_objects.get(grid.sheet_name, []),
-                               pivot_tables.get(grid.sheet_name, [])) + drawing_blocks(
-            grid.sheet_index, grid.sheet_name,
-            [o for o in sheet_objects if o.sheet_name == grid.sheet_name])
+        if grid.sheet_name in declared:
+            blocks = document_blocks(grid, declared[grid.sheet_name])
+        else:
+            blocks = segment_sheet(grid, headings, list_objects.get(grid.sheet_name, []),
+                                   pivot_tables.get(grid.sheet_name, [])) + drawing_blocks(
+                grid.sheet_index, grid.sheet_name,
+                [o for o in sheet_objects if o.sheet_name == grid.sheet_name])
         found += sorted(blocks, key=lambda b: (b.min_row, b.min_col, b.kind))
     return StageOutput(block_tables(workbook_hash, found), issues,
                        {"body_font_size": headings.body_size,

@@ -185,7 +185,7 @@ def test_bad_file_fails_its_own_partition_and_the_batch_goes_on(tmp_path):
 
 def test_cli_ingest_reports_each_file_and_exits_nonzero_on_failure(tmp_path):
     bad = tmp_path / "notes.xlsx"
-    bad.write_bytes(b"%PDF-1.7\n")
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n")
     from extraction_assets.app.samples import write_samples
 
     good = write_samples(tmp_path / "samples")[2]

@@ -243,7 +243,7 @@ def test_tsv_in_utf16_and_shift_jis():
     b"Dear team, the meeting is moved.\nPlease bring notes, pens and ideas.\nThanks.\n",
     b"name,amount\nalpha,1\n",
     b"def f(a, b):\n    return a\n\nprint(f(1, 2))\n",
-    b"<html><body><p>a,b,c</p>\n<p>d,e,f</p>\n<p>g,h,i</p></body></html>\n",
+    b"<body><p>a,b,c</p>\n<p>d,e,f</p>\n<p>g,h,i</p></body>\n",  # no <html>: no HTML document
 ])
 def test_prose_and_snippets_are_not_spreadsheets(data):
     assert sniff(data).format == "other"

@@ -77,7 +77,9 @@ def chunk_sheet(
       header rows under the table's heading path; a single row larger than the budget is split
       by columns, its first column (the row key) repeated in every part;
     * text (notes, paragraphs, titles that head nothing) becomes paragraphs under its heading
-      path; a text larger than the budget is cut at line, then sentence, boundaries;
+      path; a text larger than the budget is cut at line, then sentence, boundaries; a
+      level-1 heading (a document section's own heading, which names its sheet and so heads
+      every chunk of it) is no paragraph;
     * neighbouring pieces of different blocks under the same heading path are merged while the
       result fits the budget and one of them is smaller than ``min_tokens``;
     * the parts of anything cut are marked ``continuation`` (all but the first).
@@ -95,7 +97,8 @@ def chunk_sheet(
         if block.kind == BlockKind.TABLE:
             pieces += _table_pieces(block, records.get(block.block_id),
                                     counter, max_tokens)
-        elif block.text and not (block.kind == BlockKind.TITLE and block.text in used):
+        elif block.text and not (block.kind == BlockKind.TITLE
+                                 and (block.text in used or block.level == 1)):
             pieces += _text_pieces(block, count_tokens, max_tokens)
     return _pack(pieces, count_tokens, max_tokens, min_tokens)
 

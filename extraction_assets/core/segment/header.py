@@ -17,8 +17,10 @@ from extraction_assets.core.segment.rules import MAX_HEADER_ROWS, NUMBERING_RE, 
 from extraction_assets.core.segment.signals import UniqueLabels, groups_below, header_text
 
 
-def find_header(ctx: SheetContext, block: Block) -> None:
-    """Header rows and columns of a table block (see the module docstring)."""
+def find_header(ctx: SheetContext, block: Block, declared: int = 0) -> None:
+    """Header rows and columns of a table block (see the module docstring). ``declared`` is
+    the number of header rows the source declares (a document's table): the header has at
+    least that many rows."""
     depth = _merged_header_depth(ctx, block)
     depth = _styled_header_depth(ctx, block, depth)
     depth = _text_header_depth(ctx, block, depth)
@@ -30,8 +32,11 @@ def find_header(ctx: SheetContext, block: Block) -> None:
     if depth < MAX_HEADER_ROWS and numbering_row(ctx, block, block.min_row + depth):
         block.reasons.append(f"row {block.min_row + depth} numbers the columns: a header row")
         depth += 1
+    if declared > depth:
+        depth = declared
+        block.reasons.append(f"the source declares {declared} header rows")
     depth = min(depth, MAX_HEADER_ROWS, block.max_row - block.min_row)
-    if depth <= 1 and _first_row_is_data(ctx, block):
+    if depth <= 1 and not declared and _first_row_is_data(ctx, block):
         depth = 0
         block.reasons.append(f"row {block.min_row} holds numbers or dates like the rows below "
                              "and no header style: no header row, columns named by letter")

@@ -12,7 +12,7 @@ from extraction_assets.pipeline import RunSettings
 from extraction_assets.pipeline.checks import cell_coverage
 from extraction_assets.store.storage import atomic_write_bytes
 
-CODE_VERSION = "8"
+CODE_VERSION = "9"
 
 
 @stage_asset(

@@ -1,0 +1,231 @@
+"""How a document becomes sheets: :class:`SheetBuilder` lays a section, slide or page out top to
+bottom on a sheet of its own, one item after another, and :class:`DocumentWorkbook` holds the
+sheets so every stage after ``parsed_sheets`` reads a document as it reads a workbook.
+
+The layout (a *reading-order grid*, the same for every document format):
+
+* a heading, a paragraph, a caption or speaker notes is one cell in column A of the next row;
+* a list is one cell per item, one row each, in column A;
+* a table takes as many rows and columns as it has, from column A, its spanning cells written
+  as merged ranges (so header paths and records follow the worksheet rules);
+* a picture or a chart takes one empty row (it floats over the sheet, as on a worksheet); a
+  chart's data table follows it as a table of its own.
+
+Each item is declared as a :class:`~extraction_assets.core.model.SheetObject` of kind
+``document_item``: ``ref`` is its A1 range on the grid, ``name`` the item's reference in the
+source (Docling's ``#/texts/3``, ``#/tables/0``; ``page 2 paragraph 4`` on a PDF's text layer),
+``text`` its text, ``details`` the block it becomes (``block``: ``title``, ``text``, ``table``,
+``image`` or ``chart``; ``label``: what the source calls it; ``level``: a heading's level, 1 for
+the heading that names the sheet; ``header_rows``: the header rows the source declares;
+``caption``: a table's caption). :func:`~extraction_assets.core.segment.documents.document_blocks`
+turns them into blocks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from extraction_assets.core.a1 import range_ref
+from extraction_assets.core.errors import LimitExceededError
+from extraction_assets.core.legacy.common import CellColumns
+from extraction_assets.core.limits import Budget, Limits
+from extraction_assets.core.model import (
+    DOCUMENT_ITEM,
+    CellStyle,
+    Issue,
+    ParsedSheet,
+    SheetInfo,
+    SheetObject,
+    Workbook,
+)
+
+#: Most characters of a sheet name made from a heading.
+MAX_NAME_CHARS = 100
+#: A table cell's text that is a plain number (no leading zero, no thousands separator, no
+#: trailing zero after the point) is typed as a number: its display text is the same text.
+NUMBER_RE = re.compile(r"^-?(?:0|[1-9]\d{0,14})(?:\.\d*[1-9])?$")
+
+
+@dataclass
+class TableCell:
+    """One cell of a source table: 0-based row and column offsets, spans (>= 1) and text."""
+
+    row: int
+    col: int
+    text: str
+    row_span: int = 1
+    col_span: int = 1
+
+
+class SheetBuilder:
+    """The cells, merged ranges and declared items of one document sheet, laid out top to
+    bottom (see the module docstring). Headings given to :meth:`heading` are remembered so
+    :attr:`path` is the heading path of what comes next.
+
+    Raises (from every ``add``):
+        LimitExceededError: the document passes ``limits`` (cells, cell text bytes, merged
+            ranges; a cell text longer than ``max_cell_chars`` is cut there, with a warning).
+    """
+
+    def __init__(self, info: SheetInfo, limits: Limits, budget: Budget, issues: list[Issue]):
+        self.info = info
+        self.limits = limits
+        self.budget = budget
+        self.issues = issues
+        self.cells = CellColumns(limits.max_cells)
+        self.merged: list[str] = []
+        self.objects: list[SheetObject] = []
+        self.row = 1
+
+    def _cell(self, row: int, col: int, text: str, typed: bool = False) -> None:
+        if len(text) > self.limits.max_cell_chars:
+            self.issues.append(Issue(
+                "parsed_sheets", self.info.name, range_ref(row, col, row, col), "warning",
+                "cell_text_truncated", f"a text of {len(text)} characters cut at "
+                f"{self.limits.max_cell_chars} characters"))
+            text = text[:self.limits.max_cell_chars]
+        self.budget.add(1, len(text.encode("utf-8")))
+        number = typed and NUMBER_RE.match(text) is not None
+        self.cells.add(row, col, "n" if number else "s", text)
+
+    def _declare(self, block: str, r1: int, c1: int, r2: int, c2: int, ref: str | None,
+                 text: str, label: str, **details) -> None:
+        self.objects.append(SheetObject(
+            DOCUMENT_ITEM, self.info.name, range_ref(r1, c1, r2, c2), ref, text,
+            {"block": block, "label": label, **{k: v for k, v in details.items()
+                                                 if v is not None}}))
+
+    def heading(self, text: str, level: int, ref: str | None, label: str = "heading") -> None:
+        """A heading line; ``level`` 1 is the heading the sheet is named after, 2..6 below it
+        (deeper levels are kept at 6)."""
+        text = " ".join(text.split())
+        if not text:
+            return
+        self._cell(self.row, 1, text)
+        self._declare("title", self.row, 1, self.row, 1, ref, text, label,
+                      level=max(1, min(level, 6)))
+        self.row += 1
+
+    def text(self, text: str, ref: str | None, label: str = "text") -> None:
+        """A paragraph (or caption, notes, code...): one cell, one ``text`` block."""
+        text = text.strip()
+        if not text:
+            return
+        self._cell(self.row, 1, text)
+        self._declare("text", self.row, 1, self.row, 1, ref, text, label)
+        self.row += 1
+
+    def lines(self, items: list[tuple[str, str]], ref: str | None, label: str = "list") -> None:
+        """A list: one cell per ``(marker, text)`` item, one ``text`` block whose text is the
+        items one a line, each after its marker (``-``, ``1.``; indented for nested items)."""
+        items = [(marker, text.strip()) for marker, text in items if text.strip()]
+        if not items:
+            return
+        first = self.row
+        for _, text in items:
+            self._cell(self.row, 1, text)
+            self.row += 1
+        joined = "\n".join(f"{marker} {text}" for marker, text in items)
+        self._declare("text", first, 1, self.row - 1, 1, ref, joined, label)
+
+    def table(self, cells: list[TableCell], ref: str | None, header_rows: int = 0,
+              caption: str | None = None, label: str = "table") -> None:
+        """A table: each cell at its offset from column A of the next row, a spanning cell as a
+        merged range; ``header_rows`` are the rows the source marks as column headers (at
+        least that many header rows are taken). Empty tables are skipped."""
+        cells = [c for c in cells if c.row >= 0 and c.col >= 0]
+        if not any(c.text.strip() for c in cells):
+            return
+        top = self.row
+        n_rows = max(c.row + max(c.row_span, 1) for c in cells)
+        n_cols = max(c.col + max(c.col_span, 1) for c in cells)
+        seen: set[tuple[int, int]] = set()
+        for c in sorted(cells, key=lambda c: (c.row, c.col)):
+            if (c.row, c.col) in seen:
+                continue
+            r, k = top + c.row, 1 + c.col
+            r2, k2 = r + max(c.row_span, 1) - 1, k + max(c.col_span, 1) - 1
+            seen.update((rr - top, kk - 1) for rr in range(r, r2 + 1) for kk in range(k, k2 + 1))
+            text = " ".join(c.text.split())
+            if text:
+                self._cell(r, k, text, typed=True)
+            if (r2, k2) != (r, k):
+                self.merged.append(range_ref(r, k, r2, k2))
+                if len(self.merged) > self.limits.max_merged_ranges:
+                    raise LimitExceededError(f"sheet {self.info.name!r} has more than "
+                                             f"{self.limits.max_merged_ranges} merged ranges")
+        if caption:
+            caption = " ".join(caption.split())
+        self._declare("table", top, 1, top + n_rows - 1, n_cols, ref, caption or "", label,
+                      header_rows=header_rows, caption=caption or None)
+        self.row = top + n_rows
+
+    def floating(self, block: str, text: str, ref: str | None, title: str | None,
+                 label: str) -> None:
+        """A picture (``image``) or chart (``chart``): one empty row, the block's text being
+        its caption or alt text (a chart's: its title and data)."""
+        self._declare(block, self.row, 1, self.row, 1, ref, text.strip(), label,
+                      title=title or None)
+        self.row += 1
+
+    def sheet(self) -> ParsedSheet:
+        """The sheet as the reader's model has it."""
+        return ParsedSheet(self.info, cells=self.cells.table(), merged_ranges=self.merged,
+                           objects=self.objects)
+
+
+@dataclass(kw_only=True)
+class DocumentWorkbook(Workbook):
+    """A document read as a :class:`~extraction_assets.core.model.Workbook`: its sections,
+    slides or pages as sheets (``kind`` ``section``, ``slide`` or ``page``), already laid out
+    (the whole document is converted at once)."""
+
+    parsed: list[ParsedSheet] = field(default_factory=list)
+
+    def iter_sheets(self) -> Iterator[ParsedSheet]:
+        yield from self.parsed
+
+    def close(self) -> None:
+        self.parsed = []
+
+
+class Sheets:
+    """The sheets of one document, made one at a time (:meth:`new`), with unique names."""
+
+    def __init__(self, limits: Limits, issues: list[Issue]):
+        self.limits = limits
+        self.issues = issues
+        self.budget = Budget(limits)
+        self.builders: list[SheetBuilder] = []
+        self._names: set[str] = set()
+
+    def new(self, name: str, kind: str, visibility: str = "visible") -> SheetBuilder:
+        """A new sheet named ``name`` (spaces collapsed, cut at :data:`MAX_NAME_CHARS`, `` (2)``
+        added when taken).
+
+        Raises:
+            LimitExceededError: more sheets than ``limits.max_sheets``.
+        """
+        if len(self.builders) >= self.limits.max_sheets:
+            raise LimitExceededError(f"document has more than {self.limits.max_sheets} "
+                                     "sections, slides or pages (max_sheets)")
+        base = " ".join(name.split())[:MAX_NAME_CHARS] or f"Section {len(self.builders) + 1}"
+        unique, n = base, 1
+        while unique.lower() in self._names:
+            n += 1
+            unique = f"{base} ({n})"
+        self._names.add(unique.lower())
+        info = SheetInfo(len(self.builders) + 1, unique, visibility, kind, None)
+        builder = SheetBuilder(info, self.limits, self.budget, self.issues)
+        self.builders.append(builder)
+        return builder
+
+    def workbook(self, limits: Limits, *, has_macros: bool = False) -> DocumentWorkbook:
+        """The :class:`DocumentWorkbook` of the sheets made so far."""
+        parsed = [b.sheet() for b in self.builders]
+        return DocumentWorkbook(
+            sheets=[p.info for p in parsed], styles=[CellStyle()], date1904=False, theme_colors=[], indexed_colors=None,
+            has_macros=has_macros, has_external_links=False, issues=self.issues, limits=limits,
+            parsed=parsed)

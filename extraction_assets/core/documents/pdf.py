@@ -1,0 +1,302 @@
+"""PDF: each page routed from its text layer and images, then read as text or left for OCR.
+
+**Routing** (:func:`route_page`): a page's text layer characters (PDFium's count) and the share
+of the page its image objects cover decide its route:
+
+* ``digital``: at least :data:`MIN_TEXT_CHARS` characters, images under
+  :data:`SCAN_COVERAGE` of the page;
+* ``low_text``: fewer characters, images under :data:`SCAN_COVERAGE` (a cover page, a
+  drawing with labels);
+* ``ocr_scan``: images cover the page and a text layer is there too (a scan that some
+  software already ran OCR on);
+* ``image_scan``: images cover the page, (almost) no text (a scan without OCR).
+
+Each page's route, characters and image coverage are a ``pdf_page`` object of its sheet
+(``Page N``); the file's verdict is the route all pages share, else ``mixed``.
+
+**Reading**: the text layer of ``digital``, ``low_text`` and ``ocr_scan`` pages is read with
+pypdfium2 (PDFium): its text runs grouped into lines (runs overlapping vertically), lines into
+paragraphs (a gap larger than :data:`PARAGRAPH_GAP` font sizes, or another font size),
+top to bottom, one ``text`` block per paragraph. Tables are not structured this way (their
+cells are lines of text): an ``info`` issue ``tables_not_structured`` says so. When Docling's layout models are configured
+(:data:`MODELS_ENV` names their folder) and installed, the digital pages are read by Docling's
+standard PDF pipeline instead (tables structured, headings found), with OCR off.
+``image_scan`` pages give an ``info`` issue ``ocr_not_configured``: nothing is invented.
+
+Encrypted PDFs are opened with the configured passwords (``encrypted`` otherwise); a file
+PDFium cannot load is ``corrupt_workbook``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from extraction_assets.core.documents.layout import SheetBuilder, Sheets
+from extraction_assets.core.errors import (
+    CorruptWorkbookError,
+    EncryptedWorkbookError,
+    LimitExceededError,
+)
+from extraction_assets.core.limits import Limits
+from extraction_assets.core.model import Issue, SheetObject
+
+#: Fewest text-layer characters of a page read as text (fewer: ``low_text`` or ``image_scan``).
+MIN_TEXT_CHARS = 100
+#: Share of the page (0..1) image objects must cover for a scan (``ocr_scan``/``image_scan``).
+SCAN_COVERAGE = 0.5
+#: A vertical gap between two lines larger than this many font sizes starts a paragraph.
+PARAGRAPH_GAP = 1.0
+#: Two lines whose font sizes differ by more than this share are in different paragraphs.
+SIZE_CHANGE = 0.1
+#: Environment variable naming the folder of Docling's layout and table models (the
+#: ``artifacts_path`` of its PDF pipeline); unset, PDFs are read from their text layer only.
+MODELS_ENV = "EXTRACTION_ASSETS_DOCLING_MODELS"
+#: Lines above a text run it may still belong to (runs come sorted by their top edge).
+LINES_LOOKED_BACK = 4
+#: PDFium's load error for a wrong or missing password (``FPDF_ERR_PASSWORD``).
+ERR_PASSWORD = 4
+#: Cells per side of the raster the image coverage is measured on.
+COVERAGE_RASTER = 100
+ROUTES = ("digital", "low_text", "ocr_scan", "image_scan")
+
+
+@dataclass
+class PageFacts:
+    """A page's size (points), text-layer characters, image coverage (0..1) and route."""
+
+    number: int
+    width: float
+    height: float
+    chars: int
+    image_coverage: float
+
+    @property
+    def route(self) -> str:
+        return route_page(self.chars, self.image_coverage)
+
+
+def route_page(chars: int, image_coverage: float) -> str:
+    """The route of a page (see the module docstring)."""
+    if image_coverage >= SCAN_COVERAGE:
+        return "ocr_scan" if chars >= MIN_TEXT_CHARS else "image_scan"
+    return "digital" if chars >= MIN_TEXT_CHARS else "low_text"
+
+
+def open_pdf(data: bytes, limits: Limits, passwords: Sequence[str], sheets: Sheets) -> dict:
+    """Read a PDF's pages into ``sheets`` (one ``Page N`` sheet each); returns the conversion
+    facts (tool, layout, seconds, pages per route, verdict).
+
+    Raises:
+        EncryptedWorkbookError: the PDF needs a password and none of ``passwords`` opens it.
+        CorruptWorkbookError: PDFium cannot load the file.
+        LimitExceededError: more pages than ``limits.max_sheets`` (or text past the limits).
+    """
+    import pypdfium2 as pdfium
+
+    started = time.perf_counter()
+    pdf = _load(pdfium, data, passwords)
+    try:
+        if len(pdf) > limits.max_sheets:
+            raise LimitExceededError(f"the PDF has {len(pdf)} pages; the limit is "
+                                     f"{limits.max_sheets} (max_sheets)")
+        facts: list[PageFacts] = []
+        texts: list[list[str]] = []
+        for i in range(len(pdf)):
+            page = pdf[i]
+            try:
+                fact, paragraphs = _read_page(pdfium, page, i + 1)
+            finally:
+                page.close()
+            facts.append(fact)
+            texts.append(paragraphs)
+    finally:
+        pdf.close()
+    digital = [f.number for f in facts if f.route == "digital"]
+    structured = _docling_pages(data, limits, sheets.issues) if digital else None
+    builders = []
+    for fact, paragraphs in zip(facts, texts):
+        sheet = sheets.new(f"Page {fact.number}", "page")
+        builders.append(sheet)
+        sheet.objects.append(SheetObject(
+            "pdf_page", sheet.info.name, None, f"page {fact.number}", fact.route,
+            {"route": fact.route, "chars": fact.chars,
+             "image_coverage": round(fact.image_coverage, 3),
+             "width_pt": round(fact.width, 1), "height_pt": round(fact.height, 1)}))
+        if structured is None or fact.number not in digital:
+            _text_layer(sheet, fact, paragraphs)
+    if structured is not None:
+        from extraction_assets.core.documents.docling import docling_sheets
+
+        docling_sheets(structured, "pdf", sheets,
+                       {b.info.index: b for b in builders if b.info.index in digital})
+    _route_issues(facts, sheets.issues, structured is not None)
+    routes = [f.route for f in facts]
+    verdict = routes[0] if routes and len(set(routes)) == 1 else ("mixed" if routes else "empty")
+    return {"tool": f"pypdfium2 {pdfium.version.PYPDFIUM_INFO}",
+                "layout": "Docling" if structured is not None else "text layer",
+                "seconds": round(time.perf_counter() - started, 3),
+                "pages": {route: routes.count(route) for route in ROUTES if route in routes},
+                "verdict": verdict}
+
+
+def _load(pdfium, data: bytes, passwords: Sequence[str]):
+    """The open ``PdfDocument``, with the first password that opens it."""
+    for password in [None, *passwords]:
+        try:
+            return pdfium.PdfDocument(data, password=password)
+        except pdfium.PdfiumError as exc:
+            if getattr(exc, "err_code", None) != ERR_PASSWORD:
+                raise CorruptWorkbookError(f"the PDF cannot be loaded: {exc}") from exc
+    raise EncryptedWorkbookError("the PDF is encrypted: password required" if not passwords
+                                 else "the PDF is encrypted and no configured password opens it")
+
+
+def _read_page(pdfium, page, number: int) -> tuple[PageFacts, list[str]]:
+    """A page's facts and the paragraphs of its text layer."""
+    import pypdfium2.raw as raw
+
+    width, height = page.get_size()
+    text_page = page.get_textpage()
+    try:
+        chars = text_page.count_chars()
+        runs = []
+        for k in range(text_page.count_rects()):
+            left, bottom, right, top = text_page.get_rect(k)
+            text = text_page.get_text_bounded(left, bottom, right, top).strip()
+            if text:
+                first = text_page.get_index((left + right) / 2, (bottom + top) / 2,
+                                            right - left, top - bottom)
+                size = raw.FPDFText_GetFontSize(text_page, first) if first is not None else 0.0
+                runs.append((left, bottom, right, top, size, text))
+    finally:
+        text_page.close()
+    boxes = [obj.get_bounds() for obj in page.get_objects(filter=(raw.FPDF_PAGEOBJ_IMAGE,))]
+    coverage = image_coverage(boxes, width, height)
+    return PageFacts(number, width, height, chars, coverage), paragraphs(runs)
+
+
+def image_coverage(boxes: list[tuple[float, float, float, float]], width: float,
+                   height: float) -> float:
+    """Share of a ``width`` x ``height`` page (0..1) that the ``(left, bottom, right, top)``
+    boxes cover together (overlaps counted once), measured on a
+    :data:`COVERAGE_RASTER`-square raster."""
+    if not boxes or width <= 0 or height <= 0:
+        return 0.0
+    n = COVERAGE_RASTER
+    mask = np.zeros((n, n), dtype=bool)
+    for left, bottom, right, top in boxes:
+        x1, x2 = (int(np.clip(v / width * n, 0, n)) for v in (min(left, right), max(left, right)))
+        y1, y2 = (int(np.clip(v / height * n, 0, n)) for v in (min(bottom, top), max(bottom, top)))
+        mask[y1:max(y2, y1), x1:max(x2, x1)] = True
+    return float(mask.mean())
+
+
+def paragraphs(runs: list[tuple[float, float, float, float, float, str]]) -> list[str]:
+    """Text runs ``(left, bottom, right, top, font size, text)`` in PDF coordinates (points, y
+    up) as paragraphs: runs overlapping vertically by half the smaller height are one line
+    (left to right); a line starts a paragraph when the gap above it exceeds
+    :data:`PARAGRAPH_GAP` times its font size, or its font size differs from the line
+    above's by more than :data:`SIZE_CHANGE` (a heading)."""
+    lines: list[list] = []  # [bottom, top, size, [(left, text)]]
+    for left, bottom, right, top, size, text in sorted(runs, key=lambda r: (-r[3], r[0])):
+        for line in reversed(lines[-LINES_LOOKED_BACK:]):
+            overlap = min(top, line[1]) - max(bottom, line[0])
+            if overlap >= 0.5 * min(top - bottom, line[1] - line[0]):
+                line[3].append((left, text))
+                line[0], line[1] = min(bottom, line[0]), max(top, line[1])
+                line[2] = max(size, line[2])
+                break
+        else:
+            lines.append([bottom, top, size, [(left, text)]])
+    lines.sort(key=lambda line: -line[1])
+    out: list[list[str]] = []
+    above = None
+    for bottom, top, size, parts in lines:
+        size = size or max(top - bottom, 1.0)
+        if (above is None or above[0] - top > PARAGRAPH_GAP * max(size, above[1])
+                or abs(size - above[1]) > SIZE_CHANGE * max(size, above[1])):
+            out.append([])
+        out[-1].append(" ".join(t for _, t in sorted(parts)))
+        above = (bottom, size)
+    return [" ".join(p) for p in out]
+
+
+def _text_layer(sheet: SheetBuilder, fact: PageFacts, texts: list[str]) -> None:
+    if fact.route == "image_scan":
+        return  # nothing to read: see the ocr_not_configured issue
+    for k, text in enumerate(texts, start=1):
+        sheet.text(text, f"page {fact.number} paragraph {k}", "text_layer")
+
+
+def _route_issues(facts: list[PageFacts], issues: list[Issue], structured: bool) -> None:
+    """One ``info`` issue per route that needs saying, naming its pages."""
+    def pages(route: str) -> str:
+        return ", ".join(str(f.number) for f in facts if f.route == route)
+
+    said = {
+        "digital": None if structured else (
+            "tables_not_structured", "read from the PDF's text layer (no Docling layout model "
+            f"configured in {MODELS_ENV}): paragraphs as text, tables not structured"),
+        "low_text": ("low_text", f"fewer than {MIN_TEXT_CHARS} characters of text layer: "
+                                 "what there is is read as text"),
+        "ocr_scan": ("ocr_text_layer", "scanned pages (images cover the page) with a text "
+                                       "layer made by OCR software: that text layer is read"),
+        "image_scan": ("ocr_not_configured", "scanned pages (images cover the page) without a "
+                                             "text layer: OCR is not configured, no text read"),
+    }
+    for route, what in said.items():
+        if what and pages(route):
+            code, message = what
+            issues.append(Issue("parsed_sheets", None, None, "info", code,
+                                f"page {pages(route)}: {message}"))
+
+
+def models_path() -> Path | None:
+    """The folder of Docling's models named by :data:`MODELS_ENV`, when set and present."""
+    value = os.environ.get(MODELS_ENV, "").strip()
+    return Path(value) if value and Path(value).is_dir() else None
+
+
+def _docling_pages(data: bytes, limits: Limits, issues: list[Issue]):
+    """The ``DoclingDocument`` of the PDF (its digital pages are used) by Docling's standard
+    PDF pipeline (layout and table models from :func:`models_path`, OCR off), or ``None`` when
+    no model folder is configured, or (with a ``warning`` ``docling_models_unavailable``) when
+    Docling's PDF pipeline cannot run here."""
+    path = models_path()
+    if path is None:
+        if os.environ.get(MODELS_ENV, "").strip():
+            issues.append(Issue("parsed_sheets", None, None, "warning",
+                                "docling_models_unavailable",
+                                f"{MODELS_ENV} names no folder: PDF read from its text layer"))
+        return None
+    try:
+        import io
+
+        from docling.datamodel.base_models import DocumentStream, InputFormat
+        from docling.datamodel.pipeline_options import PdfPipelineOptions
+        from docling.document_converter import DocumentConverter, PdfFormatOption
+    except ImportError as exc:
+        issues.append(Issue("parsed_sheets", None, None, "warning", "docling_models_unavailable",
+                            f"{MODELS_ENV} is set but Docling's PDF pipeline is not installed "
+                            f"({exc}; pip install 'extraction-assets[documents-models]'): "
+                            "PDF read from its text layer"))
+        return None
+    options = PdfPipelineOptions(artifacts_path=str(path), do_ocr=False,
+                                 do_table_structure=True, enable_remote_services=False)
+    converter = DocumentConverter(format_options={InputFormat.PDF: PdfFormatOption(
+        pipeline_options=options)})
+    try:
+        result = converter.convert(DocumentStream(name="document.pdf", stream=io.BytesIO(data)),
+                                   max_num_pages=limits.max_sheets, raises_on_error=True)
+    except Exception as exc:  # noqa: BLE001 - models missing or failing: the text layer remains
+        issues.append(Issue("parsed_sheets", None, None, "warning", "docling_models_unavailable",
+                            f"Docling's PDF pipeline failed ({type(exc).__name__}: "
+                            f"{str(exc)[:200]}): PDF read from its text layer"))
+        return None
+    return result.document
