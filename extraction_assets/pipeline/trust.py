@@ -268,6 +268,17 @@ def tag_cells(cells: pa.Table, tags: Mapping[str, str]) -> pa.Table:
     return _set(cells, "display_text", shown)
 
 
+def draft_issues(drafts: list[dict]) -> list[Issue]:
+    """One ``info`` issue ``colour_mapping_unconfirmed`` per draft mapping (rows of the
+    ``colour_mappings`` registry): its colour tags no cell until a person confirms it."""
+    return [Issue("rendered_chunks", d["sheet_name"], d["swatch_ref"], "info",
+                  "colour_mapping_unconfirmed",
+                  f"fill #{d['fill_rgb']} means {d['tag']!r} by the legend, but mapping "
+                  f"{d['mapping_id']} (version {d['version']}) is a draft: no cell is tagged "
+                  f"until it is confirmed (extraction-assets colours confirm {d['mapping_id']})")
+            for d in drafts]
+
+
 def prepare_render(cells: pa.Table, blocks: pa.Table, block_columns: pa.Table,
                    policy: RedactionPolicy | None, tags: Mapping[str, str] | None,
                    markup: dict[tuple[str, str], str]
