@@ -26,7 +26,7 @@ INVOICES = [("INV-1001", "Acme", 1200, RED), ("INV-1002", "Globex", 850, GREEN),
             ("INV-1005", "Hooli", 75, None)]
 
 
-def _fill(rgb: str) -> PatternFill:
+def solid_fill(rgb: str) -> PatternFill:
     return PatternFill("solid", start_color=f"FF{rgb}", end_color=f"FF{rgb}")
 
 
@@ -41,14 +41,14 @@ def legend_workbook() -> bytes:
     for i, (invoice, customer, amount, fill) in enumerate(INVOICES, start=2):
         ws.append([invoice, customer, amount, f"2024-0{i}-15"])
         if fill:
-            ws.cell(i, 1).fill = _fill(fill)
-    ws["D3"].fill = _fill(RED)
+            ws.cell(i, 1).fill = solid_fill(fill)
+    ws["D3"].fill = solid_fill(RED)
     ws.conditional_formatting.add("D2:D6", CellIsRule(operator="equal", formula=['"x"'],
-                                                      fill=_fill(AMBER)))
+                                                      fill=solid_fill(AMBER)))
     ws["F2"] = "Status"
-    ws["F3"].fill = _fill(RED)
+    ws["F3"].fill = solid_fill(RED)
     ws["G3"] = "overdue"
-    ws["F4"].fill = _fill(GREEN)
+    ws["F4"].fill = solid_fill(GREEN)
     ws["G4"] = "paid"
     out = io.BytesIO()
     wb.save(out)

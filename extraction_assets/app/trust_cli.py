@@ -47,8 +47,8 @@ def _table(title: str, columns: list[str], rows: list[list]) -> None:
     from extraction_assets.app.cli import console, shown
 
     out = Table(title=title)
-    for name in columns:
-        out.add_column(name)
+    for i, name in enumerate(columns):
+        out.add_column(name, no_wrap=i == 0)  # the id, which commands take
     for row in rows:
         out.add_row(*[shown("" if v is None else v) for v in row])
     console.print(out)
@@ -83,8 +83,8 @@ def colours_list(data_dir: Optional[Path] = DataDir,
         _print("no colour mappings yet: ingest a workbook with a legend (a filled cell beside "
                "a label)")
         return
-    _table("colour mappings", ["id", "scope", "colour", "v", "status", "tag", "actor", "note"],
-           [[r["mapping_id"], r["scope"], f"#{r['fill_rgb']}", r["version"],
+    _table("colour mappings", ["id", "file", "colour", "v", "status", "tag", "actor", "note"],
+           [[r["mapping_id"], Path(r["scope"]).name, f"#{r['fill_rgb']}", r["version"],
              "superseded" if r["superseded"] else r["status"], r["tag"], r["actor"], r["note"]]
             for r in rows])
 
@@ -143,7 +143,7 @@ def review_list(data_dir: Optional[Path] = DataDir,
     if not rows:
         _print("nothing to review")
         return
-    _table("review queue", ["item", "status", "p", "reason", "file", "cell", r"first\[read]",
+    _table("review queue", ["item", "status", "p", "reason", "file", "cell", "first read",
                             "second read", "decision"],
            [[r["item_id"], r["status"], r["priority"], r["reason"], r["filename"],
              f"{r['sheet_name']}!{r['ref']}", r["first_value"], r["second_value"],

@@ -106,7 +106,7 @@ def _text(value: tuple[str, object] | None) -> str | None:
         return None
     kind, v = value
     if kind in ("number", "date", "time"):
-        return number_text(v)
+        return str(int(v)) if v.is_integer() and abs(v) < 2 ** 53 else number_text(v)
     if kind == "bool":
         return "TRUE" if v else "FALSE"
     return str(v)
