@@ -18,7 +18,7 @@ from extraction_assets.core.limits import Limits
 from extraction_assets.core.sniff import sniff
 from extraction_assets.core.trust.headers import HeaderDetector, uses_rules
 from extraction_assets.core.trust.redact import RedactionPolicy
-from extraction_assets.pipeline import trust
+import extraction_assets.pipeline.trust as trust
 from extraction_assets.pipeline.codecs import issues_table, rich_markup
 from extraction_assets.pipeline.stages import (
     StageOutput,
