@@ -300,13 +300,14 @@ def prepare_render(cells: pa.Table, blocks: pa.Table, block_columns: pa.Table,
 # -- the dual read ----------------------------------------------------------------------------
 def review_items(workbook_hash: str, data: bytes, file_format: str, parsed_cells: pa.Table,
                  parsed_sheets: pa.Table, date1904: bool, policy: RedactionPolicy | None,
-                 max_cells: int) -> tuple[pa.Table, list[Issue]]:
+                 max_cells: int, damaged: bool = False) -> tuple[pa.Table, list[Issue]]:
     """The ``review_items`` table: each worksheet's parsed cells compared with
     python-calamine's read of the same bytes
     (:func:`~extraction_assets.core.trust.dual_read.compare_sheet`), values redacted by the
     policy's built-in rules; empty when ``max_cells`` is 0 (no dual read). Only OOXML workbooks are compared (other formats are read by
     calamine or LibreOffice already); a workbook over ``max_cells`` parsed cells, or one
-    calamine cannot read, gets an ``info`` issue instead. Ids are the sha256 of the
+    calamine cannot read, gets an ``info`` issue instead (not when our own read already
+    reported the file ``damaged``: the error issue says it). Ids are the sha256 of the
     partition, sheet, cell, reason and values (16 hex digits), so a re-run keeps them."""
     empty = table("review_items", [])
     if not max_cells or file_format not in OOXML_FORMATS:
@@ -318,7 +319,7 @@ def review_items(workbook_hash: str, data: bytes, file_format: str, parsed_cells
     try:
         theirs = second_read(data)
     except Exception as exc:  # noqa: BLE001 - calamine's own error types
-        return empty, [Issue("parsed_sheets", None, None, "info", "dual_read_failed",
+        return empty, [] if damaged else [Issue("parsed_sheets", None, None, "info", "dual_read_failed",
                              f"python-calamine cannot read the workbook: {exc}"[:300])]
     items = []
     for sheet in parsed_sheets.to_pylist():
