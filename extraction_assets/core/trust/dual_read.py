@@ -23,11 +23,15 @@ from __future__ import annotations
 import datetime as dt
 import io
 import math
+from itertools import chain
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from extraction_assets.core.a1 import cell_ref
+from extraction_assets.core.a1 import MAX_COL, cell_ref
+from extraction_assets.core.grid import cell_keys
 from extraction_assets.core.legacy.common import number_text, serial
 
 #: Days between the 1900 and the 1904 date systems (ECMA-376 Part 1 §18.17.4.1).
@@ -129,37 +133,93 @@ def second_read(data: bytes) -> dict[str, list[list]]:
         book.close()
 
 
+def _theirs_flat(theirs: list[list]) -> tuple[np.ndarray, list]:
+    """Keys (:func:`~extraction_assets.core.grid.cell_keys`, ascending) and values of the
+    second read's non-empty cells."""
+    widths = np.array([len(row) for row in theirs], np.int64)
+    flat = np.empty(int(widths.sum()), object)
+    flat[:] = list(chain.from_iterable(theirs))
+    rows = np.repeat(np.arange(1, len(theirs) + 1, dtype=np.int64), widths)
+    cols = np.arange(len(flat), dtype=np.int64) - np.repeat(np.cumsum(widths) - widths, widths) + 1
+    shown = np.array([v != "" and v is not None for v in flat], bool) if len(flat) else \
+        np.zeros(0, bool)
+    return cell_keys(rows[shown], cols[shown]), flat[shown].tolist()
+
+
+def _number(value, date1904: bool) -> float:
+    """A second-read value as a number (a date or time as its serial), else NaN."""
+    kind = type(value)
+    if kind is float or kind is int:
+        return float(value)
+    if kind in (dt.datetime, dt.date, dt.time, dt.timedelta):
+        return _theirs(value, date1904)[1]
+    return np.nan
+
+
+def _quick_agreement(cells: pa.Table, keys: np.ndarray, t_keys: np.ndarray, t_values: list,
+                     date1904: bool) -> np.ndarray:
+    """Which of our cells (rows of ``cells``, keys ``keys``) the second read agrees with at a
+    glance, column-wise: the same number, or the same text (white space around it left out).
+    The others are compared one by one."""
+    if not len(t_keys) or not len(keys):
+        return np.zeros(len(keys), bool)
+    at = np.minimum(np.searchsorted(t_keys, keys), len(t_keys) - 1)
+    found = t_keys[at] == keys
+    numbers = np.array([_number(v, date1904) for v in t_values], np.float64)
+    texts = pa.array([v.strip() if type(v) is str else None for v in t_values], pa.string())
+    values = cells.column("value").combine_chunks()
+    numeric = pc.fill_null(pc.equal(cells.column("data_type").combine_chunks(), "n"), False)
+    try:
+        ours = pc.cast(pc.if_else(numeric, values, pa.scalar(None, pa.string())), pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # text in a number cell
+        ours = pa.nulls(len(values), pa.float64())
+    ours = ours.to_numpy(zero_copy_only=False)
+    same_number = found & (ours == numbers[at])
+    same_text = pc.fill_null(pc.equal(pc.utf8_trim_whitespace(values), texts.take(pa.array(at))),
+                             False).to_numpy(zero_copy_only=False)
+    return same_number | (found & same_text)
+
+
 def compare_sheet(sheet_name: str, cells: pa.Table, theirs: list[list], date1904: bool
                   ) -> list[ReviewItem]:
     """Review items of one sheet: ``cells`` are our reader's parsed cells of it (columns
     ``row``, ``col``, ``data_type``, ``value``), ``theirs`` the second read's rows (see
-    :func:`second_read`). Items are ordered by row, then column."""
-    ours: dict[tuple[int, int], list[tuple[str, object]]] = {}
-    for r, c, t, v in zip(*(cells.column(n).to_pylist() for n in ("row", "col", "data_type",
-                                                                   "value"))):
+    :func:`second_read`). Items are ordered by row, then column. Cells that agree at a glance
+    (:func:`_quick_agreement`) are settled column-wise; the rest cell by cell."""
+    cells = cells.filter(pc.is_valid(cells.column("value")))
+    keys = cell_keys(cells.column("row").to_numpy(), cells.column("col").to_numpy())
+    t_keys, t_values = _theirs_flat(theirs)
+    agreed = _quick_agreement(cells, keys, t_keys, t_values, date1904)
+    settled = set(keys[agreed].tolist())
+    slow = np.union1d(keys[~agreed], np.setdiff1d(t_keys, keys))
+    mine_rows = cells.filter(pa.array(np.isin(keys, slow)))
+    ours: dict[int, list[tuple[str, object]]] = {}
+    for r, c, t, v in zip(*(mine_rows.column(n).to_pylist() for n in ("row", "col",
+                                                                       "data_type", "value"))):
         value = _ours(t, v)
         if value is not None:
-            ours.setdefault((r, c), []).append(value)
+            ours.setdefault(r * (MAX_COL + 1) + c, []).append(value)
+    other_at = {k: t_values[i] for i, k in zip(np.searchsorted(t_keys, slow).tolist(),
+                                                slow.tolist())
+                if i < len(t_keys) and t_keys[i] == k}
     items: list[ReviewItem] = []
-    for r, row in enumerate(theirs, start=1):
-        for c, raw in enumerate(row, start=1):
-            other = _theirs(raw, date1904)
-            mine = ours.pop((r, c), None)
-            if other is None:
-                for value in mine or ():
-                    if value[0] == "error":
-                        continue  # calamine reads error values as empty cells
-                    items.append(ReviewItem(sheet_name, r, c, cell_ref(r, c), "first_read_only",
-                                            _text(value), None))
-            elif mine is None:
+    for key in slow.tolist():
+        r, c = divmod(key, MAX_COL + 1)
+        other = _theirs(other_at.get(key), date1904)
+        mine = ours.get(key)
+        if other is None:
+            for value in mine or ():
+                if value[0] == "error":
+                    continue  # calamine reads error values as empty cells
+                items.append(ReviewItem(sheet_name, r, c, cell_ref(r, c), "first_read_only",
+                                        _text(value), None))
+        elif mine is None:
+            if key not in settled:
                 items.append(ReviewItem(sheet_name, r, c, cell_ref(r, c), "second_read_only",
                                         None, _text(other)))
-            else:
-                for value in mine:
-                    if not _agree(value, other):
-                        items.append(ReviewItem(sheet_name, r, c, cell_ref(r, c), "conflict",
-                                                _text(value), _text(other)))
-    for (r, c), values in ours.items():  # outside the second read's range
-        items.extend(ReviewItem(sheet_name, r, c, cell_ref(r, c), "first_read_only",
-                                _text(value), None) for value in values)
+        else:
+            for value in mine:
+                if not _agree(value, other):
+                    items.append(ReviewItem(sheet_name, r, c, cell_ref(r, c), "conflict",
+                                            _text(value), _text(other)))
     return sorted(items, key=lambda i: (i.row, i.col, i.reason, i.first_value or ""))
