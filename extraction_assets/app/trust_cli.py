@@ -61,6 +61,13 @@ def _fail(exc: Exception) -> None:
     raise typer.Exit(code=2)
 
 
+def _print_json(rows: list[dict]) -> None:
+    """One JSON object a line (times in ISO 8601)."""
+    for r in rows:
+        print(json.dumps({k: (v.isoformat() if hasattr(v, "isoformat") else v)
+                          for k, v in r.items()}, ensure_ascii=False))
+
+
 def _actor(actor: Optional[str]) -> str:
     return actor if actor is not None else getpass.getuser()
 
@@ -75,9 +82,7 @@ def colours_list(data_dir: Optional[Path] = DataDir,
     rows = [r for r in mapping_versions(_store(data_dir))
             if all_versions or (r["status"] != "rejected" and not r["superseded"])]
     if as_json:
-        for r in rows:
-            print(json.dumps({k: (v.isoformat() if hasattr(v, "isoformat") else v)
-                              for k, v in r.items()}, ensure_ascii=False))
+        _print_json(rows)
         return
     if not rows:
         _print("no colour mappings yet: ingest a workbook with a legend (a filled cell beside "
@@ -136,9 +141,7 @@ def review_list(data_dir: Optional[Path] = DataDir,
         names = [d[0] for d in cur.description]
         rows = [dict(zip(names, row)) for row in cur.fetchall()]
     if as_json:
-        for r in rows:
-            print(json.dumps({k: (v.isoformat() if hasattr(v, "isoformat") else v)
-                              for k, v in r.items()}, ensure_ascii=False))
+        _print_json(rows)
         return
     if not rows:
         _print("nothing to review")

@@ -98,16 +98,23 @@ def redact_cells(cells: pa.Table, policy: RedactionPolicy | None) -> pa.Table:
         return cells
     rules = policy.value_rules
     display, shown = redact_array(cells.column("display_text"), rules)
-    raw, held = redact_array(cells.column("raw_value"), rules)
+    _, held = redact_array(cells.column("raw_value"), rules)
     formula, written = redact_array(cells.column("formula"), rules)
     if len(written):
         cells = _set(cells, "formula", formula)
     changed = np.union1d(shown, held)
     if not len(changed):
         return cells
-    mask = _mask(cells.num_rows, changed)
+    return _shown_as_text(cells, _mask(cells.num_rows, changed), display)
+
+
+def _shown_as_text(cells: pa.Table, mask: pa.Array, display: pa.Array) -> pa.Table:
+    """``cells`` showing ``display``, and in the rows of ``mask`` (redacted cells) holding it
+    as their text value: raw value the display text, type ``string``, no number or ISO
+    value."""
     cells = _set(cells, "display_text", display)
-    cells = _set(cells, "raw_value", pc.if_else(mask, display, raw))
+    cells = _set(cells, "raw_value", pc.if_else(mask, display,
+                                                cells.column("raw_value").combine_chunks()))
     cells = _set(cells, "value_type", pc.if_else(
         mask, "string", cells.column("value_type").combine_chunks()))
     for name in ("number_value", "iso_value"):
@@ -151,15 +158,7 @@ def _column_rule_cells(cells: pa.Table, blocks: pa.Table, block_columns: pa.Tabl
     mask = _mask(cells.num_rows, positions)
     texts = pa.array([changed[p] for p in positions.tolist()], pa.string())
     display = pc.replace_with_mask(cells.column("display_text").combine_chunks(), mask, texts)
-    cells = _set(cells, "display_text", display)
-    cells = _set(cells, "raw_value", pc.if_else(mask, display,
-                                                cells.column("raw_value").combine_chunks()))
-    cells = _set(cells, "value_type", pc.if_else(
-        mask, "string", cells.column("value_type").combine_chunks()))
-    for name in ("number_value", "iso_value"):
-        column = cells.column(name).combine_chunks()
-        cells = _set(cells, name, pc.if_else(mask, pa.scalar(None, column.type), column))
-    return cells
+    return _shown_as_text(cells, mask, display)
 
 
 def redaction_issues(cells: pa.Table, blocks: pa.Table) -> list[Issue]:
