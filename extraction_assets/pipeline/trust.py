@@ -27,7 +27,10 @@ from extraction_assets.core.a1 import parse_range
 from extraction_assets.core.headings import detect_heading_levels
 from extraction_assets.core.model import Issue
 from extraction_assets.core.normalize import resolve_color
+from extraction_assets.core.grid import cell_keys
 from extraction_assets.core.trust.colour import (
+    SWATCH_TEXT,
+    LegendEntry,
     SheetColours,
     colour_clusters,
     find_legends,
@@ -202,48 +205,60 @@ def colour_legends(workbook_hash: str, parsed_cells: pa.Table, parsed_sheets: pa
     fills = pa.array([resolve_color(spec, props["theme_colors"] or [], props["indexed_colors"])
                       for spec in styles.sort_by("style_index").column("fill_color").to_pylist()],
                      pa.string())
-    clusters = colour_clusters(cells)
-    rows, seen = [], set()
+    found = []
     for sheet in parsed_sheets.sort_by("sheet_index").to_pylist():
-        if sheet["visibility"] != "visible":
+        if sheet["visibility"] == "visible" and len(fills):
+            found += _sheet_legends(sheet, parsed_cells, fills, cells)
+    rows, seen = [], set()
+    clusters = colour_clusters(cells) if found else {}
+    for entry in found:
+        if entry.fill_rgb in seen:
             continue
-        mine = parsed_cells.filter(pc.and_(
-            pc.equal(parsed_cells.column("sheet_index"), sheet["sheet_index"]),
-            pc.is_valid(parsed_cells.column("style_index"))))
-        index = mine.column("style_index").to_numpy(zero_copy_only=False)
-        index = np.where((index >= 0) & (index < len(fills)), index, 0)
-        fill = fills.take(pa.array(index)) if len(fills) else pa.nulls(len(index), pa.string())
-        has = pc.is_valid(fill).to_numpy(zero_copy_only=False)
-        r = mine.column("row").to_numpy()[has].astype(np.int64)
-        c = mine.column("col").to_numpy()[has].astype(np.int64)
-        ranges = []
-        for ref in sheet["cf_ranges"] or []:
-            try:
-                ranges.append(parse_range(ref))
-            except ValueError:
-                continue
-        keep = ~in_ranges(r, c, ranges)
-        grid = cells.filter(pc.equal(cells.column("sheet_index"), sheet["sheet_index"]))
-        text_at = {key_of(gr, gc): t for gr, gc, t in zip(
-            grid.column("row").to_pylist(), grid.column("col").to_pylist(),
-            grid.column("display_text").to_pylist()) if t}
-        values = mine.column("value").to_numpy(zero_copy_only=False)[has][keep]
-        r, c = r[keep], c[keep]
-        texts = [text_at.get(key_of(a, b), "" if v is None else str(v))
-                 for a, b, v in zip(r.tolist(), c.tolist(), values.tolist())]
-        found = find_legends(SheetColours(sheet["sheet_name"], r, c,
-                                          fill.filter(pa.array(has)).filter(pa.array(keep))
-                                          .to_pylist(), texts, text_at))
-        for entry in found:
-            if entry.fill_rgb in seen:
-                continue
-            seen.add(entry.fill_rgb)
-            n, cf = clusters.get(entry.fill_rgb, (0, 0))
-            rows.append(dict(workbook_hash=workbook_hash, sheet_name=entry.sheet_name,
-                             fill_rgb=entry.fill_rgb, key=entry.key, label=entry.label,
-                             tag=entry.tag, swatch_ref=entry.swatch_ref,
-                             label_ref=entry.label_ref, n_cells=n, n_cf_cells=cf))
+        seen.add(entry.fill_rgb)
+        n, cf = clusters.get(entry.fill_rgb, (0, 0))
+        rows.append(dict(workbook_hash=workbook_hash, sheet_name=entry.sheet_name,
+                         fill_rgb=entry.fill_rgb, key=entry.key, label=entry.label,
+                         tag=entry.tag, swatch_ref=entry.swatch_ref,
+                         label_ref=entry.label_ref, n_cells=n, n_cf_cells=cf))
     return table("colour_legends", rows)
+
+
+def _sheet_legends(sheet: dict, parsed_cells: pa.Table, fills: pa.Array, cells: pa.Table
+                   ) -> list[LegendEntry]:
+    """The legend entries of one sheet (a ``parsed_sheets`` row): its swatch candidates are
+    its filled parsed cells that show nothing (or a symbol) outside conditional-format
+    ranges; only the texts around them are looked up in the StyledGrid ``cells``."""
+    mine = parsed_cells.filter(pc.and_(
+        pc.equal(parsed_cells.column("sheet_index"), sheet["sheet_index"]),
+        pc.is_valid(parsed_cells.column("style_index"))))
+    index = mine.column("style_index").to_numpy(zero_copy_only=False)
+    fill = fills.take(pa.array(np.where((index >= 0) & (index < len(fills)), index, 0)))
+    blank = pc.or_kleene(pc.is_null(mine.column("value")),
+                   pc.match_substring_regex(mine.column("value"), SWATCH_TEXT))
+    candidate = pc.fill_null(pc.and_(pc.is_valid(fill), blank), False)
+    mine, fill = mine.filter(candidate), fill.filter(candidate)
+    r = mine.column("row").to_numpy().astype(np.int64)
+    c = mine.column("col").to_numpy().astype(np.int64)
+    ranges = []
+    for ref in sheet["cf_ranges"] or []:
+        try:
+            ranges.append(parse_range(ref))
+        except ValueError:
+            continue
+    keep = ~in_ranges(r, c, ranges)
+    if not keep.any():
+        return []
+    r, c = r[keep], c[keep]
+    near = np.concatenate([cell_keys(r, c + 1), cell_keys(r - 1, c), cell_keys(r - 1, c + 1)])
+    grid = cells.filter(pc.equal(cells.column("sheet_index"), sheet["sheet_index"]))
+    grid = grid.filter(pa.array(np.isin(cell_keys(grid.column("row").to_numpy(),
+                                                  grid.column("col").to_numpy()), near)))
+    text_at = {key_of(gr, gc): t for gr, gc, t in zip(
+        grid.column("row").to_pylist(), grid.column("col").to_pylist(),
+        grid.column("display_text").to_pylist()) if t}
+    texts = [v or "" for v in mine.column("value").filter(pa.array(keep)).to_pylist()]
+    return find_legends(SheetColours(sheet["sheet_name"], r, c,
+                                     fill.filter(pa.array(keep)).to_pylist(), texts, text_at))
 
 
 def tag_cells(cells: pa.Table, tags: Mapping[str, str]) -> pa.Table:

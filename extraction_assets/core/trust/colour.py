@@ -33,7 +33,9 @@ MAX_LABEL_CHARS = 40
 #: Captions that only say "this is a legend": the key is then ``colour``.
 GENERIC_CAPTIONS = {"legend", "key", "colour key", "color key", "colour legend", "color legend",
                     "colours", "colors", "凡例"}
-_SWATCH_TEXT = re.compile(r"^\s*[■□●○◆◇▲△★☆█▇▆▅▪▫•xX✓✔]?\s*$")
+#: What a swatch cell may show (RE2 and Python syntax): nothing, or one symbol.
+SWATCH_TEXT = r"^\s*[■□●○◆◇▲△★☆█▇▆▅▪▫•xX✓✔]?\s*$"
+_SWATCH_TEXT = re.compile(SWATCH_TEXT)
 
 
 @dataclass(frozen=True)
@@ -88,10 +90,12 @@ def colour_clusters(cells: pa.Table) -> dict[str, tuple[int, int]]:
     conditional format covers them)``, sorted by colour."""
     filled = cells.filter(pc.and_(pc.is_valid(cells.column("fill_rgb")),
                                   pc.not_equal(cells.column("display_text"), "")))
+    counts = filled.select(["fill_rgb", "cf_affected"]).group_by(
+        ["fill_rgb", "cf_affected"]).aggregate([([], "count_all")]).to_pylist()
     out: dict[str, list[int]] = {}
-    for rgb, cf in zip(filled.column("fill_rgb").to_pylist(),
-                       filled.column("cf_affected").to_pylist()):
-        out.setdefault(rgb, [0, 0])[1 if cf else 0] += 1
+    for row in counts:
+        out.setdefault(row["fill_rgb"], [0, 0])[1 if row["cf_affected"] else 0] += \
+            row["count_all"]
     return {rgb: (n, cf) for rgb, (n, cf) in sorted(out.items())}
 
 
