@@ -171,20 +171,19 @@ def redaction_issues(cells: pa.Table, blocks: pa.Table) -> list[Issue]:
                                                    MARKER_RE.pattern))
     if not marked.num_rows:
         return []
-    found = list(zip(marked.column("sheet_name").to_pylist(), marked.column("row").to_pylist(),
-                     marked.column("col").to_pylist(), marked.column("display_text").to_pylist(),
-                     marked.column("merged_from").to_pylist()))
+    marked = marked.filter(pc.is_null(marked.column("merged_from")))  # copies: not cells
+    sheets = np.array(marked.column("sheet_name").cast(pa.string()).to_pylist(), object)
+    rows, cols = marked.column("row").to_numpy(), marked.column("col").to_numpy()
+    texts = marked.column("display_text").to_pylist()
     issues = []
     for b in blocks.select(["sheet_name", "kind", "min_row", "min_col", "max_row", "max_col",
                             "a1_range"]).to_pylist():
-        rules: Counter = Counter()
-        n = 0
-        for sheet, r, c, text, merged in found:
-            if (sheet == b["sheet_name"] and merged is None and b["min_row"] <= r <= b["max_row"]
-                    and b["min_col"] <= c <= b["max_col"]):
-                n += 1
-                rules += marker_counts(text)
+        inside = np.flatnonzero((sheets == b["sheet_name"]) & (rows >= b["min_row"])
+                                & (rows <= b["max_row"]) & (cols >= b["min_col"])
+                                & (cols <= b["max_col"]))
+        n = len(inside)
         if n:
+            rules = sum((marker_counts(texts[i]) for i in inside.tolist()), Counter())
             detail = ", ".join(f"{rule}: {k}" for rule, k in sorted(rules.items()))
             issues.append(Issue("rendered_chunks", b["sheet_name"], b["a1_range"], "info",
                                 "redacted_values",
