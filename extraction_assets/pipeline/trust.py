@@ -317,8 +317,9 @@ def review_items(workbook_hash: str, data: bytes, file_format: str, parsed_cells
     """The ``review_items`` table: each worksheet's parsed cells compared with
     python-calamine's read of the same bytes
     (:func:`~extraction_assets.core.trust.dual_read.compare_sheet`), values redacted by the
-    policy's built-in rules; empty when ``max_cells`` is 0 (no dual read). Only OOXML workbooks are compared (other formats are read by
-    calamine or LibreOffice already); a workbook over ``max_cells`` parsed cells, or one
+    policy's built-in rules; empty when ``max_cells`` is 0 (no dual read). Only OOXML
+    workbooks are compared (other formats are read by calamine or LibreOffice already); a
+    workbook over ``max_cells`` parsed cells, or one
     calamine cannot read, gets an ``info`` issue instead (not when our own read already
     reported the file ``damaged``: the error issue says it). Ids are the sha256 of the
     partition, sheet, cell, reason and values (16 hex digits), so a re-run keeps them."""
@@ -332,8 +333,9 @@ def review_items(workbook_hash: str, data: bytes, file_format: str, parsed_cells
     try:
         theirs = second_read(data)
     except Exception as exc:  # noqa: BLE001 - calamine's own error types
-        return empty, [] if damaged else [Issue("parsed_sheets", None, None, "info", "dual_read_failed",
-                             f"python-calamine cannot read the workbook: {exc}"[:300])]
+        failed = Issue("parsed_sheets", None, None, "info", "dual_read_failed",
+                       f"python-calamine cannot read the workbook: {exc}"[:300])
+        return empty, [] if damaged else [failed]
     items = []
     for sheet in parsed_sheets.to_pylist():
         if sheet["kind"] != "worksheet" or sheet["sheet_name"] not in theirs:

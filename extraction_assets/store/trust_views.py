@@ -1,15 +1,15 @@
 """The DuckDB views of the trust features (created with the contract views by
-:func:`~extraction_assets.store.warehouse.refresh_views`).
+:func:`~extraction_assets.store.warehouse.refresh_views`), one row per:
 
-| view | one row per |
-|---|---|
-| ``colour_legends`` | legend entry found in a workbook (colour, tag, swatch, cluster size) |
-| ``colour_mapping_events`` | event of the colour mapping registry (draft, confirmation, rejection) |
-| ``colour_mappings`` | mapping version (scope, colour, version) with its current status, the actor and note of the latest decision, ``superseded`` |
-| ``cell_tags`` | cell tagged by an active mapping: ref, tag, mapping version |
-| ``review_items`` | cell the two reads of a workbook disagree on |
-| ``review_resolutions`` | decision on a review item |
-| ``review_queue`` | review item with its latest resolution: open items first, conflicts first |
+* ``colour_legends``: legend entry found in a workbook (colour, tag, swatch, cluster size);
+* ``colour_mapping_events``: event of the colour mapping registry (draft, confirmation,
+  rejection);
+* ``colour_mappings``: mapping version (scope, colour, version) with its current status, the
+  actor and note of the latest decision, ``superseded``;
+* ``cell_tags``: cell tagged by an active mapping: ref, tag, mapping version;
+* ``review_items``: cell the two reads of a workbook disagree on;
+* ``review_resolutions``: decision on a review item;
+* ``review_queue``: review item with its latest resolution, open items first, conflicts first.
 """
 
 from __future__ import annotations
