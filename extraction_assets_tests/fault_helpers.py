@@ -18,15 +18,17 @@ import hashlib
 import json
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
 HEADER = ("Batch file", "Row", "Value")
+T = TypeVar("T")
 
 
 def batch_value(k: int, r: int) -> int:
@@ -73,14 +75,51 @@ def _vector(text: str, dim: int) -> list[float]:
     return (v / np.linalg.norm(v)).tolist()
 
 
-class _Handler(BaseHTTPRequestHandler):
-    state: FakeServer
+class JsonHandler(BaseHTTPRequestHandler):
+    """A request handler of the local test servers: quiet, JSON in and out; ``state`` is the
+    server's state (bound by :func:`serving`)."""
+
+    state: object
 
     def log_message(self, format: str, *args: object) -> None:
         pass
 
+    def json_body(self) -> dict:
+        return json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+
+    def send_json(self, payload: dict) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@contextmanager
+def serving(handler: type[JsonHandler], state_for: Callable[[str], T]) -> Iterator[T]:
+    """Serve ``handler`` on 127.0.0.1:<free port> in a thread, its ``state`` made by
+    ``state_for(base_url)`` (``http://127.0.0.1:<port>/v1``); shut down on exit."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    state = state_for(f"http://127.0.0.1:{server.server_address[1]}/v1")
+    server.RequestHandlerClass = type("Bound", (handler,), {"state": state})
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                              daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+class _Handler(JsonHandler):
+    state: FakeServer
+
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+        body = self.json_body()
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
         self.state.requests += 1
         if not self.state.open.is_set():
@@ -93,13 +132,8 @@ class _Handler(BaseHTTPRequestHandler):
                      for i, t in enumerate(inputs)],
             "usage": {"prompt_tokens": 0, "total_tokens": 0},
         }
-        data = json.dumps(payload).encode()
         try:
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self.send_json(payload)
         except OSError:  # the client was killed while we waited
             pass
 
@@ -108,21 +142,16 @@ class _Handler(BaseHTTPRequestHandler):
 def fake_embedding_server() -> Iterator[FakeServer]:
     """An OpenAI-compatible ``/v1/embeddings`` server on 127.0.0.1:<free port>, shut down on
     exit (held requests are released first)."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.daemon_threads = True
-    state = FakeServer(url=f"http://127.0.0.1:{server.server_address[1]}/v1")
-    state.open.set()
-    server.RequestHandlerClass = type("Bound", (_Handler,), {"state": state})
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                              daemon=True)
-    thread.start()
-    try:
-        yield state
-    finally:
+    def opened(url: str) -> FakeServer:
+        state = FakeServer(url=url)
         state.open.set()
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+        return state
+
+    with serving(_Handler, opened) as state:
+        try:
+            yield state
+        finally:
+            state.open.set()  # release held requests before the server shuts down
 
 
 # -- the ingest worker -------------------------------------------------------------------------

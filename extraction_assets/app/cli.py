@@ -1,4 +1,5 @@
-"""The ``extraction-assets`` command line: ingest, search, demo and ui."""
+"""The ``extraction-assets`` command line: ingest, search, demo and ui; colours and review
+(:mod:`.trust_cli`)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from extraction_assets.app.trust_cli import colours_app, review_app
 from extraction_assets.app.workers import import_for_runs, start_forkserver
 from extraction_assets.search.retrieval import PLACE_SEPARATOR
 from extraction_assets.search.vectors import MODES
@@ -37,6 +39,8 @@ from extraction_assets.store.storage import (
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Turn spreadsheets into tables, records, chunks and embeddings "
                        "(a Dagster asset graph).")
+app.add_typer(colours_app, name="colours")
+app.add_typer(review_app, name="review")
 console = Console(soft_wrap=True)
 err_console = Console(stderr=True, soft_wrap=True)
 

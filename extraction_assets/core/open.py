@@ -148,7 +148,7 @@ def _open(reader: PackageReader, has_macros: bool, limits: Limits) -> Workbook:
         if not isinstance(el.tag, str):
             continue
         tag = local(el.tag)
-        if tag == "workbookPr":
+        if tag == "workbookPr" and "date1904" in el.attrib:  # not x15:workbookPr's
             date1904 = el.get("date1904") in ("1", "true")
         elif tag == "sheet":
             if len(sheets) >= limits.max_sheets:

@@ -17,6 +17,7 @@ from extraction_assets.defs.sensors import (
     lineage_after_failure,
     lineage_after_success,
 )
+from extraction_assets.defs.trust_resources import trust_resources
 
 
 def make_definitions(data_dir: str | None = None,
@@ -24,7 +25,8 @@ def make_definitions(data_dir: str | None = None,
                      passwords: list[str] | None = None) -> Definitions:
     """Definitions with the data dir (default ``$EXTRACTION_ASSETS_HOME`` or ``./data``),
     embedder (default: the bundled local model) and workbook passwords (default:
-    ``$EXTRACTION_ASSETS_PASSWORDS``, one per line) given."""
+    ``$EXTRACTION_ASSETS_PASSWORDS``, one per line) given; the trust features' resources
+    from ``<data-dir>/trust.toml`` (see :func:`~.trust_resources.trust_resources`)."""
     storage = DataStoreResource(data_dir=data_dir) if data_dir else DataStoreResource()
     return Definitions(
         assets=ALL_ASSETS,
@@ -36,6 +38,7 @@ def make_definitions(data_dir: str | None = None,
             "limits": LimitsResource(),
             "passwords": PasswordsResource(passwords=list(passwords))
             if passwords else PasswordsResource(),
+            **trust_resources(storage.data_dir),
         },
     )
 

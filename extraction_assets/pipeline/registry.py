@@ -15,7 +15,11 @@ from typing import Callable, Mapping, Sequence
 
 import pyarrow as pa
 
+import extraction_assets.pipeline.trust as trust
 from extraction_assets.core.limits import Limits
+from extraction_assets.core.sniff import sniff
+from extraction_assets.core.trust.headers import HeaderDetector, uses_rules
+from extraction_assets.core.trust.redact import RedactionPolicy
 from extraction_assets.pipeline.codecs import issues_table, rich_markup
 from extraction_assets.pipeline.stages import (
     StageOutput,
@@ -43,6 +47,12 @@ class RunSettings:
         min_tokens: chunks smaller than this are merged with their neighbours under one heading.
         conversions: a folder where LibreOffice's conversions are kept between the stages
             that open the file (``None``: each converts again).
+        redaction: what is redacted before rendering (default: nothing), see
+            :class:`~extraction_assets.core.trust.redact.RedactionPolicy`.
+        colour_tags: active colour mappings, ``RRGGBB -> tag`` (``status: overdue``).
+        header_detector: who decides ambiguous header rows (default: the rules).
+        dual_read_max_cells: compare the values with python-calamine's read of the bytes up
+            to this many parsed cells (``review_items``); 0: no dual read.
     """
 
     data: bytes = b""
@@ -55,6 +65,10 @@ class RunSettings:
     max_tokens: int = 512
     min_tokens: int = 0
     conversions: Path | None = None
+    redaction: RedactionPolicy | None = None
+    colour_tags: Mapping[str, str] | None = None
+    header_detector: HeaderDetector | None = None
+    dual_read_max_cells: int = 0
 
 
 Tables = Mapping[str, pa.Table]
@@ -85,24 +99,48 @@ def _workbook(h: str, t: Tables, s: RunSettings) -> StageOutput:
 
 
 def _parse(h: str, t: Tables, s: RunSettings) -> StageOutput:
-    return parse_stage(h, s.data, s.limits, s.passwords, s.conversions)
+    out = parse_stage(h, s.data, s.limits, s.passwords, s.conversions)
+    review, issues = trust.review_items(
+        h, s.data, sniff(s.data).format, out.tables["parsed_cells"], out.tables["parsed_sheets"],
+        out.tables["workbook_properties"].column("date_system")[0].as_py() == 1904,
+        s.redaction, s.dual_read_max_cells, any(i.severity == "error" for i in out.issues))
+    out.tables["parsed_cells"], out.tables["rich_text"] = trust.redact_parsed(
+        out.tables["parsed_cells"], out.tables["rich_text"], s.redaction)
+    out.tables["review_items"] = review
+    out.issues += issues
+    return out
 
 
 def _normalize(h: str, t: Tables, s: RunSettings) -> StageOutput:
-    return normalize_stage(h, t["parsed_cells"], t["parsed_sheets"], t["styles"],
-                           t["workbook_properties"], s.limits)
+    out = normalize_stage(h, t["parsed_cells"], t["parsed_sheets"], t["styles"],
+                          t["workbook_properties"], s.limits)
+    out.tables["cells"] = trust.redact_cells(out.tables["cells"], s.redaction)
+    out.tables["colour_legends"] = trust.colour_legends(
+        h, t["parsed_cells"], t["parsed_sheets"], t["styles"], t["workbook_properties"],
+        out.tables["cells"])
+    return out
 
 
 def _segment(h: str, t: Tables, s: RunSettings) -> StageOutput:
-    return segment_stage(h, t["cells"], t["sheets"], t["sheet_objects"])
+    out = segment_stage(h, t["cells"], t["sheets"], t["sheet_objects"])
+    if not uses_rules(s.header_detector):
+        tables, issues = trust.refine_blocks(h, t["cells"], t["sheets"], out.tables,
+                                             s.header_detector)
+        out.tables.update(tables)
+        out.issues += issues
+    return out
 
 
 def _render(h: str, t: Tables, s: RunSettings) -> StageOutput:
     if s.count_tokens is None:
         raise ValueError("rendered_chunks needs count_tokens (the embedder's tokenizer)")
-    return render_stage(h, s.filename, t["cells"], t["sheets"], t["blocks"], t["block_columns"],
-                        s.count_tokens, s.max_tokens, s.min_tokens,
-                        rich_markup(t["parsed_cells"], t["rich_text"]), s.count_tokens_batch)
+    cells, markup, issues = trust.prepare_render(
+        t["cells"], t["blocks"], t["block_columns"], s.redaction, s.colour_tags,
+        rich_markup(t["parsed_cells"], t["rich_text"]))
+    out = render_stage(h, s.filename, cells, t["sheets"], t["blocks"], t["block_columns"],
+                       s.count_tokens, s.max_tokens, s.min_tokens, markup, s.count_tokens_batch)
+    out.issues[:0] = issues
+    return out
 
 
 #: The stages in graph order.
@@ -110,10 +148,10 @@ STAGES: tuple[Stage, ...] = (
     Stage("workbook", "workbook", (), ("workbooks",), _workbook),
     Stage("parsed_sheets", "parse", (),
           ("parsed_cells", "parsed_sheets", "styles", "workbook_properties", "sheet_objects",
-           "rich_text"), _parse),
+           "rich_text", "review_items"), _parse),
     Stage("normalized_grids", "normalize",
           ("parsed_cells", "parsed_sheets", "styles", "workbook_properties"),
-          ("cells", "sheets"), _normalize),
+          ("cells", "sheets", "colour_legends"), _normalize),
     Stage("segmented_blocks", "segment", ("cells", "sheets", "sheet_objects"),
           ("blocks", "block_columns"), _segment),
     Stage("rendered_chunks", "render",
@@ -132,24 +170,27 @@ def run_pipeline(data: bytes, *, filename: str = "workbook.xlsx",
                  min_tokens: int = 0, limits: Limits | None = None,
                  count_tokens_batch: Callable[[Sequence[str]], list[int]] | None = None,
                  passwords: Sequence[str] = (),
-                 until: str = "rendered_chunks") -> dict[str, pa.Table]:
+                 until: str = "rendered_chunks", **trust_settings) -> dict[str, pa.Table]:
     """Every stage but the embeddings, in one call and without Dagster: parse, normalize,
     segment and, when ``count_tokens`` is given, render (``count_tokens_batch``, the same counts
     for a list of texts, makes it faster). ``until`` names the last of them to run (one of
-    :data:`PIPELINE_ASSETS`; default all). Returns every table by name (see
+    :data:`PIPELINE_ASSETS`; default all). ``trust_settings`` are the :class:`RunSettings` of
+    the trust features (``redaction``, ``colour_tags``, ``header_detector``,
+    ``dual_read_max_cells``; default: none of them). Returns every table by name (see
     :mod:`extraction_assets.pipeline.schemas`), the issues of all stages as
     ``extraction_issues``.
 
     Raises:
         StageError: the file cannot be read (typed cause in ``error``).
         ValueError: ``until`` is not one of :data:`PIPELINE_ASSETS`.
+        TypeError: an unknown keyword in ``trust_settings``.
     """
     if until not in PIPELINE_ASSETS:
         raise ValueError(f"unknown stage {until!r}; choose one of {', '.join(PIPELINE_ASSETS)}")
     workbook_hash = hashlib.sha256(data).hexdigest()
     settings = RunSettings(data=data, filename=filename, limits=limits, passwords=passwords,
                            count_tokens=count_tokens, count_tokens_batch=count_tokens_batch,
-                           max_tokens=max_tokens, min_tokens=min_tokens)
+                           max_tokens=max_tokens, min_tokens=min_tokens, **trust_settings)
     tables: dict[str, pa.Table] = {}
     issues = []
     for stage in STAGES[1:PIPELINE_ASSETS.index(until) + 2]:

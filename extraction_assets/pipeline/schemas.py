@@ -147,3 +147,9 @@ def constant_column(value: str, n: int) -> pa.DictionaryArray:
     """A ``dictionary<int32, string>`` column holding ``value`` in all ``n`` rows."""
     return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)),
                                           pa.array([value], pa.string()))
+
+
+# the trust features' tables (colour legends, review items and their registries)
+from extraction_assets.pipeline.trust_schemas import TRUST_SCHEMAS  # noqa: E402
+
+SCHEMAS.update(TRUST_SCHEMAS)

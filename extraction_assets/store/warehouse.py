@@ -26,6 +26,7 @@ from filelock import FileLock
 
 from extraction_assets.pipeline.schemas import SCHEMAS
 from extraction_assets.store.storage import DataStore, atomic_write_bytes
+from extraction_assets.store.trust_views import trust_view_sql
 
 #: view name -> (table, glob below parquet/); the columns are the contract of DESIGN.md.
 _VIEWS: dict[str, tuple[str, str]] = {
@@ -80,8 +81,8 @@ def view_sql(store: DataStore) -> dict[str, str]:
     """The ``CREATE OR REPLACE VIEW`` statement of every view, by view name, in creation order:
     the nine contract views, ``sources``, ``sheet_objects``, ``rich_text``, then
     ``workbook_versions`` (a source path's hashes in registration order, with ``version`` and
-    ``previous_hash``) and ``chunk_changes`` (per pair of consecutive versions, each chunk id
-    ``added``, ``removed`` or ``kept``)."""
+    ``previous_hash``), ``chunk_changes`` (per pair of consecutive versions, each chunk id
+    ``added``, ``removed`` or ``kept``) and the trust views (:mod:`.trust_views`)."""
     sql = {
         name: f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM {_relation(store, table, pattern)}"
         for name, (table, pattern) in _VIEWS.items()
@@ -112,7 +113,8 @@ def view_sql(store: DataStore) -> dict[str, str]:
     order = ["lineage", "sources", *[v for v in CONTRACT_VIEWS if v != "lineage"],
              *[v for v in _VIEWS if v not in CONTRACT_VIEWS and v != "sources"],
              "workbook_versions", "chunk_changes"]
-    return {name: sql[name] for name in order}
+    trust = trust_view_sql(lambda table, pattern: _relation(store, table, pattern))
+    return {**{name: sql[name] for name in order}, **trust}
 
 
 def refresh_views(store: DataStore, attempts: int = 20, delay_seconds: float = 0.25) -> Path:

@@ -48,5 +48,6 @@ def test_checks_job_sensors_and_resources():
     sensors = {s.name for s in defs.get_repository_def().sensor_defs}
     assert sensors == {"inbox_sensor", "lineage_after_success", "lineage_after_failure"}
     elsewhere = make_definitions(data_dir="/tmp/elsewhere")
-    assert set(elsewhere.resources) == {"storage", "embedder", "limits", "passwords"}
+    assert set(elsewhere.resources) == {"storage", "embedder", "limits", "passwords",
+                                        "redaction", "dual_read", "header_detector"}
     assert elsewhere.resources["storage"].data_dir == "/tmp/elsewhere"

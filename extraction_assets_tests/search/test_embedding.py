@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import numpy as np
 import pytest
@@ -30,6 +30,7 @@ from extraction_assets.search.embedding import (
     LocalEmbedder,
     OpenAIEmbedder,
 )
+from extraction_assets_tests.fault_helpers import serving
 
 KEY_ENV = "EXTRACTION_ASSETS_TEST_EMBED_KEY"
 KEY = "sk-test-1234"
@@ -229,19 +230,8 @@ class _Handler(BaseHTTPRequestHandler):
 @contextmanager
 def fake_openai_server() -> Iterator[ServerState]:
     """Run an OpenAI-compatible /v1/embeddings server on 127.0.0.1:<free port>."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    port = server.server_address[1]
-    state = ServerState(url=f"http://127.0.0.1:{port}/v1")
-    server.RequestHandlerClass = type("BoundHandler", (_Handler,), {"state": state})
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
+    with serving(_Handler, lambda url: ServerState(url=url)) as state:
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
-        assert not thread.is_alive()
 
 
 @pytest.fixture

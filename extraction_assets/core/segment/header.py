@@ -21,6 +21,10 @@ def find_header(ctx: SheetContext, block: Block, declared: int = 0) -> None:
     """Header rows and columns of a table block (see the module docstring). ``declared`` is
     the number of header rows the source declares (a document's table): the header has at
     least that many rows."""
+    set_header_rows(ctx, block, _header_depth(ctx, block, declared))
+
+
+def _header_depth(ctx: SheetContext, block: Block, declared: int = 0) -> int:
     depth = _merged_header_depth(ctx, block)
     depth = _styled_header_depth(ctx, block, depth)
     depth = _text_header_depth(ctx, block, depth)
@@ -43,6 +47,13 @@ def find_header(ctx: SheetContext, block: Block, declared: int = 0) -> None:
     else:
         depth = max(depth, 1)
         block.reasons.append(f"header rows {block.min_row}-{block.min_row + depth - 1}")
+    return depth
+
+
+def set_header_rows(ctx: SheetContext, block: Block, depth: int) -> None:
+    """Make the first ``depth`` rows of a table block its header rows (0 to
+    :data:`~.rules.MAX_HEADER_ROWS`, fewer than the block's rows) and build its columns: each
+    column's header path from those rows (see the module docstring)."""
     block.header_row_count = depth
     header_rows = range(block.min_row, block.min_row + depth)
     leaf = block.min_row + depth - 1

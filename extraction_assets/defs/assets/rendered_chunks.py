@@ -6,6 +6,7 @@ from pydantic import Field
 from extraction_assets.defs.assets.common import check_result, finish, run_stage, stage_asset
 from extraction_assets.defs.assets.segmented_blocks import segmented_blocks
 from extraction_assets.defs.resources import DataStoreResource, EmbedderResource
+from extraction_assets.defs.trust_resources import RedactionResource
 from extraction_assets.pipeline import RunSettings
 from extraction_assets.pipeline.checks import (
     chunk_budget,
@@ -14,8 +15,10 @@ from extraction_assets.pipeline.checks import (
     rows_in_one_chunk,
     values_in_output,
 )
+from extraction_assets.pipeline.trust import draft_issues
+from extraction_assets.store.registry import active_tags, undecided
 
-CODE_VERSION = "9"
+CODE_VERSION = "10"
 
 
 class ChunkingConfig(Config):
@@ -38,22 +41,26 @@ class ChunkingConfig(Config):
     description=(
         "One record per table data row (header -> typed value, citing file, sheet, row and A1 "
         "range) and Markdown chunks with heading paths, the header repeated in every chunk of a "
-        "split table, counted in the embedder's tokens."
+        "split table, counted in the embedder's tokens. Cell text is redacted first (resource "
+        "`redaction`); cells whose fill has an active colour mapping show its tag."
     ),
 )
 def rendered_chunks(context: AssetExecutionContext, config: ChunkingConfig,
-                    storage: DataStoreResource, embedder: EmbedderResource) -> MaterializeResult:
+                    storage: DataStoreResource, embedder: EmbedderResource,
+                    redaction: RedactionResource) -> MaterializeResult:
     store = storage.store()
     h = context.partition_key
     model = embedder.get_embedder()
     max_tokens = config.max_tokens
     if model.max_input_tokens:
         max_tokens = min(max_tokens, model.max_input_tokens)
-    filename = store.read_table("workbooks", h).column("filename")[0].as_py()
+    source = store.read_table("workbooks", h).to_pylist()[0]
+    tags = active_tags(store, source["source_path"])
     output, inputs = run_stage(store, "rendered_chunks", h, RunSettings(
-        filename=filename, count_tokens=model.count_tokens,
+        filename=source["filename"], count_tokens=model.count_tokens,
         count_tokens_batch=model.count_tokens_batch, max_tokens=max_tokens,
-        min_tokens=config.min_tokens))
+        min_tokens=config.min_tokens, redaction=redaction.policy(), colour_tags=tags))
+    output.issues += draft_issues(undecided(store, source["source_path"]))
     chunks = output.tables["chunks"].to_pylist()
     checks = [
         check_result("values_in_output", values_in_output(output.facts["lost_values"],
@@ -69,5 +76,6 @@ def rendered_chunks(context: AssetExecutionContext, config: ChunkingConfig,
         "max_tokens": max_tokens,
         "tokenizer": model.model_name,
         "total_tokens": sum(c["n_tokens"] for c in chunks),
+        "colour_tags": MetadataValue.json(tags),
         "preview": MetadataValue.md(chunks[0]["text"] if chunks else "(no chunks)"),
     }, check_results=checks)

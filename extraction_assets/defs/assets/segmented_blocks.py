@@ -5,9 +5,11 @@ from collections import Counter
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
 
 from extraction_assets.core.render.picture import segmentation_svg
+from extraction_assets.core.trust.headers import RULES_VERSION
 from extraction_assets.defs.assets.common import check_result, finish, run_stage, stage_asset
 from extraction_assets.defs.assets.normalized_grids import normalized_grids
 from extraction_assets.defs.resources import DataStoreResource
+from extraction_assets.defs.trust_resources import HeaderDetectorResource
 from extraction_assets.pipeline import RunSettings
 from extraction_assets.pipeline.checks import cell_coverage
 from extraction_assets.store.storage import atomic_write_bytes
@@ -27,10 +29,13 @@ CODE_VERSION = "9"
         "pivot tables as declared."
     ),
 )
-def segmented_blocks(context: AssetExecutionContext, storage: DataStoreResource) -> MaterializeResult:
+def segmented_blocks(context: AssetExecutionContext, storage: DataStoreResource,
+                     header_detector: HeaderDetectorResource) -> MaterializeResult:
     store = storage.store()
     h = context.partition_key
-    output, inputs = run_stage(store, "segmented_blocks", h, RunSettings())
+    detector = header_detector.detector()
+    output, inputs = run_stage(store, "segmented_blocks", h,
+                               RunSettings(header_detector=detector))
     cells, sheets = inputs["cells"], inputs["sheets"]
     coverage = cell_coverage(cells, sheets, output.tables["blocks"])
     blocks = output.tables["blocks"].to_pylist()
@@ -47,6 +52,7 @@ def segmented_blocks(context: AssetExecutionContext, storage: DataStoreResource)
     return finish(context, store, "segmented_blocks", output, CODE_VERSION, {
         **pictures,
         "tables": kinds.get("table", 0),
+        "header_detector": detector.version if detector else RULES_VERSION,
         "body_font_size": output.facts["body_font_size"],
         "heading_levels": MetadataValue.json(output.facts["heading_levels"]),
         "block_kinds": MetadataValue.json(dict(sorted(kinds.items()))),
