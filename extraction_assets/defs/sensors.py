@@ -21,6 +21,7 @@ from extraction_assets.defs.partitions import (
     MAX_RUNS_PER_TICK,
     existing_partition_keys,
     keys_with_runs,
+    run_partition_keys,
     plan_discovery,
     workbook_partitions,
 )
@@ -30,7 +31,8 @@ from extraction_assets.store.lineage import export_lineage
 #: Materializes all six assets for one partition.
 ingest_job = define_asset_job(
     "ingest_workbook", selection=AssetSelection.assets(*ALL_ASSETS), partitions_def=workbook_partitions,
-    description="Materialize the whole asset graph for one workbook partition.",
+    description="Materialize the whole asset graph for one workbook partition, or a batch of "
+                "them (a range of partition keys).",
 )
 
 SPREADSHEET_SUFFIXES = {".xlsx", ".xlsm", ".xltx", ".xltm", ".xls", ".xlsb", ".ods", ".fods",
@@ -87,9 +89,9 @@ def inbox_sensor(context: SensorEvaluationContext, storage: DataStoreResource) -
 
 
 def _export_run_lineage(context: RunStatusSensorContext, storage: DataStoreResource) -> None:
-    partition = context.dagster_run.tags.get("dagster/partition")
-    if partition:
-        export_lineage(context.instance, storage.store(), partition)
+    keys = run_partition_keys(context.instance, context.dagster_run.tags)
+    if keys:
+        export_lineage(context.instance, storage.store(), keys)
 
 
 @run_status_sensor(run_status=DagsterRunStatus.SUCCESS, default_status=DefaultSensorStatus.RUNNING,

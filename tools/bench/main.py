@@ -48,7 +48,7 @@ from rich.console import Console
 from rich.table import Table
 
 from extraction_assets.app.ingest import open_instance
-from extraction_assets.app.workers import import_for_runs
+from extraction_assets.app.cli import import_for_runs
 from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets.store.storage import DataStore
 from tools.bench.measure import (

@@ -1,8 +1,13 @@
 """Asset ``normalized_grids``: the StyledGrid every later stage reads."""
 
-from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
+from dagster import MaterializeResult, MetadataValue
 
-from extraction_assets.defs.assets.common import fail, finish, stage_asset
+from extraction_assets.defs.assets.common import (
+    PartitionContext,
+    fail,
+    finish,
+    stage_asset,
+)
 from extraction_assets.defs.assets.parsed_sheets import parsed_sheets
 from extraction_assets.defs.resources import DataStoreResource, LimitsResource
 from extraction_assets.pipeline.stages import StageError, normalize_stage
@@ -19,7 +24,7 @@ CODE_VERSION = "4"
         "sheet the used range computed from the cells."
     ),
 )
-def normalized_grids(context: AssetExecutionContext, storage: DataStoreResource,
+def normalized_grids(context: PartitionContext, storage: DataStoreResource,
                      limits: LimitsResource) -> MaterializeResult:
     store = storage.store()
     h = context.partition_key

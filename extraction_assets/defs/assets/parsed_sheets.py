@@ -1,8 +1,13 @@
 """Asset ``parsed_sheets``: every cell, style and merged range as the file writes them."""
 
-from dagster import AssetExecutionContext, MaterializeResult
+from dagster import MaterializeResult
 
-from extraction_assets.defs.assets.common import fail, finish, stage_asset
+from extraction_assets.defs.assets.common import (
+    PartitionContext,
+    fail,
+    finish,
+    stage_asset,
+)
 from extraction_assets.defs.assets.workbook import workbook
 from extraction_assets.defs.resources import DataStoreResource, LimitsResource, PasswordsResource
 from extraction_assets.pipeline.stages import StageError, parse_stage
@@ -20,7 +25,7 @@ CODE_VERSION = "4"
         "interpreted yet."
     ),
 )
-def parsed_sheets(context: AssetExecutionContext, storage: DataStoreResource,
+def parsed_sheets(context: PartitionContext, storage: DataStoreResource,
                   limits: LimitsResource, passwords: PasswordsResource) -> MaterializeResult:
     store = storage.store()
     workbook_hash = context.partition_key

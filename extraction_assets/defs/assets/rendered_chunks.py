@@ -1,9 +1,14 @@
 """Asset ``rendered_chunks``: records and token-bounded Markdown chunks."""
 
-from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue
+from dagster import Config, MaterializeResult, MetadataValue
 from pydantic import Field
 
-from extraction_assets.defs.assets.common import check_result, finish, stage_asset
+from extraction_assets.defs.assets.common import (
+    PartitionContext,
+    check_result,
+    finish,
+    stage_asset,
+)
 from extraction_assets.defs.assets.segmented_blocks import segmented_blocks
 from extraction_assets.defs.resources import DataStoreResource, EmbedderResource
 from extraction_assets.pipeline.checks import (
@@ -41,7 +46,7 @@ class ChunkingConfig(Config):
         "split table, counted in the embedder's tokens."
     ),
 )
-def rendered_chunks(context: AssetExecutionContext, config: ChunkingConfig,
+def rendered_chunks(context: PartitionContext, config: ChunkingConfig,
                     storage: DataStoreResource, embedder: EmbedderResource) -> MaterializeResult:
     store = storage.store()
     h = context.partition_key

@@ -1,11 +1,17 @@
 """Asset ``segmented_blocks``: tables, titles and text blocks with their headers."""
 
+import base64
 from collections import Counter
 
-from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
+from dagster import MaterializeResult, MetadataValue
 
 from extraction_assets.core.render.picture import segmentation_svg
-from extraction_assets.defs.assets.common import check_result, finish, stage_asset
+from extraction_assets.defs.assets.common import (
+    PartitionContext,
+    check_result,
+    finish,
+    stage_asset,
+)
 from extraction_assets.defs.assets.normalized_grids import normalized_grids
 from extraction_assets.defs.resources import DataStoreResource
 from extraction_assets.pipeline.checks import cell_coverage
@@ -13,6 +19,25 @@ from extraction_assets.pipeline.stages import segment_stage
 from extraction_assets.store.storage import atomic_write_bytes
 
 CODE_VERSION = "8"
+
+#: Most sheets whose segmentation picture is embedded in the materialization's Markdown (the
+#: others are linked by path): the UI shows the metadata of every materialization it lists.
+MAX_PICTURES = 20
+
+
+def pictures_markdown(pictures: list[tuple[str, str]]) -> str:
+    """Markdown showing each ``(sheet name, SVG text)`` picture as an image (a ``data:`` URI,
+    so the Dagster UI draws it without a file server), under the sheet's name; at most
+    :data:`MAX_PICTURES`, then a line saying how many more are only on disk."""
+    parts = []
+    for name, svg in pictures[:MAX_PICTURES]:
+        uri = "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode("ascii")
+        label = name.replace("[", "(").replace("]", ")")
+        parts.append(f"**{label}**\n\n![segmentation of {label}]({uri})")
+    if len(pictures) > MAX_PICTURES:
+        parts.append(f"{len(pictures) - MAX_PICTURES} more sheets: see the "
+                     "`segmentation: <sheet>` paths")
+    return "\n\n".join(parts) or "(no visible sheet)"
 
 
 @stage_asset(
@@ -27,7 +52,7 @@ CODE_VERSION = "8"
         "pivot tables as declared."
     ),
 )
-def segmented_blocks(context: AssetExecutionContext, storage: DataStoreResource) -> MaterializeResult:
+def segmented_blocks(context: PartitionContext, storage: DataStoreResource) -> MaterializeResult:
     store = storage.store()
     h = context.partition_key
     cells, sheets = store.read_table("cells", h), store.read_table("sheets", h)
@@ -35,17 +60,19 @@ def segmented_blocks(context: AssetExecutionContext, storage: DataStoreResource)
     coverage = cell_coverage(cells, sheets, output.tables["blocks"])
     blocks = output.tables["blocks"].to_pylist()
     kinds = Counter(b["kind"] for b in blocks)
-    pictures = {}
+    pictures, shown = {}, []
     for sheet in sheets.to_pylist():
         if sheet["visibility"] != "visible":
             continue
         path = store.picture_path(h, sheet["sheet_index"])
-        atomic_write_bytes(path, segmentation_svg(
-            sheet["sheet_name"], sheet["used_range"],
-            [b for b in blocks if b["sheet_index"] == sheet["sheet_index"]]).encode())
+        svg = segmentation_svg(sheet["sheet_name"], sheet["used_range"],
+                               [b for b in blocks if b["sheet_index"] == sheet["sheet_index"]])
+        atomic_write_bytes(path, svg.encode())
         pictures[f"segmentation: {sheet['sheet_name']}"] = MetadataValue.path(str(path))
+        shown.append((sheet["sheet_name"], svg))
     return finish(context, store, "segmented_blocks", output, CODE_VERSION, {
         **pictures,
+        "segmentation": MetadataValue.md(pictures_markdown(shown)),
         "tables": kinds.get("table", 0),
         "body_font_size": output.facts["body_font_size"],
         "heading_levels": MetadataValue.json(output.facts["heading_levels"]),

@@ -2,11 +2,16 @@
 
 from pathlib import Path
 
-from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue
+from dagster import Failure, MaterializeResult, MetadataValue
 
 from extraction_assets.core.errors import SourceUnavailableError
 from extraction_assets.core.model import Issue
-from extraction_assets.defs.assets.common import fail, finish, stage_asset
+from extraction_assets.defs.assets.common import (
+    PartitionContext,
+    fail,
+    finish,
+    stage_asset,
+)
 from extraction_assets.defs.resources import DataStoreResource, LimitsResource, PasswordsResource
 from extraction_assets.pipeline.stages import StageError, StageOutput, workbook_stage
 
@@ -21,7 +26,7 @@ CODE_VERSION = "2"
         "Copies the bytes into the content-addressed store so re-runs never need the inbox."
     ),
 )
-def workbook(context: AssetExecutionContext, storage: DataStoreResource,
+def workbook(context: PartitionContext, storage: DataStoreResource,
              limits: LimitsResource, passwords: PasswordsResource) -> MaterializeResult:
     store = storage.store()
     workbook_hash = context.partition_key
