@@ -13,11 +13,9 @@ Used by the ``extraction-assets`` CLI and by tests.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,16 +23,20 @@ from dagster import (
     AssetRecordsFilter,
     AssetSelection,
     DagsterInstance,
-    build_reconstructable_job,
-    execute_job,
     materialize,
 )
 from filelock import FileLock
 
 from extraction_assets.defs.assets import ALL_ASSETS
 from extraction_assets.defs.definitions import make_definitions
-from extraction_assets.defs.partitions import add_partition_keys, workbook_partitions
-from extraction_assets.defs.resources import ENV_PASSWORDS, EmbedderResource
+from extraction_assets.defs.partitions import (
+    PARTITION_TAG,
+    RANGE_TAGS,
+    add_partition_keys,
+    workbook_partitions,
+)
+from extraction_assets.defs.resources import EmbedderResource
+from extraction_assets.defs.sensors import FILENAME_TAG, file_tags
 from extraction_assets.store.lineage import export_lineage
 from extraction_assets.store.storage import INSTANCE_YAML, DataDirError, DataStore
 
@@ -50,13 +52,8 @@ NOT_STARTED = "not started: interrupted"
 BATCH_BYTES = 8 * 1024 * 1024
 BATCH_FILES = 250
 
-#: Run tags naming the file(s) of a run (the UI's Runs page filters on tags).
-SOURCE_PATH_TAG = "extraction_assets/source_path"
-FILENAME_TAG = "extraction_assets/filename"
+#: Run tag counting the files of a run of several.
 FILES_TAG = "extraction_assets/files"
-#: Dagster's tags of a run over a range of partition keys (``dagster.BackfillPolicy`` runs).
-RANGE_START_TAG = "dagster/asset_partition_range_start"
-RANGE_END_TAG = "dagster/asset_partition_range_end"
 
 
 def open_instance(store: DataStore) -> DagsterInstance:
@@ -249,53 +246,28 @@ def run_tags(batch: list, store: DataStore) -> dict[str, str]:
     as 2,000 characters, and ``files`` counts them)."""
     first, last = batch[0].workbook_hash, batch[-1].workbook_hash
     if len(batch) == 1:
-        path = Path(batch[0].path)
-        try:
-            source = store.source_of(first)["source_path"]
-        except KeyError:
-            source = str(path)
-        return {"dagster/partition": first, SOURCE_PATH_TAG: source, FILENAME_TAG: path.name}
+        return {PARTITION_TAG: first, **file_tags(store, first)}
     names = ", ".join(Path(item.path).name for item in batch)
-    return {RANGE_START_TAG: first, RANGE_END_TAG: last, FILES_TAG: str(len(batch)),
+    return {RANGE_TAGS[0]: first, RANGE_TAGS[1]: last, FILES_TAG: str(len(batch)),
             FILENAME_TAG: names if len(names) <= 2000 else names[:1997] + "..."}
 
 
 class _Runner:
-    """Runs batches on one instance and data dir: in this process with Dagster's in-process
-    executor (``jobs`` = 1, no Celery), or with ``execute_job`` and the multiprocess executor
-    (each step in a process of its own) or the Celery executor (``celery_broker``), the job
-    rebuilt from :func:`~extraction_assets.defs.definitions.ingest_job_for`."""
+    """Runs batches one after the other in this process (Dagster's in-process executor) on one
+    instance and data dir."""
 
     def __init__(self, instance: DagsterInstance, store: DataStore,
                  embedder: EmbedderResource | None, passwords: list[str] | None,
-                 run_config: dict, jobs: int, celery_broker: str | None):
+                 run_config: dict):
         self.instance, self.store, self.run_config = instance, store, run_config
-        self.in_process = jobs == 1 and not celery_broker
         self.resources = make_definitions(str(store.root), embedder, passwords).resources
-        self.job = None
-        if not self.in_process:
-            if passwords:  # the step processes read them from the environment, never the run
-                os.environ[ENV_PASSWORDS] = "\n".join(passwords)
-            self.job = build_reconstructable_job(
-                "extraction_assets.defs.definitions", "ingest_job_for",
-                reconstructable_kwargs={"data_dir": str(store.root.absolute()),
-                                        "embedder": embedder.model_dump() if embedder else None,
-                                        "celery_broker": celery_broker})
-            if not celery_broker:
-                self.run_config = {**run_config, "execution": {"config": {"multiprocess": {
-                    "max_concurrent": 1,
-                    "start_method": {"forkserver": {"preload_modules": [
-                        "extraction_assets.defs.definitions"]}}}}}}
 
     def run(self, batch: list[_Item]):
         """One Dagster run of the batch's assets over its partitions; returns its result."""
-        tags = run_tags(batch, self.store)
-        if self.in_process:
-            return materialize(ALL_ASSETS, selection=AssetSelection.assets(*batch[0].assets),
-                               instance=self.instance, resources=self.resources,
-                               run_config=self.run_config, tags=tags, raise_on_error=False)
-        return execute_job(self.job, self.instance, run_config=self.run_config, tags=tags,
-                           raise_on_error=False, asset_selection=[a.key for a in batch[0].assets])
+        return materialize(ALL_ASSETS, selection=AssetSelection.assets(*batch[0].assets),
+                           instance=self.instance, resources=self.resources,
+                           run_config=self.run_config, tags=run_tags(batch, self.store),
+                           raise_on_error=False)
 
     def outcome(self, batch: list[_Item]) -> tuple[list[IngestResult], list[_Item]]:
         """Run a batch; returns the results of its files and the files to run again: when the
@@ -328,17 +300,27 @@ class _Runner:
                              summarize(self.store, i.workbook_hash)) for i in batch], []
 
 
-def _materialize_all(runner: _Runner, items: list[_Item], jobs: int,
-                     done: Callable[[int, IngestResult], None], stop: threading.Event) -> None:
-    """Materialize ``items`` in batches (:func:`plan_batches`), ``jobs`` runs at a time; the
-    files of a batch that failed on one partition are planned again (their stale assets).
-    ``done`` gets each file's result; after ``stop`` is set (an interrupt) no run starts and the
-    files left are ``interrupted`` (:data:`NOT_STARTED`)."""
+def materialize_batches(runner: _Runner, items: list[_Item],
+                        done: Callable[[int, IngestResult], None], stop: threading.Event,
+                        jobs: int = 1) -> None:
+    """Materialize ``items`` in this process, batch after batch (:func:`plan_batches` with
+    ``jobs``); the files of a batch that failed on one partition are planned again (their stale
+    assets). ``done`` gets each file's result; after ``stop`` is set (an interrupt) no run
+    starts and the files left are ``interrupted`` (:data:`NOT_STARTED`)."""
     order = {key: n for n, key in enumerate(
         runner.instance.get_dynamic_partitions(workbook_partitions.name))}
     queue = deque(plan_batches(items, order, jobs))
-
-    def settle(batch: list[_Item], results: list[IngestResult], again: list[_Item]) -> None:
+    while queue and not stop.is_set():
+        batch = queue.popleft()
+        try:
+            results, again = runner.outcome(batch)
+        except KeyboardInterrupt:  # outside the part of a run where Dagster catches it
+            stop.set()
+            results, again = [IngestResult(i.path, i.workbook_hash, "interrupted",
+                                           error=INTERRUPTED_RUN) for i in batch], []
+        except Exception as exc:  # noqa: BLE001 - one batch's failure never stops the others
+            results, again = [IngestResult(i.path, i.workbook_hash, "failed",
+                                           error=error_line(exc)) for i in batch], []
         for result in results:
             done(next(i.k for i in batch if i.workbook_hash == result.workbook_hash), result)
         retry = []
@@ -350,40 +332,7 @@ def _materialize_all(runner: _Runner, items: list[_Item], jobs: int,
             else:
                 done(item.k, IngestResult(item.path, item.workbook_hash, "success",
                                           counts=summarize(runner.store, item.workbook_hash)))
-        queue.extend(plan_batches(retry, order, jobs))
-
-    def attempt(batch: list[_Item]) -> tuple[list[IngestResult], list[_Item]]:
-        try:
-            return runner.outcome(batch)
-        except KeyboardInterrupt:  # outside the part of a run where Dagster catches it
-            stop.set()
-            return [IngestResult(i.path, i.workbook_hash, "interrupted", error=INTERRUPTED_RUN)
-                    for i in batch], []
-        except Exception as exc:  # noqa: BLE001 - one batch's failure never stops the others
-            return [IngestResult(i.path, i.workbook_hash, "failed", error=error_line(exc))
-                    for i in batch], []
-
-    if runner.in_process:
-        while queue and not stop.is_set():
-            batch = queue.popleft()
-            settle(batch, *attempt(batch))
-    else:
-        running: dict[Future, list[_Item]] = {}
-        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="run") as pool:
-            try:
-                while queue or running:
-                    while queue and len(running) < jobs and not stop.is_set():
-                        batch = queue.popleft()
-                        running[pool.submit(attempt, batch)] = batch
-                    if not running:
-                        break
-                    finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                    for future in finished:
-                        settle(running.pop(future), *future.result())
-            except KeyboardInterrupt:  # the runs' step processes got the Ctrl-C too
-                stop.set()
-                for future, batch in running.items():
-                    settle(batch, *future.result())
+        queue.extendleft(reversed(plan_batches(retry, order, jobs)))
     for batch in queue:
         for item in batch:
             done(item.k, IngestResult(item.path, item.workbook_hash, "interrupted",
@@ -483,10 +432,12 @@ def ingest_paths(
                     else:
                         todo.append(_Item(k, str(path), workbook_hash, selected,
                                           store.blob_path(workbook_hash).stat().st_size))
-            if todo:
-                runner = _Runner(instance, store, embedder, passwords, _run_config(max_tokens),
-                                 jobs, celery_broker)
-                _materialize_all(runner, todo, jobs, done, stop)
+            if todo and (jobs > 1 or celery_broker):
+                fan_out(instance, store, todo, jobs, embedder, passwords, max_tokens,
+                        celery_broker, done)
+            elif todo:
+                runner = _Runner(instance, store, embedder, passwords, _run_config(max_tokens))
+                materialize_batches(runner, todo, done, stop)
     finally:
         if loading:
             loading.join()
@@ -567,8 +518,23 @@ def refresh_stale(
                     todo.append(_Item(k, path, workbook_hash, tuple(stale),
                                       blob.stat().st_size if blob.exists() else 0))
             if todo:
-                runner = _Runner(instance, store, embedder, None, dict(QUIET_LOGGERS), 1, None)
-                _materialize_all(runner, todo, 1, done, stop)
+                runner = _Runner(instance, store, embedder, None, dict(QUIET_LOGGERS))
+                materialize_batches(runner, todo, done, stop)
     finally:
         loading.join()
     return [results[k] for k in sorted(results)]
+
+
+def fan_out(instance: DagsterInstance, store: DataStore, items: list[_Item], jobs: int,
+            embedder: EmbedderResource | None, passwords: list[str] | None,
+            max_tokens: int | None, celery_broker: str | None,
+            done: Callable[[int, IngestResult], None]) -> None:
+    """Materialize ``items`` in batches, ``jobs`` at a time, through Dagster's executors (see
+    :mod:`extraction_assets.app.batches`); ``done`` gets each file's result as its batch
+    reports it."""
+    from extraction_assets.app.batches import run_batches
+
+    order = {key: n for n, key in enumerate(
+        instance.get_dynamic_partitions(workbook_partitions.name))}
+    run_batches(instance, store, plan_batches(items, order, jobs), jobs, embedder, passwords,
+                max_tokens, celery_broker, done)

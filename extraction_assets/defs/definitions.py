@@ -15,17 +15,12 @@ from extraction_assets.defs.resources import (
     PasswordsResource,
 )
 from extraction_assets.defs.sensors import (
+    ENV_CELERY_BROKER,
     inbox_sensor,
     ingest_job,
     lineage_after_failure,
     lineage_after_success,
 )
-
-#: Environment variable naming the Celery broker (e.g. ``redis://host:6379/0``): when set, the
-#: ``ingest_workbook`` job of :data:`defs` runs its steps on Celery workers (see
-#: :func:`celery_executor_def`); the daemon's runs (inbox sensor, backfills) then do too.
-ENV_CELERY_BROKER = "EXTRACTION_ASSETS_CELERY_BROKER"
-
 
 def celery_executor_def(broker: str) -> ExecutorDefinition:
     """Dagster's Celery executor (``dagster-celery``) on ``broker``, which is also the result

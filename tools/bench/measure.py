@@ -126,30 +126,39 @@ def convert_docling(data: bytes, filename: str) -> int:
 
 
 # -- our stages -------------------------------------------------------------------------------
-def run_stages(data: bytes, filename: str,
-               embedder: LocalEmbedder) -> tuple[dict[str, Timing], dict, list[str]]:
+def untimed(fn: Callable[[], Any], rows: Callable[[Any], int]) -> tuple[Any, Timing]:
+    """Run ``fn()`` once, as :func:`timed` but without collecting garbage or reading the peak
+    (for many small files, where those would cost more than the stages)."""
+    start = time.perf_counter()
+    result = fn()
+    return result, Timing(time.perf_counter() - start, None, 0)
+
+
+def run_stages(data: bytes, filename: str, embedder: LocalEmbedder,
+               timer=timed) -> tuple[dict[str, Timing], dict, list[str]]:
     """Run hash, parse, normalize, segment and render ("hash -> chunks") on one workbook, each
-    timed; render counts tokens with ``embedder``'s tokenizer as the ``rendered_chunks`` asset
-    does, at its defaults (512 max, 64 min).
+    timed by ``timer`` (:func:`timed` or :func:`untimed`); render counts tokens with
+    ``embedder``'s tokenizer as the ``rendered_chunks`` asset does, at its defaults (512 max,
+    64 min).
 
     Returns (timings by stage name, counts: ``records``, ``chunks``, ``tokens`` of all
     chunks, the chunk texts). Raises :class:`~extraction_assets.pipeline.stages.StageError` when the
     file cannot be read.
     """
     timings: dict[str, Timing] = {}
-    workbook_hash, timings["hash"] = timed(lambda: hashlib.sha256(data).hexdigest(), lambda _: 1)
-    parsed, timings["parse"] = timed(lambda: parse_stage(workbook_hash, data),
+    workbook_hash, timings["hash"] = timer(lambda: hashlib.sha256(data).hexdigest(), lambda _: 1)
+    parsed, timings["parse"] = timer(lambda: parse_stage(workbook_hash, data),
                                      lambda out: out.tables["parsed_cells"].num_rows)
     t = parsed.tables
-    normalized, timings["normalize"] = timed(
+    normalized, timings["normalize"] = timer(
         lambda: normalize_stage(workbook_hash, t["parsed_cells"], t["parsed_sheets"],
                                 t["styles"], t["workbook_properties"]),
         lambda out: out.tables["cells"].num_rows)
     cells, sheets = normalized.tables["cells"], normalized.tables["sheets"]
-    segmented, timings["segment"] = timed(
+    segmented, timings["segment"] = timer(
         lambda: segment_stage(workbook_hash, cells, sheets, t["sheet_objects"]),
         lambda out: out.tables["blocks"].num_rows)
-    rendered, timings["render"] = timed(
+    rendered, timings["render"] = timer(
         lambda: render_stage(workbook_hash, filename, cells, sheets, segmented.tables["blocks"],
                              segmented.tables["block_columns"], embedder.count_tokens,
                              MAX_TOKENS, MIN_TOKENS,
@@ -165,3 +174,16 @@ def run_stages(data: bytes, filename: str,
 def run_embed(embedder: LocalEmbedder, texts: list[str]) -> Timing:
     """``embedder.embed(texts)`` (in its batches), timed; ``rows`` = texts embedded."""
     return timed(lambda: embedder.embed(texts), len)[1]
+
+
+def stages_wall(paths: list[Path]) -> float:
+    """Wall seconds of hash -> chunks over ``paths``, one file after the other in this process
+    (after one untimed warm-up file and the tokenizer's load): the stages alone, what an ingest
+    of the same files adds Dagster, Parquet and the views to."""
+    embedder = LocalEmbedder()
+    embedder.count_tokens("")
+    run_stages(paths[0].read_bytes(), paths[0].name, embedder, untimed)
+    start = time.perf_counter()
+    for path in paths:
+        run_stages(path.read_bytes(), path.name, embedder, untimed)
+    return time.perf_counter() - start
