@@ -123,7 +123,7 @@ def run_batches(instance: DagsterInstance, store: DataStore, batches: list[list[
             "max_concurrent": jobs,
             "start_method": {"forkserver": {"preload_modules": [__name__]}}}}}
     tag = uuid.uuid4().hex
-    reported: set[int] = set()
+    reported: dict[int, str] = {}  # index -> status
     finished = threading.Event()
 
     def report() -> None:
@@ -137,7 +137,7 @@ def run_batches(instance: DagsterInstance, store: DataStore, batches: list[list[
                     data = json.loads(entry.user_message[len(RESULT_LINE):])
                     k = data.pop("k")
                     if k not in reported:
-                        reported.add(k)
+                        reported[k] = data["status"]
                         done(k, IngestResult(**data))
             seen = len(entries)
             if last:
@@ -159,6 +159,7 @@ def run_batches(instance: DagsterInstance, store: DataStore, batches: list[list[
     finally:
         finished.set()
         reader.join()
+    interrupted = interrupted or "interrupted" in reported.values()
     for batch in batches:
         for item in batch:
             if item.k not in reported:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from dagster import RunsFilter
 
 from extraction_assets.app.ingest import open_instance
 from extraction_assets.search.vectors import VectorStore
@@ -134,12 +135,16 @@ def test_ingest_with_two_jobs_materializes_each_partition_once(tmp_path: Path) -
     hashes = {r.workbook_hash: int(Path(r.path).stem.split("_")[1])
               for r in results if r.status == "success"}
     assert len(hashes) == 4 and all(r.run_id for r in results if r.status != "duplicate")
-    # the runs are Dagster's, each step in a process of its multiprocess executor
+    # each batch's run ran in a step process of one ingest_batches run, whose steps Dagster's
+    # multiprocess executor started
     with open_instance(DataStore(data_dir)) as instance:
-        runs = {r.run_id for r in results if r.run_id}
-        engines = [e.message for run_id in runs for e in instance.all_logs(run_id)
-                   if e.dagster_event and e.dagster_event.event_type_value == "ENGINE_EVENT"]
-    assert any("multiprocess executor" in message for message in engines), engines
+        batch_runs = {r.run_id for r in results if r.run_id}
+        pids = {e.message for run_id in batch_runs for e in instance.all_logs(run_id)
+                if e.message.startswith("Executing steps in process")}
+        [outer] = instance.get_runs(filters=RunsFilter(job_name="ingest_batches"))
+        engine = [e.message for e in instance.all_logs(outer.run_id)]
+    assert pids and f"(pid: {os.getpid()})" not in " ".join(pids)
+    assert any("multiprocess executor" in message for message in engine)
     store = DataStore(data_dir)
     with duckdb.connect(str(store.warehouse_path), read_only=True) as con:
         for h, k in hashes.items():
