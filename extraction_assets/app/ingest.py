@@ -1,39 +1,44 @@
-"""Ingest files in-process: register each file's content hash as a partition and materialize the
-asset graph for it on a local Dagster instance under ``<data-dir>/dagster``.
+"""Ingest files: register each file's content hash as a partition and materialize the asset graph
+for it through Dagster, on the instance under ``<data-dir>/dagster``.
 
-Used by the ``extraction-assets`` CLI and by tests; one file's failure never stops the others.
+Files are materialized in batches: one Dagster run per batch of partitions (a range of partition
+keys, which every asset step materializes partition by partition; see
+:func:`~extraction_assets.defs.assets.common.materialize_partitions`), so that a folder of small
+files does not pay a run's fixed cost per file. ``jobs`` runs at a time: one run in this process
+(Dagster's in-process executor), or several, each step in a process of Dagster's multiprocess
+executor, or on Celery workers (``dagster-celery``). One file's failure never stops the others.
+
+Used by the ``extraction-assets`` CLI and by tests.
 """
 
 from __future__ import annotations
 
-import os
-import select
-import signal
 import threading
-import time
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from multiprocessing.util import Finalize
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
-from dagster import AssetRecordsFilter, AssetSelection, DagsterInstance, materialize
-from dagster._core.errors import DagsterExecutionInterruptedError
-from dagster._core.instance.ref import InstanceRef
-from dagster._core.storage.sqlite_storage import DagsterSqliteStorage
-from dagster._serdes import ConfigurableClassData
+from dagster import (
+    AssetRecordsFilter,
+    AssetSelection,
+    DagsterInstance,
+    materialize,
+)
 from filelock import FileLock
 
-from extraction_assets.app.instance_storage import PooledSqliteStorage
-from extraction_assets.app.workers import start_forkserver
 from extraction_assets.defs.assets import ALL_ASSETS
 from extraction_assets.defs.definitions import make_definitions
 from extraction_assets.defs.lineage import export_lineage
-from extraction_assets.defs.partitions import add_partition_keys, workbook_partitions
+from extraction_assets.defs.partitions import (
+    PARTITION_TAG,
+    RANGE_TAGS,
+    add_partition_keys,
+    workbook_partitions,
+)
 from extraction_assets.defs.resources import EmbedderResource
-from extraction_assets.store.storage import DataDirError, DataStore
+from extraction_assets.defs.sensors import FILENAME_TAG, file_tags
+from extraction_assets.store.storage import INSTANCE_YAML, DataDirError, DataStore
 
 QUIET_LOGGERS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
@@ -42,24 +47,28 @@ INTERRUPTED_RUN = ("stopped by an interrupt; the same command run again redoes w
                    "write")
 NOT_STARTED = "not started: interrupted"
 
+#: A batch (one run) holds files of at most this many bytes in all, and at most
+#: :data:`BATCH_FILES` files; a larger file runs alone, so that its run names it.
+BATCH_BYTES = 8 * 1024 * 1024
+BATCH_FILES = 250
+
+#: Run tag counting the files of a run of several.
+FILES_TAG = "extraction_assets/files"
+
 
 def open_instance(store: DataStore) -> DagsterInstance:
-    """The Dagster instance of a data dir: SQLite storage under ``<data-dir>/dagster`` (or what
-    a ``dagster.yaml`` placed in that folder configures, e.g. Postgres). Dagster's SQLite
-    storage is opened as :class:`~extraction_assets.app.instance_storage.PooledSqliteStorage`: the
-    same files, with connections kept open. Telemetry is off; a file lock serializes the
-    creation of a new instance's schema across processes."""
-    store.dagster_home.mkdir(parents=True, exist_ok=True)
-    ref = InstanceRef.from_dir(str(store.dagster_home.absolute()),
-                               overrides={"telemetry": {"enabled": False}})
-    if (ref.storage_data.module_name, ref.storage_data.class_name) == (
-            DagsterSqliteStorage.__module__, DagsterSqliteStorage.__name__):
-        ref = ref._replace(storage_data=ConfigurableClassData(
-            PooledSqliteStorage.__module__, PooledSqliteStorage.__name__,
-            ref.storage_data.config_yaml))
+    """The Dagster instance of a data dir, as ``<data-dir>/dagster/dagster.yaml`` configures it:
+    SQLite storage under that folder by default (the file is written with telemetry off when
+    missing), Postgres or a run queue when the file says so. A file lock serializes the creation
+    of a new instance's schema across processes."""
+    home = store.dagster_home.absolute()
+    home.mkdir(parents=True, exist_ok=True)
     # several processes opening a new instance at once race to create its SQLite schema
-    with FileLock(str(store.dagster_home / ".instance.lock"), timeout=600):
-        return DagsterInstance.from_ref(ref)
+    with FileLock(str(home / ".instance.lock"), timeout=600):
+        config = home / "dagster.yaml"
+        if not config.exists():
+            config.write_text(INSTANCE_YAML)
+        return DagsterInstance.from_config(str(home))
 
 
 @dataclass
@@ -69,7 +78,8 @@ class IngestResult:
     already materialized for this content with the current code versions); ``unreadable``
     (``refresh`` only: the file failed with a typed input error before); ``interrupted`` (an
     interrupt, Ctrl-C or SIGTERM, stopped its run, whose ``run_id`` is set, or came before it
-    started). Counts are the rows of the partition's tables."""
+    started). Counts are the rows of the partition's tables. ``run_id`` is the run that
+    materialized the file (shared by the files of one batch)."""
 
     path: str
     workbook_hash: str
@@ -119,29 +129,35 @@ def _error_chain(error) -> Iterator:
 def _interrupted(result) -> bool:
     """Whether a failed run was stopped by an interrupt: a step or the run itself (e.g. while
     its resources were set up) failed with Dagster's ``DagsterExecutionInterruptedError``,
-    which its in-process executor raises on SIGINT or SIGTERM."""
+    which its executors raise on SIGINT or SIGTERM (or with a ``KeyboardInterrupt``)."""
     for event in result.all_events:
         error = (event.step_failure_data.error if event.is_step_failure
                  else event.job_failure_data.error if event.is_job_failure else None)
-        if any(e.cls_name == DagsterExecutionInterruptedError.__name__
+        if any(e.cls_name in ("DagsterExecutionInterruptedError", "KeyboardInterrupt")
                for e in _error_chain(error)):
             return True
     return False
 
 
-def _failure_message(result) -> str:
-    """One line naming the failed asset and the root cause of its failure."""
+def _failure(result) -> tuple[str, str | None]:
+    """One line naming the failed asset and the root cause of its failure, and the partition
+    the failure names (metadata ``partition`` of the step's :class:`dagster.Failure`; ``None``
+    when the run failed outside any partition)."""
     for event in result.all_events:
         if event.is_step_failure:
             data = event.step_failure_data
-            if data.user_failure_data and data.user_failure_data.description:
-                return f"{event.step_key}: {data.user_failure_data.description}"
+            user = data.user_failure_data
+            partition = user.metadata.get("partition") if user else None
+            partition = partition.value if partition is not None else None
+            if user and user.description:
+                return f"{event.step_key}: {user.description}", partition
             chain = list(_error_chain(data.error))
             if chain:
                 root = chain[-1]
                 lines = [line for line in root.message.strip().splitlines() if line.strip()]
-                return f"{event.step_key}: {' '.join(lines[-2:]) if lines else root.cls_name}"
-    return "run failed"
+                return (f"{event.step_key}: {' '.join(lines[-2:]) if lines else root.cls_name}",
+                        partition)
+    return "run failed", None
 
 
 def stale_assets(instance: DagsterInstance, workbook_hash: str, assets=ALL_ASSETS) -> list:
@@ -163,32 +179,6 @@ def stale_assets(instance: DagsterInstance, workbook_hash: str, assets=ALL_ASSET
     return []
 
 
-def _materialize(instance: DagsterInstance, store: DataStore, resources: dict, path: str,
-                 workbook_hash: str, selection: AssetSelection, run_config: dict,
-                 tags: dict[str, str]) -> IngestResult:
-    """One Dagster run (in-process executor) of the selected assets for one partition, then its
-    lineage rows. A run whose lineage cannot be written (e.g. the disk is full) is ``failed``:
-    the next ingest writes the lineage of a partition that has none."""
-    run = materialize(
-        ALL_ASSETS, selection=selection, partition_key=workbook_hash, instance=instance,
-        resources=resources, run_config=run_config, raise_on_error=False, tags=tags,
-    )
-    try:
-        export_lineage(instance, store, workbook_hash)
-    except Exception as exc:  # noqa: BLE001 - the disk full, the views locked: say so, go on
-        unwritten = f"its lineage was not written: {error_line(exc)}"
-    else:
-        unwritten = None
-    if not run.success and _interrupted(run):
-        return IngestResult(path, workbook_hash, "interrupted", run.run_id, INTERRUPTED_RUN)
-    if run.success and not unwritten:
-        return IngestResult(path, workbook_hash, "success", run.run_id,
-                            counts=summarize(store, workbook_hash))
-    error = "; ".join(e for e in (None if run.success else _failure_message(run), unwritten) if e)
-    return IngestResult(path, workbook_hash, "failed", run.run_id, error,
-                        summarize(store, workbook_hash))
-
-
 def error_line(exc: BaseException) -> str:
     """``Type: message`` of an exception on one line: its message's first line (SQLAlchemy's
     errors add one pointing to their documentation)."""
@@ -202,127 +192,158 @@ def _unchanged(instance: DagsterInstance, store: DataStore, path: str,
     has none (a run whose lineage write failed, e.g. on a full disk)."""
     if not store.table_path("lineage", workbook_hash).exists():
         try:
-            export_lineage(instance, store, workbook_hash)
+            export_lineage(instance, store, [workbook_hash])
         except Exception as exc:  # noqa: BLE001 - still up to date; the lineage is what failed
             return IngestResult(path, workbook_hash, "failed", error="up to date, but its "
                                 f"lineage was not written: {error_line(exc)}")
     return IngestResult(path, workbook_hash, "unchanged", counts=summarize(store, workbook_hash))
 
 
-def _source_tags(path: Path) -> dict[str, str]:
-    return {"extraction_assets/source_path": str(path.resolve())}
+@dataclass
+class _Item:
+    """A file to materialize: its index in the results, path (shown), content hash, the assets
+    to materialize and its size in bytes (for batching)."""
+
+    k: int
+    path: str
+    workbook_hash: str
+    assets: tuple
+    size: int = 0
 
 
-#: What a worker process of :func:`ingest_paths` keeps between files.
-_WORKER: dict = {}
+def plan_batches(items: list[_Item], order: dict[str, int], jobs: int = 1,
+                 batch_bytes: int = BATCH_BYTES, batch_files: int = BATCH_FILES) -> list[list]:
+    """Cut the files to materialize into batches, each one Dagster run over a range of
+    partition keys: files with the same assets to materialize whose keys are consecutive in the
+    partitions' order (``order``: key -> position), at most ``batch_files`` files and
+    ``batch_bytes`` bytes a batch (a larger file alone), and with ``jobs`` > 1 at most an equal
+    share of all the bytes, so that ``jobs`` runs side by side get work of about the same size.
+    Returns the batches in the partitions' order."""
+    total = sum(item.size for item in items)
+    limit = min(batch_bytes, -(-total // jobs)) if jobs > 1 else batch_bytes
+    batches: list[list[_Item]] = []
+    groups: dict[tuple, list[_Item]] = {}
+    for item in items:
+        groups.setdefault(item.assets, []).append(item)
+    for group in groups.values():
+        group.sort(key=lambda item: order[item.workbook_hash])
+        batch: list[_Item] = []
+        for item in group:
+            if batch and (order[item.workbook_hash] != order[batch[-1].workbook_hash] + 1
+                          or len(batch) >= batch_files
+                          or sum(i.size for i in batch) + item.size > limit):
+                batches.append(batch)
+                batch = []
+            batch.append(item)
+        if batch:
+            batches.append(batch)
+    return sorted(batches, key=lambda b: order[b[0].workbook_hash])
 
 
-def _note_interrupt(signum: int, frame) -> None:
-    """A worker's SIGINT handler between runs."""
-    _WORKER["interrupted"] = True
+def run_tags(batch: list, store: DataStore) -> dict[str, str]:
+    """The tags of a batch's run: the partition (one file) or the range of partition keys, and
+    the file's ``source_path`` and ``filename`` (several files: ``filename`` lists them, as far
+    as 2,000 characters, and ``files`` counts them)."""
+    first, last = batch[0].workbook_hash, batch[-1].workbook_hash
+    if len(batch) == 1:
+        return {PARTITION_TAG: first, **file_tags(store, first)}
+    names = ", ".join(Path(item.path).name for item in batch)
+    return {RANGE_TAGS[0]: first, RANGE_TAGS[1]: last, FILES_TAG: str(len(batch)),
+            FILENAME_TAG: names if len(names) <= 2000 else names[:1997] + "..."}
 
 
-def _watch_main_process(pid: int) -> None:
-    """End this worker when the ingest process ``pid`` ends without stopping it (``kill -9``):
-    a daemon thread waits on the process (a pidfd on Linux, else a poll each second), then
-    sends this worker SIGTERM, which stops a run in progress as an interrupt (Dagster records
-    the run as failed) and ends an idle worker, and exits after :data:`_ORPHAN_GRACE_S` in any
-    case. The forkserver ends once its last worker has."""
-    def wait() -> None:
+class _Runner:
+    """Runs batches one after the other in this process (Dagster's in-process executor) on one
+    instance and data dir."""
+
+    def __init__(self, instance: DagsterInstance, store: DataStore,
+                 embedder: EmbedderResource | None, passwords: list[str] | None,
+                 run_config: dict):
+        self.instance, self.store, self.run_config = instance, store, run_config
+        self.resources = make_definitions(str(store.root), embedder, passwords).resources
+
+    def run(self, batch: list[_Item]):
+        """One Dagster run of the batch's assets over its partitions; returns its result."""
+        return materialize(ALL_ASSETS, selection=AssetSelection.assets(*batch[0].assets),
+                           instance=self.instance, resources=self.resources,
+                           run_config=self.run_config, tags=run_tags(batch, self.store),
+                           raise_on_error=False)
+
+    def outcome(self, batch: list[_Item]) -> tuple[list[IngestResult], list[_Item]]:
+        """Run a batch; returns the results of its files and the files to run again: when the
+        run failed on one partition (its step's failure names it), that file is ``failed`` and
+        the others, whose step Dagster then recorded as failed too, go again without it."""
+        result = self.run(batch)
+        hashes = [item.workbook_hash for item in batch]
         try:
-            fd = os.pidfd_open(pid)
-        except (AttributeError, OSError):  # not Linux, or the process is gone already
-            while _alive(pid):
-                time.sleep(1.0)
+            export_lineage(self.instance, self.store, hashes)
+        except Exception as exc:  # noqa: BLE001 - the disk full, the views locked: say so, go on
+            unwritten = f"its lineage was not written: {error_line(exc)}"
         else:
-            select.select([fd], [], [])
-        os.kill(os.getpid(), signal.SIGTERM)
-        time.sleep(_ORPHAN_GRACE_S)
-        os._exit(1)
-
-    threading.Thread(target=wait, name="watch-ingest", daemon=True).start()
-
-
-#: Seconds an orphaned worker's run has to stop after SIGTERM before the worker exits anyway.
-_ORPHAN_GRACE_S = 10.0
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)  # PermissionError: alive, under another user
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
+            unwritten = None
+        run_id = result.run_id
+        if not result.success and _interrupted(result):
+            return [IngestResult(i.path, i.workbook_hash, "interrupted", run_id, INTERRUPTED_RUN)
+                    for i in batch], []
+        if result.success:
+            return [IngestResult(i.path, i.workbook_hash, "failed" if unwritten else "success",
+                                 run_id, unwritten, summarize(self.store, i.workbook_hash))
+                    for i in batch], []
+        message, partition = _failure(result)
+        error = "; ".join(e for e in (message, unwritten) if e)
+        if len(batch) > 1 and partition in hashes:
+            failed = batch[hashes.index(partition)]
+            return [IngestResult(failed.path, partition, "failed", run_id, error,
+                                 summarize(self.store, partition))], \
+                [i for i in batch if i is not failed]
+        return [IngestResult(i.path, i.workbook_hash, "failed", run_id, error,
+                             summarize(self.store, i.workbook_hash)) for i in batch], []
 
 
-def _start_worker(data_dir: str, embedder: dict | None, passwords: list[str] | None,
-                  selected: list[str], run_config: dict, main_pid: int) -> None:
-    _watch_main_process(main_pid)
-    # an interrupt (Ctrl-C reaches the whole process group) between files is only noted: the
-    # next file handed to this worker is then not started (see _worker_materialize)
-    signal.signal(signal.SIGINT, _note_interrupt)
-    embedder_resource = EmbedderResource(**embedder) if embedder else None
-    loading = ((embedder_resource or EmbedderResource()).load_tokenizer_in_background()
-               if "rendered_chunks" in selected else None)  # while the instance is opened
-    store = DataStore(data_dir)
-    instance = open_instance(store)
-    # closed when the worker exits (a multiprocessing worker runs these finalizers, not atexit):
-    # the kept SQLite connections checkpoint and remove their write-ahead logs
-    Finalize(instance, instance.dispose, exitpriority=10)
-    resources = make_definitions(str(store.root), embedder_resource, passwords).resources
-    if loading:
-        loading.join()
-    _WORKER.update(store=store, instance=instance, run_config=run_config, resources=resources,
-                   selection=AssetSelection.assets(
-                       *[a for a in ALL_ASSETS if a.key.path[-1] in selected]))
+def materialize_batches(runner: _Runner, items: list[_Item],
+                        done: Callable[[int, IngestResult], None], stop: threading.Event,
+                        jobs: int = 1) -> None:
+    """Materialize ``items`` in this process, batch after batch (:func:`plan_batches` with
+    ``jobs``); the files of a batch that failed on one partition are planned again (their stale
+    assets). ``done`` gets each file's result; after ``stop`` is set (an interrupt) no run
+    starts and the files left are ``interrupted`` (:data:`NOT_STARTED`)."""
+    order = {key: n for n, key in enumerate(
+        runner.instance.get_dynamic_partitions(workbook_partitions.name))}
+    queue = deque(plan_batches(items, order, jobs))
+    while queue and not stop.is_set():
+        batch = queue.popleft()
+        try:
+            results, again = runner.outcome(batch)
+        except KeyboardInterrupt:  # outside the part of a run where Dagster catches it
+            stop.set()
+            results, again = [IngestResult(i.path, i.workbook_hash, "interrupted",
+                                           error=INTERRUPTED_RUN) for i in batch], []
+        except Exception as exc:  # noqa: BLE001 - one batch's failure never stops the others
+            results, again = [IngestResult(i.path, i.workbook_hash, "failed",
+                                           error=error_line(exc)) for i in batch], []
+        for result in results:
+            done(next(i.k for i in batch if i.workbook_hash == result.workbook_hash), result)
+        retry = []
+        for item in again:
+            assets = stale_assets(runner.instance, item.workbook_hash, list(item.assets))
+            if assets:
+                retry.append(_Item(item.k, item.path, item.workbook_hash, tuple(assets),
+                                   item.size))
+            else:
+                done(item.k, IngestResult(item.path, item.workbook_hash, "success",
+                                          counts=summarize(runner.store, item.workbook_hash)))
+        queue.extendleft(reversed(plan_batches(retry, order, jobs)))
+    for batch in queue:
+        for item in batch:
+            done(item.k, IngestResult(item.path, item.workbook_hash, "interrupted",
+                                      error=NOT_STARTED))
 
 
-def _worker_ready() -> None:
-    """Submitted once per worker process when the pool starts, so that its start-up runs while
-    the main process checks the files."""
-
-
-def _worker_materialize(path: str, workbook_hash: str) -> IngestResult:
-    w = _WORKER
-    # while this file runs an interrupt stops it: Dagster's executor catches it during the
-    # steps, and KeyboardInterrupt does elsewhere (creating the run, exporting its lineage)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        if w.pop("interrupted", False):
-            return IngestResult(path, workbook_hash, "interrupted", error=NOT_STARTED)
-        return _materialize(w["instance"], w["store"], w["resources"], path, workbook_hash,
-                            w["selection"], w["run_config"], _source_tags(Path(path)))
-    except KeyboardInterrupt:
-        return IngestResult(path, workbook_hash, "interrupted", error=INTERRUPTED_RUN)
-    except Exception as exc:  # noqa: BLE001 - one file's failure never stops the others
-        return IngestResult(path, workbook_hash, "failed", error=error_line(exc))
-    finally:
-        signal.signal(signal.SIGINT, _note_interrupt)
-        # Dagster's executor gives SIGTERM the SIGINT handler when a run ends; the pool stops
-        # a worker with SIGTERM when another one died
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
-@contextmanager
-def _worker_pool(size: int, store: DataStore, embedder: EmbedderResource | None,
-                 passwords: list[str] | None, selected: list,
-                 run_config: dict) -> Iterator[ProcessPoolExecutor | None]:
-    """``size`` worker processes for :func:`ingest_paths` (``None`` when ``size`` is 0), started
-    at once. They fork from a server process that imported Dagster and the stages
-    (:func:`~extraction_assets.app.workers.start_forkserver`), not from this one, which runs
-    Dagster's and LanceDB's threads (LanceDB is imported after the fork)."""
-    if size < 1:
-        yield None
-        return
-    with ProcessPoolExecutor(
-            max_workers=size, mp_context=start_forkserver(), initializer=_start_worker,
-            initargs=(str(store.root), embedder.model_dump() if embedder else None, passwords,
-                      [a.key.path[-1] for a in selected], run_config, os.getpid())) as pool:
-        for _ in range(size):  # the pool forks one process per task while none is idle
-            pool.submit(_worker_ready)
-        yield pool
+def _run_config(max_tokens: int | None) -> dict:
+    run_config: dict = dict(QUIET_LOGGERS)
+    if max_tokens:
+        run_config["ops"] = {"rendered_chunks": {"config": {"max_tokens": max_tokens}}}
+    return run_config
 
 
 def ingest_paths(
@@ -335,6 +356,7 @@ def ingest_paths(
     force: bool = False,
     passwords: list[str] | None = None,
     jobs: int = 1,
+    celery_broker: str | None = None,
 ) -> list[IngestResult]:
     """Materialize the asset graph for every file in ``paths``, one partition per content hash.
 
@@ -343,16 +365,18 @@ def ingest_paths(
     processed once. A partition whose selected assets are all materialized with the current
     code versions is left alone unless ``force``. ``passwords`` are tried on password-protected
     files (default: ``$EXTRACTION_ASSETS_PASSWORDS``). ``until`` names the last asset to
-    materialize (default: all six). ``jobs`` > 1 materializes that many partitions at once:
-    this process and ``jobs - 1`` worker processes each take the next file as they finish one
-    (the workers start as soon as the files are hashed when one of them is new to the data dir,
-    so that their start-up runs while the files are checked), every run on the same instance
-    and data dir (their writes meet on the file locks of the DuckDB views and the LanceDB
-    table). ``on_result`` is called after each file (for progress output; in completion
-    order). A missing or unreadable file is a ``failed`` result, not an error. An interrupt
-    (Ctrl-C, SIGTERM) stops the runs in progress and starts no further file: those files are
-    ``interrupted`` results, and a later ingest of the same files redoes only them.
-    Returns one result per file, in the order given.
+    materialize (default: all six).
+
+    The files are materialized in batches, one Dagster run each (:func:`plan_batches`):
+    ``jobs`` = 1 runs them one after the other in this process; ``jobs`` > 1 runs that many at
+    a time, each step in a process of Dagster's multiprocess executor (or on the Celery workers
+    of ``celery_broker``, e.g. ``redis://host:6379/0``), every run on the same instance and
+    data dir (their writes meet on the file locks of the DuckDB views and the LanceDB table).
+    ``on_result`` is called after each file (for progress output; in completion order: the
+    files of a batch when its run ends). A missing or unreadable file is a ``failed`` result,
+    not an error. An interrupt (Ctrl-C, SIGTERM) stops the runs in progress and starts no
+    further run: those files are ``interrupted`` results, and a later ingest of the same files
+    redoes only them. Returns one result per file, in the order given.
 
     Raises:
         ValueError: ``until`` is not one of the six asset names, or ``jobs`` < 1.
@@ -364,14 +388,11 @@ def ingest_paths(
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     paths = [Path(p) for p in paths]
     store = DataStore(data_dir)
-    selected = ALL_ASSETS[: names.index(until) + 1] if until else ALL_ASSETS
-    run_config: dict = dict(QUIET_LOGGERS)
-    if max_tokens:
-        run_config["ops"] = {"rendered_chunks": {"config": {"max_tokens": max_tokens}}}
+    selected = tuple(ALL_ASSETS[: names.index(until) + 1] if until else ALL_ASSETS)
     results: dict[int, IngestResult] = {}
     seen: dict[str, str] = {}
     reporting = threading.Lock()
-    stop = threading.Event()  # set by an interrupt: no further file is started
+    stop = threading.Event()  # set by an interrupt: no further run is started
 
     def done(k: int, result: IngestResult) -> None:
         if result.status == "interrupted":
@@ -381,31 +402,19 @@ def ingest_paths(
             if on_result:
                 on_result(result)
 
-    with ExitStack() as stack:
-        if "rendered_chunks" in names[:len(selected)]:  # loaded while the files are checked
-            # joined on the way out, also with nothing to run: see load_tokenizer_in_background
-            stack.callback((embedder or EmbedderResource()).load_tokenizer_in_background().join)
+    # loaded while the files are checked; joined on the way out, also with nothing to run
+    loading = ((embedder or EmbedderResource()).load_tokenizer_in_background()
+               if "rendered_chunks" in names[:len(selected)] else None)
+    try:
         registered: list[tuple[Path, str | None, str | None]] = []  # path, hash, read error
-        first_seen = False
         for path in paths:
             try:
-                workbook_hash, new_source = store.register_source(path)
-                registered.append((path, workbook_hash, None))
-                first_seen |= new_source
+                registered.append((path, store.register_source(path)[0], None))
             except DataDirError as exc:
                 registered.append((path, None, str(exc)))
             except OSError as exc:
                 registered.append((path, None, f"cannot read file: {exc.strerror or exc}"))
-
-        def start_workers(files: int) -> ProcessPoolExecutor | None:
-            return stack.enter_context(_worker_pool(min(jobs, files) - 1, store, embedder,
-                                                    passwords, selected, run_config))
-
-        # a file new to the data dir will run: the workers start now, while the instance is
-        # opened and the files are checked; otherwise only once the checks found work
-        early = first_seen or force
-        pool = start_workers(len(registered)) if early else None
-        todo: deque[tuple[int, Path, str]] = deque()
+        todo: list[_Item] = []
         with open_instance(store) as instance:
             new = set(add_partition_keys(instance, [h for _, h, _ in registered if h]))
             for k, (path, workbook_hash, error) in enumerate(registered):
@@ -418,57 +427,20 @@ def ingest_paths(
                 else:
                     seen[workbook_hash] = str(path)
                     if (workbook_hash not in new and not force
-                            and not stale_assets(instance, workbook_hash, selected)):
+                            and not stale_assets(instance, workbook_hash, list(selected))):
                         done(k, _unchanged(instance, store, str(path), workbook_hash))
                     else:
-                        todo.append((k, path, workbook_hash))
-            if not early:
-                pool = start_workers(len(todo))
-            taking = threading.Lock()
-
-            def take() -> tuple[int, Path, str] | None:
-                with taking:
-                    return todo.popleft() if todo and not stop.is_set() else None
-
-            def feed() -> None:  # keeps one worker process busy
-                while (item := take()) is not None:
-                    k, path, workbook_hash = item
-                    try:
-                        result = pool.submit(_worker_materialize, str(path), workbook_hash).result()
-                    except Exception as exc:  # noqa: BLE001 - a worker that died fails its file
-                        result = IngestResult(str(path), workbook_hash, "failed",
-                                              error=f"worker process failed: {exc}")
-                    done(k, result)
-
-            feeders = [threading.Thread(target=feed, daemon=True)
-                       for _ in range(min(jobs, len(todo)) - 1)]
-            for feeder in feeders:
-                feeder.start()
-            # this process materializes partitions too, with its instance and definitions
-            resources = make_definitions(str(store.root), embedder, passwords).resources
-            selection = AssetSelection.assets(*selected)
-            item = None
-            try:
-                while (item := take()) is not None:
-                    k, path, workbook_hash = item
-                    try:
-                        result = _materialize(instance, store, resources, str(path),
-                                              workbook_hash, selection, run_config,
-                                              _source_tags(path))
-                    except Exception as exc:  # noqa: BLE001 - one file never stops the others
-                        result = IngestResult(str(path), workbook_hash, "failed",
-                                              error=error_line(exc))
-                    done(k, result)
-                    item = None
-            except KeyboardInterrupt:  # outside the part of a run where Dagster catches it
-                stop.set()
-                if item is not None and item[0] not in results:
-                    done(item[0], IngestResult(str(item[1]), item[2], "interrupted",
-                                               error=INTERRUPTED_RUN))
-            for feeder in feeders:
-                feeder.join()
-            for k, path, workbook_hash in todo:
-                done(k, IngestResult(str(path), workbook_hash, "interrupted", error=NOT_STARTED))
+                        todo.append(_Item(k, str(path), workbook_hash, selected,
+                                          store.blob_path(workbook_hash).stat().st_size))
+            if todo and (jobs > 1 or celery_broker):
+                fan_out(instance, store, todo, jobs, embedder, passwords, max_tokens,
+                        celery_broker, done)
+            elif todo:
+                runner = _Runner(instance, store, embedder, passwords, _run_config(max_tokens))
+                materialize_batches(runner, todo, done, stop)
+    finally:
+        if loading:
+            loading.join()
     return [results[k] for k in sorted(results)]
 
 
@@ -508,38 +480,61 @@ def refresh_stale(
 ) -> list[IngestResult]:
     """Re-materialize, for every known partition, only its stale assets (see
     :func:`stale_assets`): after a code version is bumped, or when an ingest stopped early
-    (``--until``). Partitions that are up to date are reported ``unchanged``; those whose file
-    cannot be read (a typed error of the ``workbook`` or ``parsed_sheets`` asset, which then
-    has no materialization) are reported ``unreadable`` and not retried. An interrupt (Ctrl-C)
-    stops the run in progress, reported ``interrupted``, and the refresh with it."""
+    (``--until``), in batches as :func:`ingest_paths` does. Partitions that are up to date are
+    reported ``unchanged``; those whose file cannot be read (a typed error of the ``workbook``
+    or ``parsed_sheets`` asset, which then has no materialization) are reported ``unreadable``
+    and not retried. An interrupt (Ctrl-C) stops the run in progress, reported
+    ``interrupted``, and the refresh with it (the partitions not started are ``interrupted``
+    with :data:`NOT_STARTED`, and not passed to ``on_result``). Returns the results in
+    partition key order."""
     store = DataStore(data_dir)
-    resources = make_definitions(str(store.root), embedder).resources
-    results = []
-    with ExitStack() as stack:
-        # loaded while the stale assets are looked up; joined on the way out
-        stack.callback(resources["embedder"].load_tokenizer_in_background().join)
-        instance = stack.enter_context(open_instance(store))
-        for workbook_hash in sorted(instance.get_dynamic_partitions(workbook_partitions.name)):
-            stale = stale_assets(instance, workbook_hash)
-            try:
-                path = store.source_of(workbook_hash)["source_path"]
-            except KeyError:
-                path = workbook_hash
-            if not stale:
-                result = _unchanged(instance, store, path, workbook_hash)
-            elif error := _input_error(instance, store, workbook_hash, stale[0]):
-                result = IngestResult(path, workbook_hash, "unreadable", error=error)
-            else:
+    results: dict[int, IngestResult] = {}
+    stop = threading.Event()
+
+    def done(k: int, result: IngestResult) -> None:
+        if result.status == "interrupted":
+            stop.set()
+        results[k] = result
+        if on_result and result.error != NOT_STARTED:
+            on_result(result)
+
+    loading = (embedder or EmbedderResource()).load_tokenizer_in_background()
+    try:
+        with open_instance(store) as instance:
+            todo: list[_Item] = []
+            keys = sorted(instance.get_dynamic_partitions(workbook_partitions.name))
+            for k, workbook_hash in enumerate(keys):
+                stale = stale_assets(instance, workbook_hash)
                 try:
-                    result = _materialize(instance, store, resources, path, workbook_hash,
-                                          AssetSelection.assets(*stale), dict(QUIET_LOGGERS),
-                                          {"extraction_assets/refresh": "stale"})
-                except Exception as exc:  # noqa: BLE001 - one partition never stops the others
-                    result = IngestResult(path, workbook_hash, "failed",
-                                          error=error_line(exc))
-            results.append(result)
-            if on_result:
-                on_result(result)
-            if result.status == "interrupted":
-                break
-    return results
+                    path = store.source_of(workbook_hash)["source_path"]
+                except KeyError:
+                    path = workbook_hash
+                if not stale:
+                    done(k, _unchanged(instance, store, path, workbook_hash))
+                elif error := _input_error(instance, store, workbook_hash, stale[0]):
+                    done(k, IngestResult(path, workbook_hash, "unreadable", error=error))
+                else:
+                    blob = store.blob_path(workbook_hash)
+                    todo.append(_Item(k, path, workbook_hash, tuple(stale),
+                                      blob.stat().st_size if blob.exists() else 0))
+            if todo:
+                runner = _Runner(instance, store, embedder, None, dict(QUIET_LOGGERS))
+                materialize_batches(runner, todo, done, stop)
+    finally:
+        loading.join()
+    return [results[k] for k in sorted(results)]
+
+
+def fan_out(instance: DagsterInstance, store: DataStore, items: list[_Item], jobs: int,
+            embedder: EmbedderResource | None, passwords: list[str] | None,
+            max_tokens: int | None, celery_broker: str | None,
+            done: Callable[[int, IngestResult], None]) -> None:
+    """Materialize ``items`` in batches, ``jobs`` at a time, through Dagster's executors (see
+    :mod:`extraction_assets.app.batches`); ``done`` gets each file's result as its batch
+    reports it."""
+    from extraction_assets.app.batches import run_batches
+
+    order = {key: n for n, key in enumerate(
+        instance.get_dynamic_partitions(workbook_partitions.name))}
+    run_batches(instance, store, plan_batches(items, order, jobs), jobs, embedder, passwords,
+                max_tokens, celery_broker, done)

@@ -1,8 +1,11 @@
-"""The Dagster ``Definitions`` of the project (loaded by ``workspace.yaml``)."""
+"""The Dagster ``Definitions`` of the project (loaded by ``workspace.yaml``), and the
+``ingest_workbook`` job as the processes of a run rebuild it (:func:`ingest_job_for`)."""
 
 from __future__ import annotations
 
-from dagster import Definitions
+import os
+
+from dagster import Definitions, ExecutorDefinition, JobDefinition
 
 from extraction_assets.defs.assets import ALL_ASSETS
 from extraction_assets.defs.resources import (
@@ -12,6 +15,7 @@ from extraction_assets.defs.resources import (
     PasswordsResource,
 )
 from extraction_assets.defs.sensors import (
+    ENV_CELERY_BROKER,
     inbox_sensor,
     ingest_job,
     lineage_after_failure,
@@ -20,13 +24,34 @@ from extraction_assets.defs.sensors import (
 from extraction_assets.defs.trust_resources import trust_resources
 
 
+def celery_executor_def(broker: str) -> ExecutorDefinition:
+    """Dagster's Celery executor (``dagster-celery``) on ``broker``, which is also the result
+    backend. A task is acknowledged once its step is done and given back to the queue when its
+    worker is lost (``task_acks_late``, ``task_reject_on_worker_lost``), so a step whose worker
+    was killed runs again on another one; the broker gives an unacknowledged task to another
+    worker after ``visibility_timeout`` seconds (Redis; default 3600, above any step's time:
+    ``$EXTRACTION_ASSETS_CELERY_VISIBILITY_TIMEOUT``)."""
+    from dagster_celery import celery_executor
+
+    timeout = int(os.environ.get("EXTRACTION_ASSETS_CELERY_VISIBILITY_TIMEOUT", "3600"))
+    return celery_executor.configured({
+        "broker": broker, "backend": broker,
+        "config_source": {"task_acks_late": True, "task_reject_on_worker_lost": True,
+                          "worker_prefetch_multiplier": 1,
+                          "broker_transport_options": {"visibility_timeout": timeout}},
+    }, name="celery")
+
+
 def make_definitions(data_dir: str | None = None,
                      embedder: EmbedderResource | None = None,
-                     passwords: list[str] | None = None) -> Definitions:
+                     passwords: list[str] | None = None,
+                     celery_broker: str | None = None) -> Definitions:
     """Definitions with the data dir (default ``$EXTRACTION_ASSETS_HOME`` or ``./data``),
-    embedder (default: the bundled local model) and workbook passwords (default:
-    ``$EXTRACTION_ASSETS_PASSWORDS``, one per line) given; the trust features' resources
-    from ``<data-dir>/trust.toml`` (see :func:`~.trust_resources.trust_resources`)."""
+    embedder (default: the bundled local model), workbook passwords (default:
+    ``$EXTRACTION_ASSETS_PASSWORDS``, one per line), the trust features' resources from
+    ``<data-dir>/trust.toml`` (see :func:`~.trust_resources.trust_resources`) and, with
+    ``celery_broker``, the jobs' steps run by Celery workers (default: Dagster's in-process or
+    multiprocess executor, chosen by run config)."""
     storage = DataStoreResource(data_dir=data_dir) if data_dir else DataStoreResource()
     return Definitions(
         assets=ALL_ASSETS,
@@ -40,7 +65,19 @@ def make_definitions(data_dir: str | None = None,
             if passwords else PasswordsResource(),
             **trust_resources(storage.data_dir),
         },
+        executor=celery_executor_def(celery_broker) if celery_broker else None,
     )
 
 
-defs = make_definitions()
+def ingest_job_for(data_dir: str, embedder: dict | None = None,
+                   celery_broker: str | None = None) -> JobDefinition:
+    """The ``ingest_workbook`` job of :func:`make_definitions` for a data dir and an embedder
+    configuration (``EmbedderResource`` fields). A run that crosses process boundaries names
+    this function (``dagster.build_reconstructable_job``): the executor's step processes and
+    Celery workers rebuild the job from it. Passwords are never part of it: those processes
+    read ``$EXTRACTION_ASSETS_PASSWORDS``."""
+    return make_definitions(data_dir, EmbedderResource(**embedder) if embedder else None,
+                            celery_broker=celery_broker).resolve_job_def(ingest_job.name)
+
+
+defs = make_definitions(celery_broker=os.environ.get(ENV_CELERY_BROKER) or None)

@@ -6,7 +6,7 @@ SQLite's number of SQL variables (B36)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Set
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 
 from dagster import DagsterInstance, DynamicPartitionsDefinition
@@ -22,6 +22,8 @@ MAX_RUNS_PER_TICK = 200
 
 #: The run tag Dagster gives every run of one partition.
 PARTITION_TAG = "dagster/partition"
+#: The run tags Dagster gives a run over a range of partition keys.
+RANGE_TAGS = ("dagster/asset_partition_range_start", "dagster/asset_partition_range_end")
 
 
 def existing_partition_keys(instance: DagsterInstance) -> set[str]:
@@ -36,6 +38,21 @@ def keys_with_runs(instance: DagsterInstance) -> set[str]:
         if key == PARTITION_TAG:
             return set(values)
     return set()
+
+
+def run_partition_keys(instance: DagsterInstance, tags: Mapping[str, str]) -> list[str]:
+    """The ``workbooks`` partition keys a run targets, from its tags: its partition, or every key
+    of its range in the partitions' order (empty for a run of no partition)."""
+    if PARTITION_TAG in tags:
+        return [tags[PARTITION_TAG]]
+    start, end = (tags.get(tag) for tag in RANGE_TAGS)
+    if not start or not end:
+        return []
+    keys = instance.get_dynamic_partitions(workbook_partitions.name)
+    try:
+        return list(keys[keys.index(start):keys.index(end) + 1])
+    except ValueError:  # a key of the range was deleted since
+        return []
 
 
 def _batched(keys: list[str], size: int) -> list[list[str]]:

@@ -1,6 +1,7 @@
 """The inbox sensor: a new partition and a run for every new file content in ``<data-dir>/inbox``,
 and the sensors that refresh the ``lineage`` table after each run."""
 
+import os
 from pathlib import Path
 
 from dagster import (
@@ -23,15 +24,28 @@ from extraction_assets.defs.partitions import (
     existing_partition_keys,
     keys_with_runs,
     plan_discovery,
+    run_partition_keys,
     workbook_partitions,
 )
 from extraction_assets.defs.resources import DataStoreResource
+from extraction_assets.store.storage import DataStore
 
 #: Materializes all six assets for one partition.
 ingest_job = define_asset_job(
     "ingest_workbook", selection=AssetSelection.assets(*ALL_ASSETS), partitions_def=workbook_partitions,
-    description="Materialize the whole asset graph for one workbook partition.",
+    description="Materialize the whole asset graph for one workbook partition, or a batch of "
+                "them (a range of partition keys).",
 )
+
+#: Environment variable naming the Celery broker (e.g. ``redis://host:6379/0``): when set, the
+#: ``ingest_workbook`` job of the project's definitions runs its steps on Celery workers; the
+#: daemon's runs (inbox sensor, backfills) then do too. Otherwise the sensor's runs execute
+#: every step in the run's own process (the six assets are a chain: nothing runs side by side).
+ENV_CELERY_BROKER = "EXTRACTION_ASSETS_CELERY_BROKER"
+
+#: Run tags naming the file(s) of a run.
+SOURCE_PATH_TAG = "extraction_assets/source_path"
+FILENAME_TAG = "extraction_assets/filename"
 
 SPREADSHEET_SUFFIXES = {".xlsx", ".xlsm", ".xltx", ".xltm", ".xls", ".xlsb", ".ods", ".fods",
                         ".csv", ".tsv"}
@@ -83,17 +97,31 @@ def inbox_sensor(context: SensorEvaluationContext, storage: DataStoreResource) -
                           keys_with_runs(context.instance))
     if plan.waiting:
         context.log.info(f"{plan.waiting} partitions wait for their run request on a later tick")
+    run_config = ({} if os.environ.get(ENV_CELERY_BROKER)
+                  else {"execution": {"config": {"in_process": {}}}})
     return SensorResult(
-        run_requests=[RunRequest(partition_key=k, run_key=k) for k in plan.run_keys],
+        run_requests=[RunRequest(partition_key=k, run_key=k, run_config=run_config,
+                                 tags=file_tags(store, k)) for k in plan.run_keys],
         dynamic_partitions_requests=[workbook_partitions.build_add_request(batch)
                                      for batch in plan.add_batches],
     )
 
 
+def file_tags(store: DataStore, workbook_hash: str) -> dict[str, str]:
+    """The run tags naming a partition's file, as first registered: :data:`SOURCE_PATH_TAG`
+    and :data:`FILENAME_TAG` (the UI's Runs page filters on them); none for a hash never
+    registered."""
+    try:
+        source = store.source_of(workbook_hash)
+    except KeyError:
+        return {}
+    return {SOURCE_PATH_TAG: source["source_path"], FILENAME_TAG: source["filename"]}
+
+
 def _export_run_lineage(context: RunStatusSensorContext, storage: DataStoreResource) -> None:
-    partition = context.dagster_run.tags.get("dagster/partition")
-    if partition:
-        export_lineage(context.instance, storage.store(), partition)
+    keys = run_partition_keys(context.instance, context.dagster_run.tags)
+    if keys:
+        export_lineage(context.instance, storage.store(), keys)
 
 
 @run_status_sensor(run_status=DagsterRunStatus.SUCCESS, default_status=DefaultSensorStatus.RUNNING,

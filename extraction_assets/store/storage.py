@@ -39,6 +39,10 @@ from extraction_assets.pipeline.schemas import SCHEMAS, memory_schema
 HASH_RE = re.compile(r"^[0-9a-f]{64}$")
 
 
+#: Dagster instance settings written to ``<data-dir>/dagster/dagster.yaml`` when it has none.
+INSTANCE_YAML = "telemetry:\n  enabled: false\n"
+
+
 def require_partition_key(workbook_hash: str) -> str:
     """Return ``workbook_hash`` if it is a partition key (64 lowercase hex digits, a sha256).
 

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from dagster import RunsFilter
 
+from extraction_assets.app.ingest import open_instance
 from extraction_assets.search.vectors import VectorStore
 from extraction_assets.store.storage import DataStore
 from extraction_assets_tests.fault_helpers import batch_value, fake_embedding_server, write_batch
@@ -132,7 +134,17 @@ def test_ingest_with_two_jobs_materializes_each_partition_once(tmp_path: Path) -
     assert "not_a_spreadsheet" in results[1].error
     hashes = {r.workbook_hash: int(Path(r.path).stem.split("_")[1])
               for r in results if r.status == "success"}
-    assert len(hashes) == 4 and len({r.run_id for r in results if r.run_id}) == 5
+    assert len(hashes) == 4 and all(r.run_id for r in results if r.status != "duplicate")
+    # each batch's run ran in a step process of one ingest_batches run, whose steps Dagster's
+    # multiprocess executor started
+    with open_instance(DataStore(data_dir)) as instance:
+        batch_runs = {r.run_id for r in results if r.run_id}
+        pids = {e.message for run_id in batch_runs for e in instance.all_logs(run_id)
+                if e.message.startswith("Executing steps in process")}
+        [outer] = instance.get_runs(filters=RunsFilter(job_name="ingest_batches"))
+        engine = [e.message for e in instance.all_logs(outer.run_id)]
+    assert pids and f"(pid: {os.getpid()})" not in " ".join(pids)
+    assert any("multiprocess executor" in message for message in engine)
     store = DataStore(data_dir)
     with duckdb.connect(str(store.warehouse_path), read_only=True) as con:
         for h, k in hashes.items():
@@ -150,8 +162,8 @@ def test_ingest_with_two_jobs_materializes_each_partition_once(tmp_path: Path) -
 
 def test_cli_ingest_with_two_jobs_prints_every_file_and_exits_cleanly(tmp_path: Path) -> None:
     """The ``extraction-assets`` entry point in a fresh interpreter, as a user runs it: with
-    ``--jobs 2`` new files start the worker process as soon as they are hashed; a second
-    ingest where every file is already up to date starts none and reports them unchanged.
+    ``--jobs 2`` the files are materialized by Dagster runs whose steps run in processes of
+    their own; a second ingest where every file is already up to date reports them unchanged.
     Every file's line reaches stdout although the command leaves without the interpreter's
     final garbage collection (``gc.freeze`` on the way out)."""
     paths = write_batch(tmp_path / "batch", 3, N_ROWS)
@@ -173,29 +185,12 @@ def test_cli_ingest_with_two_jobs_prints_every_file_and_exits_cleanly(tmp_path: 
                            ).fetchone() == (3, 3 * N_ROWS)
 
 
-def test_workers_fork_from_a_server_that_preloaded_and_froze_dagster() -> None:
-    """A worker of ``ingest --jobs N`` starts with Dagster, the stages and Dagster's SQLite
-    storage already imported by its forkserver, and with the server's objects in the garbage
-    collector's permanent generation (``gc.freeze`` before the first fork)."""
-    import gc
-    from concurrent.futures import ProcessPoolExecutor
-
-    from extraction_assets.app.workers import PRELOAD, RUN_MODULES, start_forkserver
-
-    with ProcessPoolExecutor(max_workers=1, mp_context=start_forkserver()) as pool:
-        loaded = pool.submit(eval, "sorted(__import__('sys').modules)").result()
-        frozen = pool.submit(gc.get_freeze_count).result()
-    assert set(PRELOAD) | set(RUN_MODULES) <= set(loaded)
-    assert "extraction_assets.pipeline.stages" in loaded
-    assert frozen > 100_000  # importing Dagster alone makes ~110,000 tracked objects
-
-
 def test_import_for_runs_freezes_the_imports_and_restores_the_collector() -> None:
     """In a fresh interpreter, :func:`import_for_runs` imports every module a run needs and
     freezes their objects; the collector is left as it was found (on, or off)."""
     script = (
         "import gc, sys\n"
-        "from extraction_assets.app.workers import RUN_MODULES, import_for_runs\n"
+        "from extraction_assets.app.cli import RUN_MODULES, import_for_runs\n"
         "was_on = sys.argv[1] == 'on'\n"
         "gc.enable() if was_on else gc.disable()\n"
         "import_for_runs()\n"

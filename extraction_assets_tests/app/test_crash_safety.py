@@ -203,18 +203,3 @@ def test_ctrl_c_stops_the_ingest_and_the_next_one_finishes_it(tmp_path):
         else:
             assert state == "success"
     assert all("chunks=0" not in line for line in again.stdout.splitlines())
-
-
-def test_forkserver_preload_goes_on_through_ctrl_c():
-    """Ctrl-C reaches the forkserver too while it imports for the workers (~2-3 s): it finishes
-    them without a ``KeyboardInterrupt`` traceback and puts the default handler back."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "import signal; import extraction_assets.app.forkserver_preload; "
-         "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)  # past the package's own import, into Dagster's
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
-    assert (proc.returncode, out.strip()) == (0, "True"), err
-    assert "KeyboardInterrupt" not in err
-

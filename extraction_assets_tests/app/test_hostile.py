@@ -431,7 +431,8 @@ def _sid(pid: int) -> int | None:
 
 
 def _worker_running(pids: list[int], main: int) -> bool:
-    """Whether a worker forked by the forkserver (a grandchild of ``main``) runs a file."""
+    """Whether a step process (forked by the forkserver of Dagster's multiprocess executor, a
+    grandchild of ``main``) runs a step."""
     parents = {}
     for pid in pids:
         try:

@@ -4,6 +4,7 @@ chain, their checks, the ingest job, the sensors and the resources they need."""
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 import yaml
 from dagster import AssetKey
@@ -51,3 +52,23 @@ def test_checks_job_sensors_and_resources():
     assert set(elsewhere.resources) == {"storage", "embedder", "limits", "passwords",
                                         "redaction", "dual_read", "header_detector"}
     assert elsewhere.resources["storage"].data_dir == "/tmp/elsewhere"
+
+
+def test_the_package_uses_no_private_dagster_api():
+    """Dagster's machinery only through its public API: no ``dagster._`` module is named
+    anywhere in the package (an import, a string, a config written by it), so that the next
+    Dagster release cannot break a private override."""
+    import extraction_assets
+
+    root = Path(extraction_assets.__file__).parent
+    offenders = [f"{path.relative_to(root)}:{n}" for path in sorted(root.rglob("*.py"))
+                 for n, line in enumerate(path.read_text().splitlines(), start=1)
+                 if "dagster._" in line]
+    assert offenders == []
+
+
+def test_every_asset_backfills_a_batch_of_partitions_in_one_run():
+    graph = defs.resolve_asset_graph()
+    for name in CHAIN:
+        policy = graph.get(AssetKey(name)).backfill_policy
+        assert policy is not None and policy.max_partitions_per_run is None, name

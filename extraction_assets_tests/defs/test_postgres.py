@@ -127,25 +127,28 @@ def cluster() -> Iterator[Cluster]:
     assert not pg.root.exists()
 
 
+def _postgres_yaml(port: int) -> str:
+    """A ``dagster.yaml`` with Postgres run, event and schedule storage on the cluster."""
+    return ("storage:\n"
+            "  postgres:\n"
+            "    postgres_db:\n"
+            f"      username: {PG_USER}\n"
+            "      password: ''\n"
+            "      hostname: 127.0.0.1\n"
+            f"      db_name: {DB_NAME}\n"
+            f"      port: {port}\n"
+            # SQLAlchemy 2.1 maps plain ``postgresql://`` to psycopg 3, which dagster-postgres
+            # does not install; it brings psycopg2
+            "      scheme: postgresql+psycopg2\n"
+            "telemetry:\n"
+            "  enabled: false\n")
+
+
 def test_ingest_with_postgres_run_and_event_storage(cluster: Cluster, tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     store = DataStore(data_dir)
     store.dagster_home.mkdir(parents=True)
-    (store.dagster_home / "dagster.yaml").write_text(
-        "storage:\n"
-        "  postgres:\n"
-        "    postgres_db:\n"
-        f"      username: {PG_USER}\n"
-        "      password: ''\n"
-        "      hostname: 127.0.0.1\n"
-        f"      db_name: {DB_NAME}\n"
-        f"      port: {cluster.port}\n"
-        # SQLAlchemy 2.1 maps plain ``postgresql://`` to psycopg 3, which dagster-postgres
-        # does not install; it brings psycopg2
-        "      scheme: postgresql+psycopg2\n"
-        "telemetry:\n"
-        "  enabled: false\n"
-    )
+    (store.dagster_home / "dagster.yaml").write_text(_postgres_yaml(cluster.port))
     paths = write_samples(tmp_path / "samples")
     results = ingest_paths(paths, data_dir)
     assert [r.status for r in results] == ["success"] * len(paths), [r.error for r in results]
@@ -176,3 +179,70 @@ def test_ingest_with_postgres_run_and_event_storage(cluster: Cluster, tmp_path: 
     with duckdb.connect(str(store.warehouse_path), read_only=True) as wh:
         assert {r for (r,) in wh.execute("SELECT DISTINCT run_id FROM lineage").fetchall()} \
             == run_ids
+
+
+def test_inbox_runs_go_through_the_run_queue_on_postgres(cluster: Cluster, tmp_path: Path) -> None:
+    """A team's deployment as the README gives it: Postgres storage, Dagster's run queue
+    (``QueuedRunCoordinator``, at most 2 runs at once) and the daemon (``dagster-daemon run``,
+    which also runs the inbox sensor); Dagster's default run launcher starts each run. Files
+    dropped into the inbox become partitions, queued runs that the daemon launches, and
+    materializations in Postgres, each run tagged with its file's name."""
+    import signal
+    import sys
+    import time
+
+    data_dir = tmp_path / "data"
+    store = DataStore(data_dir)
+    store.dagster_home.mkdir(parents=True)
+    (store.dagster_home / "dagster.yaml").write_text(
+        _postgres_yaml(cluster.port)
+        + "run_coordinator:\n  module: dagster\n  class: QueuedRunCoordinator\n"
+          "  config:\n    max_concurrent_runs: 2\n"
+          "run_launcher:\n  module: dagster\n  class: DefaultRunLauncher\n")
+    paths = write_samples(store.inbox)
+    env = dict(os.environ, DAGSTER_HOME=str(store.dagster_home),
+               EXTRACTION_ASSETS_HOME=str(data_dir))
+    daemon = subprocess.Popen(
+        [str(Path(sys.executable).parent / "dagster-daemon"), "run", "-m",
+         "extraction_assets.defs.definitions"], cwd=tmp_path, env=env,
+        stdout=subprocess.DEVNULL, stderr=open(tmp_path / "daemon.log", "w"),
+        start_new_session=True)
+    try:
+        deadline = time.monotonic() + 400
+        while True:
+            with open_instance(store) as instance:
+                runs = instance.get_runs()
+                done = [r for r in runs if r.is_finished]
+                if len(runs) == len(paths) and len(done) == len(paths):
+                    break
+            assert daemon.poll() is None, (tmp_path / "daemon.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, (tmp_path / "daemon.log").read_text()[-3000:]
+            time.sleep(2)
+    finally:
+        os.killpg(daemon.pid, signal.SIGTERM)
+        try:
+            daemon.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(daemon.pid, signal.SIGKILL)
+            daemon.wait()
+    with open_instance(store) as instance:
+        runs = instance.get_runs()
+        assert {r.status.value for r in runs} == {"SUCCESS"}
+        assert sorted(r.tags["extraction_assets/filename"] for r in runs) == sorted(
+            p.name for p in paths)
+        for run in runs:  # queued first, then launched by the daemon
+            kinds = [e.dagster_event.event_type_value for e in instance.all_logs(run.run_id)
+                     if e.dagster_event]
+            assert kinds.index("PIPELINE_ENQUEUED") < kinds.index("PIPELINE_START"), kinds
+        records = instance.get_run_records()
+        starts = sorted((r.start_time, r.end_time) for r in records)
+        for k, (start, _) in enumerate(starts):  # never more than 2 runs at once
+            assert sum(1 for s, e in starts[:k] if e > start) < 2
+    con = cluster.connect(DB_NAME)
+    try:
+        with con.cursor() as cur:
+            cur.execute("SELECT count(*), count(DISTINCT partition) FROM event_logs "
+                        "WHERE dagster_event_type = 'ASSET_MATERIALIZATION'")
+            assert cur.fetchone() == (6 * len(paths), len(paths))
+    finally:
+        con.close()

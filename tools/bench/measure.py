@@ -123,24 +123,33 @@ def convert_docling(data: bytes, filename: str) -> int:
 
 
 # -- our stages -------------------------------------------------------------------------------
-def run_stages(data: bytes, filename: str,
-               embedder: LocalEmbedder) -> tuple[dict[str, Timing], dict, list[str]]:
+def untimed(fn: Callable[[], Any], rows: Callable[[Any], int]) -> tuple[Any, Timing]:
+    """Run ``fn()`` once, as :func:`timed` but without collecting garbage or reading the peak
+    (for many small files, where those would cost more than the stages)."""
+    start = time.perf_counter()
+    result = fn()
+    return result, Timing(time.perf_counter() - start, None, 0)
+
+
+def run_stages(data: bytes, filename: str, embedder: LocalEmbedder,
+               timer=timed) -> tuple[dict[str, Timing], dict, list[str]]:
     """Run hash, parse, normalize, segment and render ("hash -> chunks") on one workbook, each
-    timed; render counts tokens with ``embedder``'s tokenizer as the ``rendered_chunks`` asset
-    does, at its defaults (512 max, 64 min).
+    timed by ``timer`` (:func:`timed` or :func:`untimed`); render counts tokens with
+    ``embedder``'s tokenizer as the ``rendered_chunks`` asset does, at its defaults (512 max,
+    64 min).
 
     Returns (timings by stage name, counts: ``records``, ``chunks``, ``tokens`` of all
     chunks, the chunk texts). Raises :class:`~extraction_assets.pipeline.stages.StageError` when the
     file cannot be read.
     """
     timings: dict[str, Timing] = {}
-    workbook_hash, timings["hash"] = timed(lambda: hashlib.sha256(data).hexdigest(), lambda _: 1)
+    workbook_hash, timings["hash"] = timer(lambda: hashlib.sha256(data).hexdigest(), lambda _: 1)
     settings = RunSettings(data=data, filename=filename, count_tokens=embedder.count_tokens,
                            count_tokens_batch=embedder.count_tokens_batch,
                            max_tokens=MAX_TOKENS, min_tokens=MIN_TOKENS)
     tables: dict = {}
     for stage in PIPELINE_STAGES[1:]:
-        output, timings[stage.label] = timed(
+        output, timings[stage.label] = timer(
             partial(stage.run, workbook_hash, tables, settings),
             lambda out, main=stage.writes[0]: out.tables[main].num_rows)
         tables.update(output.tables)
@@ -154,3 +163,16 @@ def run_stages(data: bytes, filename: str,
 def run_embed(embedder: LocalEmbedder, texts: list[str]) -> Timing:
     """``embedder.embed(texts)`` (in its batches), timed; ``rows`` = texts embedded."""
     return timed(lambda: embedder.embed(texts), len)[1]
+
+
+def stages_wall(paths: list[Path]) -> float:
+    """Wall seconds of hash -> chunks over ``paths``, one file after the other in this process
+    (after one untimed warm-up file and the tokenizer's load): the stages alone, what an ingest
+    of the same files adds Dagster, Parquet and the views to."""
+    embedder = LocalEmbedder()
+    embedder.count_tokens("")
+    run_stages(paths[0].read_bytes(), paths[0].name, embedder, untimed)
+    start = time.perf_counter()
+    for path in paths:
+        run_stages(path.read_bytes(), path.name, embedder, untimed)
+    return time.perf_counter() - start

@@ -145,14 +145,14 @@ def _header_rows(strings: _Strings, first_row: int, headers: list[str], style: i
         for i, h in enumerate(headers, start=1)) + "</row>"
 
 
-def generate_workbook(path: Path, rows: int) -> Path:
+def generate_workbook(path: Path, rows: int, title: str = "Orders 2020-2024") -> Path:
     """Orders: ``rows`` x 10 columns (integers, text, decimals, currency, dates, booleans)
-    under a merged title (A1:J1) and a two-row header whose top row has merged groups.
-    ``cells`` = 10 x ``rows`` + 15."""
+    under a merged title (A1:J1, ``title``: another title gives other bytes) and a two-row
+    header whose top row has merged groups. ``cells`` = 10 x ``rows`` + 15."""
     strings = _Strings()
 
     def body() -> Iterator[str]:
-        yield f'<row r="1">{strings.cell("A1", "Orders 2020-2024", 5)}</row>'
+        yield f'<row r="1">{strings.cell("A1", title, 5)}</row>'
         yield _header_rows(strings, 2, _HEADER_TOP)
         yield _header_rows(strings, 3, _HEADER)
         for k in range(rows):

@@ -3,9 +3,14 @@ each with its vector and in the full-text index."""
 
 import hashlib
 
-from dagster import AssetExecutionContext, Failure, MaterializeResult
+from dagster import Failure, MaterializeResult
 
-from extraction_assets.defs.assets.common import check_result, finish, stage_asset
+from extraction_assets.defs.assets.common import (
+    PartitionContext,
+    check_result,
+    finish,
+    stage_asset,
+)
 from extraction_assets.defs.assets.rendered_chunks import rendered_chunks
 from extraction_assets.defs.resources import DataStoreResource, EmbedderResource
 from extraction_assets.pipeline import StageOutput
@@ -30,7 +35,7 @@ CODE_VERSION = "3"
         "partition replaces its rows."
     ),
 )
-def chunk_embeddings(context: AssetExecutionContext, storage: DataStoreResource,
+def chunk_embeddings(context: PartitionContext, storage: DataStoreResource,
                      embedder: EmbedderResource) -> MaterializeResult:
     store = storage.store()
     h = context.partition_key

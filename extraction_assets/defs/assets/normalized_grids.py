@@ -1,8 +1,13 @@
 """Asset ``normalized_grids``: the StyledGrid every later stage reads."""
 
-from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
+from dagster import MaterializeResult, MetadataValue
 
-from extraction_assets.defs.assets.common import finish, run_stage, stage_asset
+from extraction_assets.defs.assets.common import (
+    PartitionContext,
+    finish,
+    run_stage,
+    stage_asset,
+)
 from extraction_assets.defs.assets.parsed_sheets import parsed_sheets
 from extraction_assets.defs.resources import DataStoreResource, LimitsResource
 from extraction_assets.defs.trust_resources import RedactionResource
@@ -22,7 +27,7 @@ CODE_VERSION = "5"
         "label) found in the workbook become draft colour mappings."
     ),
 )
-def normalized_grids(context: AssetExecutionContext, storage: DataStoreResource,
+def normalized_grids(context: PartitionContext, storage: DataStoreResource,
                      limits: LimitsResource, redaction: RedactionResource) -> MaterializeResult:
     store = storage.store()
     h = context.partition_key

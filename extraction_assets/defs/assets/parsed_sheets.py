@@ -1,8 +1,13 @@
 """Asset ``parsed_sheets``: every cell, style and merged range as the file writes them."""
 
-from dagster import AssetExecutionContext, MaterializeResult
+from dagster import MaterializeResult
 
-from extraction_assets.defs.assets.common import finish, run_stage, stage_asset
+from extraction_assets.defs.assets.common import (
+    PartitionContext,
+    finish,
+    run_stage,
+    stage_asset,
+)
 from extraction_assets.defs.assets.workbook import workbook
 from extraction_assets.defs.resources import DataStoreResource, LimitsResource, PasswordsResource
 from extraction_assets.defs.trust_resources import DualReadResource, RedactionResource
@@ -21,7 +26,7 @@ CODE_VERSION = "5"
         "interpreted yet. The cells python-calamine reads otherwise are review items."
     ),
 )
-def parsed_sheets(context: AssetExecutionContext, storage: DataStoreResource,
+def parsed_sheets(context: PartitionContext, storage: DataStoreResource,
                   limits: LimitsResource, passwords: PasswordsResource,
                   redaction: RedactionResource, dual_read: DualReadResource) -> MaterializeResult:
     store = storage.store()

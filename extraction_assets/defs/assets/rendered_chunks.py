@@ -1,9 +1,15 @@
 """Asset ``rendered_chunks``: records and token-bounded Markdown chunks."""
 
-from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue
+from dagster import Config, MaterializeResult, MetadataValue
 from pydantic import Field
 
-from extraction_assets.defs.assets.common import check_result, finish, run_stage, stage_asset
+from extraction_assets.defs.assets.common import (
+    PartitionContext,
+    check_result,
+    finish,
+    run_stage,
+    stage_asset,
+)
 from extraction_assets.defs.assets.segmented_blocks import segmented_blocks
 from extraction_assets.defs.resources import DataStoreResource, EmbedderResource
 from extraction_assets.defs.trust_resources import RedactionResource
@@ -45,7 +51,7 @@ class ChunkingConfig(Config):
         "`redaction`); cells whose fill has an active colour mapping show its tag."
     ),
 )
-def rendered_chunks(context: AssetExecutionContext, config: ChunkingConfig,
+def rendered_chunks(context: PartitionContext, config: ChunkingConfig,
                     storage: DataStoreResource, embedder: EmbedderResource,
                     redaction: RedactionResource) -> MaterializeResult:
     store = storage.store()

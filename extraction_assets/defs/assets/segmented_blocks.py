@@ -1,12 +1,19 @@
 """Asset ``segmented_blocks``: tables, titles and text blocks with their headers."""
 
+import base64
 from collections import Counter
 
-from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
+from dagster import MaterializeResult, MetadataValue
 
 from extraction_assets.core.render.picture import segmentation_svg
 from extraction_assets.core.trust.headers import RULES_VERSION
-from extraction_assets.defs.assets.common import check_result, finish, run_stage, stage_asset
+from extraction_assets.defs.assets.common import (
+    PartitionContext,
+    check_result,
+    finish,
+    run_stage,
+    stage_asset,
+)
 from extraction_assets.defs.assets.normalized_grids import normalized_grids
 from extraction_assets.defs.resources import DataStoreResource
 from extraction_assets.defs.trust_resources import HeaderDetectorResource
@@ -15,6 +22,25 @@ from extraction_assets.pipeline.checks import cell_coverage
 from extraction_assets.store.storage import atomic_write_bytes
 
 CODE_VERSION = "9"
+
+#: Most sheets whose segmentation picture is embedded in the materialization's Markdown (the
+#: others are linked by path): the UI shows the metadata of every materialization it lists.
+MAX_PICTURES = 20
+
+
+def pictures_markdown(pictures: list[tuple[str, str]]) -> str:
+    """Markdown showing each ``(sheet name, SVG text)`` picture as an image (a ``data:`` URI,
+    so the Dagster UI draws it without a file server), under the sheet's name; at most
+    :data:`MAX_PICTURES`, then a line saying how many more are only on disk."""
+    parts = []
+    for name, svg in pictures[:MAX_PICTURES]:
+        uri = "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode("ascii")
+        label = name.replace("[", "(").replace("]", ")")
+        parts.append(f"**{label}**\n\n![segmentation of {label}]({uri})")
+    if len(pictures) > MAX_PICTURES:
+        parts.append(f"{len(pictures) - MAX_PICTURES} more sheets: see the "
+                     "`segmentation: <sheet>` paths")
+    return "\n\n".join(parts) or "(no visible sheet)"
 
 
 @stage_asset(
@@ -29,7 +55,7 @@ CODE_VERSION = "9"
         "pivot tables as declared."
     ),
 )
-def segmented_blocks(context: AssetExecutionContext, storage: DataStoreResource,
+def segmented_blocks(context: PartitionContext, storage: DataStoreResource,
                      header_detector: HeaderDetectorResource) -> MaterializeResult:
     store = storage.store()
     h = context.partition_key
@@ -40,17 +66,19 @@ def segmented_blocks(context: AssetExecutionContext, storage: DataStoreResource,
     coverage = cell_coverage(cells, sheets, output.tables["blocks"])
     blocks = output.tables["blocks"].to_pylist()
     kinds = Counter(b["kind"] for b in blocks)
-    pictures = {}
+    pictures, shown = {}, []
     for sheet in sheets.to_pylist():
         if sheet["visibility"] != "visible":
             continue
         path = store.picture_path(h, sheet["sheet_index"])
-        atomic_write_bytes(path, segmentation_svg(
-            sheet["sheet_name"], sheet["used_range"],
-            [b for b in blocks if b["sheet_index"] == sheet["sheet_index"]]).encode())
+        svg = segmentation_svg(sheet["sheet_name"], sheet["used_range"],
+                               [b for b in blocks if b["sheet_index"] == sheet["sheet_index"]])
+        atomic_write_bytes(path, svg.encode())
         pictures[f"segmentation: {sheet['sheet_name']}"] = MetadataValue.path(str(path))
+        shown.append((sheet["sheet_name"], svg))
     return finish(context, store, "segmented_blocks", output, CODE_VERSION, {
         **pictures,
+        "segmentation": MetadataValue.md(pictures_markdown(shown)),
         "tables": kinds.get("table", 0),
         "header_detector": detector.version if detector else RULES_VERSION,
         "body_font_size": output.facts["body_font_size"],

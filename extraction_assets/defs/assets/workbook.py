@@ -2,11 +2,17 @@
 
 from pathlib import Path
 
-from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue
+from dagster import Failure, MaterializeResult, MetadataValue
 
 from extraction_assets.core.errors import SourceUnavailableError
 from extraction_assets.core.model import Issue
-from extraction_assets.defs.assets.common import fail, finish, run_stage, stage_asset
+from extraction_assets.defs.assets.common import (
+    PartitionContext,
+    fail,
+    finish,
+    run_stage,
+    stage_asset,
+)
 from extraction_assets.defs.resources import DataStoreResource, LimitsResource, PasswordsResource
 from extraction_assets.pipeline import RunSettings, StageError, StageOutput
 
@@ -21,7 +27,7 @@ CODE_VERSION = "2"
         "Copies the bytes into the content-addressed store so re-runs never need the inbox."
     ),
 )
-def workbook(context: AssetExecutionContext, storage: DataStoreResource,
+def workbook(context: PartitionContext, storage: DataStoreResource,
              limits: LimitsResource, passwords: PasswordsResource) -> MaterializeResult:
     store = storage.store()
     workbook_hash = context.partition_key

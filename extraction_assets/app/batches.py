@@ -1,0 +1,168 @@
+"""``ingest --jobs N`` and ``--celery-broker``: batches of files materialized side by side by
+Dagster's own executors.
+
+One Dagster run, ``ingest_batches``, fans out one step per batch (``DynamicOut``); its executor
+runs ``N`` steps at a time, each in a process of Dagster's multiprocess executor (forked from
+its forkserver, with this module preloaded), or as a task on Celery workers. Each step
+materializes its batch as an ordinary run of the asset graph in its own process
+(:func:`~extraction_assets.app.ingest.materialize_batches`) and reports each file's result as
+a line of its step's log, which the command reads from the instance's event log as they come.
+Dagster runs at most one run at a time in a process: two runs started in threads of one
+process can deadlock on the logging module's locks (Dagster configures logging for every run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+from dagster import (
+    DagsterInstance,
+    DynamicOut,
+    DynamicOutput,
+    JobDefinition,
+    RunsFilter,
+    build_reconstructable_job,
+    execute_job,
+    job,
+    op,
+)
+
+from extraction_assets.app.ingest import (
+    NOT_STARTED,
+    IngestResult,
+    _Item,
+    _run_config,
+    _Runner,
+    materialize_batches,
+)
+from extraction_assets.defs.assets import ALL_ASSETS
+from extraction_assets.defs.resources import ENV_PASSWORDS, EmbedderResource
+from extraction_assets.store.storage import DataStore
+
+#: Prefix of the step log lines that carry one file's result (JSON of an ``IngestResult``
+#: and its index ``k``).
+RESULT_LINE = "ingest result: "
+#: Run tag of the ``ingest_batches`` run of one command (a fresh id), to find it.
+INGEST_TAG = "extraction_assets/ingest"
+#: Seconds between two reads of the run's log.
+POLL_S = 0.3
+
+_ASSETS = {a.key.path[-1]: a for a in ALL_ASSETS}
+
+
+@op(out=DynamicOut(dict), description="One output per batch of files.")
+def plan(context):
+    """The batches of the run's config (``ops: {plan: {config: {work: JSON}}}``), each with
+    the settings every step needs."""
+    work = json.loads(context.op_config["work"])
+    for n, batch in enumerate(work["batches"]):
+        yield DynamicOutput({**work["settings"], "items": batch}, mapping_key=f"batch_{n}")
+
+
+@op(description="Materialize one batch of files: one run of the asset graph in this process.")
+def materialize_batch(context, batch: dict) -> int:
+    """Run :func:`~extraction_assets.app.ingest.materialize_batches` on the batch; log each
+    file's result (:data:`RESULT_LINE`). Returns the number of files."""
+    store = DataStore(batch["data_dir"])
+    embedder = EmbedderResource(**batch["embedder"]) if batch["embedder"] else None
+    items = [_Item(i["k"], i["path"], i["workbook_hash"],
+                   tuple(_ASSETS[name] for name in i["assets"]), i["size"])
+             for i in batch["items"]]
+
+    def done(k: int, result: IngestResult) -> None:
+        context.log.info(RESULT_LINE + json.dumps({"k": k, **asdict(result)}))
+
+    runner = _Runner(context.instance, store, embedder, None, _run_config(batch["max_tokens"]))
+    materialize_batches(runner, items, done, threading.Event())
+    return len(items)
+
+
+def batches_job(celery_broker: str | None = None) -> JobDefinition:
+    """The ``ingest_batches`` job: :func:`plan`, then :func:`materialize_batch` mapped over the
+    batches; with ``celery_broker``, Dagster's Celery executor (see
+    :func:`~extraction_assets.defs.definitions.celery_executor_def`), else the multiprocess
+    one (its ``max_concurrent`` in the run config)."""
+    from extraction_assets.defs.definitions import celery_executor_def
+
+    executor = celery_executor_def(celery_broker) if celery_broker else None
+
+    @job(name="ingest_batches", executor_def=executor,
+         description="Materialize batches of files side by side (ingest --jobs N).")
+    def ingest_batches():
+        plan().map(materialize_batch)
+
+    return ingest_batches
+
+
+def run_batches(instance: DagsterInstance, store: DataStore, batches: list[list[_Item]],
+                jobs: int, embedder: EmbedderResource | None, passwords: list[str] | None,
+                max_tokens: int | None, celery_broker: str | None,
+                done: Callable[[int, IngestResult], None]) -> None:
+    """Execute the ``ingest_batches`` run in this thread (so that Dagster's executor gets the
+    Ctrl-C) while a thread reads the files' results from its log and passes each to ``done``;
+    files with no result when the run ends are ``interrupted`` (:data:`NOT_STARTED`) after an
+    interrupt, else ``failed`` with the run's error."""
+    if passwords:  # the batches' processes read them from the environment, never the run
+        os.environ[ENV_PASSWORDS] = "\n".join(passwords)
+    settings = {"data_dir": str(Path(store.root).absolute()),
+                "embedder": embedder.model_dump() if embedder else None,
+                "max_tokens": max_tokens or 0}
+    work = {"settings": settings, "batches": [
+        [{"k": i.k, "path": i.path, "workbook_hash": i.workbook_hash, "size": i.size,
+          "assets": [a.key.path[-1] for a in i.assets]} for i in batch] for batch in batches]}
+    run_config: dict = {"ops": {"plan": {"config": {"work": json.dumps(work)}}},
+                        "loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+    if not celery_broker:
+        run_config["execution"] = {"config": {"multiprocess": {
+            "max_concurrent": jobs,
+            "start_method": {"forkserver": {"preload_modules": [__name__]}}}}}
+    tag = uuid.uuid4().hex
+    reported: dict[int, str] = {}  # index -> status
+    finished = threading.Event()
+
+    def report() -> None:
+        seen = 0
+        while True:
+            last = finished.is_set()
+            runs = instance.get_runs(filters=RunsFilter(tags={INGEST_TAG: tag}), limit=1)
+            entries = instance.all_logs(runs[0].run_id) if runs else []
+            for entry in entries[seen:]:
+                if entry.user_message.startswith(RESULT_LINE):
+                    data = json.loads(entry.user_message[len(RESULT_LINE):])
+                    k = data.pop("k")
+                    if k not in reported:
+                        reported[k] = data["status"]
+                        done(k, IngestResult(**data))
+            seen = len(entries)
+            if last:
+                return
+            finished.wait(POLL_S)
+
+    reader = threading.Thread(target=report, name="ingest-results", daemon=True)
+    reader.start()
+    error = "the run of the batches failed"
+    try:
+        job = build_reconstructable_job(__name__, "batches_job",
+                                        reconstructable_kwargs={"celery_broker": celery_broker})
+        result = execute_job(job, instance, run_config=run_config, tags={INGEST_TAG: tag},
+                             raise_on_error=False)
+        interrupted = not result.success and any(
+            "Interrupt" in (e.message or "") for e in result.all_events if e.is_failure)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        finished.set()
+        reader.join()
+    interrupted = interrupted or "interrupted" in reported.values()
+    for batch in batches:
+        for item in batch:
+            if item.k not in reported:
+                done(item.k, IngestResult(item.path, item.workbook_hash, "interrupted",
+                                          error=NOT_STARTED) if interrupted else
+                     IngestResult(item.path, item.workbook_hash, "failed", error=error))
