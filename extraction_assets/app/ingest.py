@@ -216,11 +216,11 @@ def plan_batches(items: list[_Item], order: dict[str, int], jobs: int = 1,
     """Cut the files to materialize into batches, each one Dagster run over a range of
     partition keys: files with the same assets to materialize whose keys are consecutive in the
     partitions' order (``order``: key -> position), at most ``batch_files`` files and
-    ``batch_bytes`` bytes a batch (a larger file alone), and with ``jobs`` > 1 at most an equal
-    share of all the bytes, so that ``jobs`` runs side by side get work of about the same size.
-    Returns the batches in the partitions' order."""
-    total = sum(item.size for item in items)
-    limit = min(batch_bytes, -(-total // jobs)) if jobs > 1 else batch_bytes
+    ``batch_bytes`` bytes a batch (a larger file alone), and with ``jobs`` > 1 about an equal
+    share of all the bytes (a file joins a batch when at least half of it fits in the share),
+    so that ``jobs`` runs side by side get work of about the same size and no short batch is
+    left to run alone at the end. Returns the batches in the partitions' order."""
+    limit = -(-sum(item.size for item in items) // jobs)
     batches: list[list[_Item]] = []
     groups: dict[tuple, list[_Item]] = {}
     for item in items:
@@ -229,9 +229,11 @@ def plan_batches(items: list[_Item], order: dict[str, int], jobs: int = 1,
         group.sort(key=lambda item: order[item.workbook_hash])
         batch: list[_Item] = []
         for item in group:
+            size = sum(i.size for i in batch)
             if batch and (order[item.workbook_hash] != order[batch[-1].workbook_hash] + 1
                           or len(batch) >= batch_files
-                          or sum(i.size for i in batch) + item.size > limit):
+                          or size + item.size > batch_bytes
+                          or (jobs > 1 and size + item.size / 2 > limit)):
                 batches.append(batch)
                 batch = []
             batch.append(item)
