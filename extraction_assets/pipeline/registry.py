@@ -123,6 +123,7 @@ def _normalize(h: str, t: Tables, s: RunSettings) -> StageOutput:
 
 def _segment(h: str, t: Tables, s: RunSettings) -> StageOutput:
     out = segment_stage(h, t["cells"], t["sheets"], t["sheet_objects"])
+    out.tables["blocks"] = trust.redact_blocks(out.tables["blocks"], s.redaction)
     if not uses_rules(s.header_detector):
         tables, issues = trust.refine_blocks(h, t["cells"], t["sheets"], out.tables,
                                              s.header_detector)

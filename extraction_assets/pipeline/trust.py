@@ -111,6 +111,19 @@ def redact_cells(cells: pa.Table, policy: RedactionPolicy | None) -> pa.Table:
     return _shown_as_text(cells, _mask(cells.num_rows, changed), display)
 
 
+def redact_blocks(blocks: pa.Table, policy: RedactionPolicy | None) -> pa.Table:
+    """``blocks`` with the built-in rules applied to each block's ``text`` and ``title``: the
+    text of a block that is not made of the sheet's cells (a document's paragraph or list, a
+    chart's series, a picture's alt text) reaches the chunks from there, not from ``cells``."""
+    if policy is None or not policy.value_rules or not blocks.num_rows:
+        return blocks
+    for name in ("text", "title"):
+        values, changed = redact_array(blocks.column(name), policy.value_rules)
+        if len(changed):
+            blocks = _set(blocks, name, values)
+    return blocks
+
+
 def _shown_as_text(cells: pa.Table, mask: pa.Array, display: pa.Array) -> pa.Table:
     """``cells`` showing ``display``, and in the rows of ``mask`` (redacted cells) holding it
     as their text value: raw value the display text, type ``string``, no number or ISO

@@ -175,3 +175,37 @@ def test_a_failing_detector_keeps_the_rules_and_says_so():
     issues = tables["extraction_issues"].to_pylist()
     assert [i["code"] for i in issues] == ["header_detector_failed"]
     assert "openai-compatible/1:m failed" in issues[0]["message"]
+
+
+def _docx(paragraphs: list[tuple[str, int | None]]) -> bytes:
+    """A Word document of (text, heading level or None for a paragraph)."""
+    import docx
+
+    d = docx.Document()
+    for text, level in paragraphs:
+        if level is None:
+            d.add_paragraph(text)
+        else:
+            d.add_heading(text, level)
+    out = io.BytesIO()
+    d.save(out)
+    return out.getvalue()
+
+
+def test_redaction_reaches_the_text_of_documents():
+    data = _docx([("Vendor contract", 0), ("Contact: ada@example.com for questions.", None),
+                  ("Pricing", 1), ("Write to bob@example.com.", None)])
+    tables = run_pipeline(data, filename="c.docx", count_tokens=words,
+                          redaction=RedactionPolicy(("email",)))
+    text = all_text(tables, "blocks", "records", "renderings", "chunks", "extraction_issues")
+    assert "@example.com" not in text and text.count("⟦redacted:email⟧") >= 2
+    codes = tables["extraction_issues"].column("code").to_pylist()
+    assert codes.count("redacted_values") == 2 and "value_not_in_output" not in codes
+
+
+def test_a_document_title_alone_on_its_section_is_in_a_chunk():
+    data = _docx([("Vendor Contract Summary", 0), ("Pricing", 1), ("Fixed for two years.", None)])
+    tables = run_pipeline(data, filename="c.docx", count_tokens=words)
+    chunks = tables["chunks"].column("text").to_pylist()
+    assert any("Vendor Contract Summary" in chunk for chunk in chunks)
+    assert any("Fixed for two years." in chunk for chunk in chunks)

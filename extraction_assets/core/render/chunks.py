@@ -79,7 +79,8 @@ def chunk_sheet(
     * text (notes, paragraphs, titles that head nothing) becomes paragraphs under its heading
       path; a text larger than the budget is cut at line, then sentence, boundaries; a
       level-1 heading (a document section's own heading, which names its sheet and so heads
-      every chunk of it) is no paragraph;
+      every chunk of it) is no paragraph, unless it is all the sheet holds (a document's title
+      right above its first heading);
     * neighbouring pieces of different blocks under the same heading path are merged while the
       result fits the budget and one of them is smaller than ``min_tokens``;
     * the parts of anything cut are marked ``continuation`` (all but the first).
@@ -98,7 +99,8 @@ def chunk_sheet(
             pieces += _table_pieces(block, records.get(block.block_id),
                                     counter, max_tokens)
         elif block.text and not (block.kind == BlockKind.TITLE
-                                 and (block.text in used or block.level == 1)):
+                                 and (block.text in used or (block.level == 1
+                                                             and len(blocks) > 1))):
             pieces += _text_pieces(block, count_tokens, max_tokens)
     return _pack(pieces, count_tokens, max_tokens, min_tokens)
 

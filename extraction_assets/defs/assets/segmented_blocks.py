@@ -16,12 +16,12 @@ from extraction_assets.defs.assets.common import (
 )
 from extraction_assets.defs.assets.normalized_grids import normalized_grids
 from extraction_assets.defs.resources import DataStoreResource
-from extraction_assets.defs.trust_resources import HeaderDetectorResource
+from extraction_assets.defs.trust_resources import HeaderDetectorResource, RedactionResource
 from extraction_assets.pipeline import RunSettings
 from extraction_assets.pipeline.checks import cell_coverage
 from extraction_assets.store.storage import atomic_write_bytes
 
-CODE_VERSION = "9"
+CODE_VERSION = "10"
 
 #: Most sheets whose segmentation picture is embedded in the materialization's Markdown (the
 #: others are linked by path): the UI shows the metadata of every materialization it lists.
@@ -56,12 +56,14 @@ def pictures_markdown(pictures: list[tuple[str, str]]) -> str:
     ),
 )
 def segmented_blocks(context: PartitionContext, storage: DataStoreResource,
-                     header_detector: HeaderDetectorResource) -> MaterializeResult:
+                     header_detector: HeaderDetectorResource,
+                     redaction: RedactionResource) -> MaterializeResult:
     store = storage.store()
     h = context.partition_key
     detector = header_detector.detector()
     output, inputs = run_stage(store, "segmented_blocks", h,
-                               RunSettings(header_detector=detector))
+                               RunSettings(header_detector=detector,
+                                           redaction=redaction.policy()))
     cells, sheets = inputs["cells"], inputs["sheets"]
     coverage = cell_coverage(cells, sheets, output.tables["blocks"])
     blocks = output.tables["blocks"].to_pylist()
