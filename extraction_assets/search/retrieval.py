@@ -37,6 +37,8 @@ PLACE_SEPARATOR = " — "
 CANDIDATES = 50
 #: and at least this many per chunk asked for
 UNITS_PER_RESULT = 5
+#: most units a query looks at when the rows of a few chunks fill the first candidates
+MAX_CANDIDATES = 20_000
 
 
 def record_unit_id(text: str, sheet_name: str, a1_range: str) -> str:
@@ -164,14 +166,19 @@ class Searcher:
         if mode not in MODES:
             raise ValueError(f"unknown search mode {mode!r}; choose one of {', '.join(MODES)}")
         vector = None if mode == "text" else self.embedder.embed([query])[0]
-        hits = self.vectors.search(max(CANDIDATES, UNITS_PER_RESULT * k), vector=vector,
-                                   text=None if mode == "vector" else query,
-                                   exclude=self.exclude, kinds=kinds)
-        groups: dict[tuple[str, str], list[dict]] = {}  # in the order of their best unit
-        for hit in hits:
-            key = (hit["workbook_hash"], hit["chunk_id"] or hit["unit_id"])
-            if key in groups or len(groups) < k:
-                groups.setdefault(key, []).append(hit)
+        wanted = max(CANDIDATES, UNITS_PER_RESULT * k)
+        while True:  # the rows of one table can fill the candidates: ask for more until k
+            hits = self.vectors.search(wanted, vector=vector,
+                                       text=None if mode == "vector" else query,
+                                       exclude=self.exclude, kinds=kinds)
+            groups: dict[tuple[str, str], list[dict]] = {}  # in the order of their best unit
+            for hit in hits:
+                key = (hit["workbook_hash"], hit["chunk_id"] or hit["unit_id"])
+                if key in groups or len(groups) < k:
+                    groups.setdefault(key, []).append(hit)
+            if len(groups) >= k or len(hits) < wanted or wanted >= MAX_CANDIDATES:
+                break
+            wanted = min(wanted * 4, MAX_CANDIDATES)
         held = {key: next((h for h in group if h["unit_id"] == key[1]), None)
                 for key, group in groups.items()}
         held.update(self.vectors.units([key for key, hit in held.items() if hit is None]))

@@ -155,6 +155,26 @@ def test_searcher_returns_chunks_ranked_by_their_best_unit(tmp_path, embedder):
         searcher.search(query, mode="fuzzy")
 
 
+def test_k_results_when_the_rows_of_one_chunk_fill_the_candidates(tmp_path, embedder):
+    """Eighty rows of one chunk all match better than the other chunks: the searcher asks for
+    more units until it has ``k`` chunks (it returned only the one chunk before)."""
+    import openpyxl
+
+    from extraction_assets_tests.builders import put_rows
+
+    wb = openpyxl.Workbook()
+    wb.active.title = "Orders"
+    put_rows(wb.active, [["Code", "Item"], *[[f"Z-{n}", f"zircon widget {n}"]
+                                              for n in range(80)]])
+    for name in ("North", "South", "East"):
+        put_rows(wb.create_sheet(name), [["Region", "Note"], [name, "one zircon sample"],
+                                         [name, "other goods"]])
+    h, units = _units(embedder, workbook_bytes(wb), "orders.xlsx", max_tokens=4096)
+    index_units(VectorStore(DataStore(tmp_path / "data").lancedb_uri), h, units, embedder)
+    hits = Searcher(tmp_path / "data", embedder).search("zircon widget", k=4, mode="text")
+    assert sorted(hit["sheet"] for hit in hits) == ["East", "North", "Orders", "South"]
+
+
 def test_ingest_and_force_rerun_keep_one_row_per_unit(tmp_path):
     """The real asset graph: re-running the partition with another chunk budget replaces its
     units; the `one_row_per_unit` check passes and the counts are chunks + records."""
