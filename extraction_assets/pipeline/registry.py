@@ -9,13 +9,18 @@ they need the embedder and the vector store, see :mod:`extraction_assets.search`
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 import pyarrow as pa
 
 from extraction_assets.core.limits import Limits
-from extraction_assets.pipeline.codecs import issues_table, rich_markup
+from extraction_assets.pipeline.codecs import (
+    MARKUP_COLUMNS,
+    cell_markup,
+    issues_table,
+    marked_strings,
+)
 from extraction_assets.pipeline.stages import (
     StageOutput,
     normalize_stage,
@@ -61,15 +66,19 @@ class Stage:
     """One stage: the ``asset`` it materializes, a short ``label`` (the benchmark's name), the
     tables it ``reads`` (written by earlier stages) and ``writes`` (the first is its main
     table, whose rows the benchmark counts), and ``call``, which runs it on one partition.
+    ``columns`` names the only columns it reads of some of its tables (the others it reads
+    whole).
 
-    ``call(workbook_hash, tables, settings)`` takes at least the tables of ``reads`` and raises
-    :class:`~.stages.StageError` when the file cannot be read."""
+    ``call(workbook_hash, tables, settings)`` takes at least the tables of ``reads`` (a mapping
+    that may read a table only when it is looked up) and raises :class:`~.stages.StageError`
+    when the file cannot be read."""
 
     asset: str
     label: str
     reads: tuple[str, ...]
     writes: tuple[str, ...]
     call: Callable[[str, Tables, RunSettings], StageOutput]
+    columns: Mapping[str, list[str]] = field(default_factory=dict)
 
     def run(self, workbook_hash: str, tables: Tables, settings: RunSettings) -> StageOutput:
         """Run the stage on one partition (see :attr:`call`)."""
@@ -96,9 +105,11 @@ def _segment(h: str, t: Tables, s: RunSettings) -> StageOutput:
 def _render(h: str, t: Tables, s: RunSettings) -> StageOutput:
     if s.count_tokens is None:
         raise ValueError("rendered_chunks needs count_tokens (the embedder's tokenizer)")
+    marked = marked_strings(t["rich_text"])  # the cells are looked up only when some are
     return render_stage(h, s.filename, t["cells"], t["sheets"], t["blocks"], t["block_columns"],
                         s.count_tokens, s.max_tokens, s.min_tokens,
-                        rich_markup(t["parsed_cells"], t["rich_text"]), s.count_tokens_batch)
+                        cell_markup(t["parsed_cells"], marked) if marked else {},
+                        s.count_tokens_batch)
 
 
 #: The stages in graph order.
@@ -114,10 +125,15 @@ STAGES: tuple[Stage, ...] = (
           ("blocks", "block_columns"), _segment),
     Stage("rendered_chunks", "render",
           ("cells", "sheets", "blocks", "block_columns", "parsed_cells", "rich_text"),
-          ("chunks", "records", "renderings"), _render),
+          ("chunks", "records", "renderings"), _render, {"parsed_cells": MARKUP_COLUMNS}),
 )
 #: Each stage by the asset it materializes.
 STAGE: dict[str, Stage] = {stage.asset: stage for stage in STAGES}
+#: For each table a stage reads whole, the last stage (by asset) that does: a process that
+#: wrote the table holds it in memory until then (see
+#: :meth:`~extraction_assets.store.storage.DataStore.write_table`).
+LAST_READER: dict[str, str] = {table: stage.asset for stage in STAGES for table in stage.reads
+                               if table not in stage.columns}
 #: The assets :func:`run_pipeline` can stop after, in graph order (``workbook`` only describes
 #: the file, so the pipeline starts with ``parsed_sheets``).
 PIPELINE_ASSETS = tuple(stage.asset for stage in STAGES[1:])

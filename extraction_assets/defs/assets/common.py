@@ -4,6 +4,7 @@ and build the materialization's metadata, data version and asset check results."
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator, Mapping
 
 import pyarrow as pa
 from dagster import (
@@ -18,10 +19,12 @@ from dagster import (
     asset,
 )
 
+from extraction_assets.core.arrays import in_threads
 from extraction_assets.defs.partitions import workbook_partitions
-from extraction_assets.pipeline import STAGE, RunSettings, StageError, StageOutput
+from extraction_assets.pipeline import STAGE, RunSettings, Stage, StageError, StageOutput
 from extraction_assets.pipeline.checks import CheckOutcome
 from extraction_assets.pipeline.codecs import issue_rows
+from extraction_assets.pipeline.registry import LAST_READER
 from extraction_assets.store.storage import DataStore
 from extraction_assets.store.warehouse import refresh_views
 
@@ -63,22 +66,28 @@ def finish(context: AssetExecutionContext, store: DataStore, asset: str, output:
            check_results: list[AssetCheckResult] | None = None) -> MaterializeResult:
     """Write ``output``'s tables and issues, refresh the views, and build the result.
 
-    The data version is the sha256 over the written Parquet files (or ``data_version`` when the
-    output lives elsewhere, e.g. LanceDB), so equal outputs give equal versions. The metadata
-    ``row_count`` (default: rows written to Parquet) is what the ``lineage`` view reports.
+    The tables are written two at a time (Arrow encodes Parquet without holding the GIL); those
+    a later stage reads are held in memory for it (see
+    :meth:`~extraction_assets.store.storage.DataStore.write_table`). The data version is the
+    sha256 over the written Parquet files (or ``data_version`` when the output lives elsewhere,
+    e.g. LanceDB), so equal outputs give equal versions. The metadata ``row_count`` (default:
+    rows written to Parquet) is what the ``lineage`` view reports.
     """
     workbook_hash = context.partition_key
+    names = sorted(output.tables)
+    *written, issues = in_threads(
+        [lambda name=name: store.write_table(name, workbook_hash, output.tables[name],
+                                             hold=name in LAST_READER) for name in names]
+        + [lambda: write_issues(store, asset, workbook_hash, output)])
     digest = hashlib.sha256()
     metadata: dict = {}
-    total_rows = 0
-    for table, data in sorted(output.tables.items()):
-        written = store.write_table(table, workbook_hash, data)
-        digest.update(written.sha256.encode())
-        metadata[f"{table}_rows"] = MetadataValue.int(written.n_rows)
-        metadata[f"{table}_path"] = MetadataValue.path(str(written.path))
-        total_rows += written.n_rows
-    metadata["issues"] = MetadataValue.int(write_issues(store, asset, workbook_hash, output))
+    for name, table in zip(names, written):
+        digest.update(table.sha256.encode())
+        metadata[f"{name}_rows"] = MetadataValue.int(table.n_rows)
+        metadata[f"{name}_path"] = MetadataValue.path(str(table.path))
+    metadata["issues"] = MetadataValue.int(issues)
     version = data_version or digest.hexdigest()
+    total_rows = sum(table.n_rows for table in written)
     metadata["row_count"] = MetadataValue.int(total_rows if row_count is None else row_count)
     refresh_views(store)
     metadata.update(extra_metadata or {})
@@ -86,21 +95,49 @@ def finish(context: AssetExecutionContext, store: DataStore, asset: str, output:
                              check_results=check_results or None)
 
 
+class StageInputs(Mapping):
+    """The partition's tables that ``stage`` reads, each read when it is first looked up (the
+    table this process just wrote, or its Parquet file; only the columns of
+    :attr:`~extraction_assets.pipeline.registry.Stage.columns` where it names some)."""
+
+    def __init__(self, store: DataStore, workbook_hash: str, stage: Stage):
+        self._store, self._hash, self._stage = store, workbook_hash, stage
+        self._read: dict[str, pa.Table] = {}
+
+    def __getitem__(self, name: str) -> pa.Table:
+        if name not in self._stage.reads:
+            raise KeyError(name)
+        if name not in self._read:
+            self._read[name] = self._store.read_table(name, self._hash,
+                                                      columns=self._stage.columns.get(name))
+        return self._read[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._stage.reads)
+
+    def __len__(self) -> int:
+        return len(self._stage.reads)
+
+
 def run_stage(store: DataStore, asset: str, workbook_hash: str,
-              settings: RunSettings) -> tuple[StageOutput, dict[str, pa.Table]]:
-    """Read the partition's tables that ``asset``'s stage reads (see
-    :data:`~extraction_assets.pipeline.registry.STAGES`) and run it; returns its output and
-    the tables it read.
+              settings: RunSettings) -> tuple[StageOutput, StageInputs]:
+    """Run ``asset``'s stage on the partition's tables that it reads (see
+    :data:`~extraction_assets.pipeline.registry.STAGES`, :class:`StageInputs`); returns its
+    output and the tables it read. The tables held in memory for no later stage are released.
 
     Raises:
         dagster.Failure: the stage failed on its input (recorded first, see :func:`fail`).
+        FileNotFoundError: an upstream asset has not been materialized for the partition.
     """
     stage = STAGE[asset]
-    inputs = {name: store.read_table(name, workbook_hash) for name in stage.reads}
+    inputs = StageInputs(store, workbook_hash, stage)
     try:
         return stage.run(workbook_hash, inputs, settings), inputs
     except StageError as error:
         raise fail(store, asset, workbook_hash, error) from error
+    finally:
+        store.release([name for name, last in LAST_READER.items() if last == asset],
+                      workbook_hash)
 
 
 def fail(store: DataStore, asset: str, workbook_hash: str, error: StageError) -> Failure:
