@@ -19,7 +19,6 @@ from dagster import (
     asset,
 )
 
-from extraction_assets.core.arrays import in_threads
 from extraction_assets.defs.partitions import workbook_partitions
 from extraction_assets.pipeline import STAGE, RunSettings, Stage, StageError, StageOutput
 from extraction_assets.pipeline.checks import CheckOutcome
@@ -66,28 +65,24 @@ def finish(context: AssetExecutionContext, store: DataStore, asset: str, output:
            check_results: list[AssetCheckResult] | None = None) -> MaterializeResult:
     """Write ``output``'s tables and issues, refresh the views, and build the result.
 
-    The tables are written two at a time (Arrow encodes Parquet without holding the GIL); those
-    a later stage reads are held in memory for it (see
+    The tables a later stage reads are held in memory for it (see
     :meth:`~extraction_assets.store.storage.DataStore.write_table`). The data version is the
     sha256 over the written Parquet files (or ``data_version`` when the output lives elsewhere,
     e.g. LanceDB), so equal outputs give equal versions. The metadata ``row_count`` (default:
     rows written to Parquet) is what the ``lineage`` view reports.
     """
     workbook_hash = context.partition_key
-    names = sorted(output.tables)
-    *written, issues = in_threads(
-        [lambda name=name: store.write_table(name, workbook_hash, output.tables[name],
-                                             hold=name in LAST_READER) for name in names]
-        + [lambda: write_issues(store, asset, workbook_hash, output)])
     digest = hashlib.sha256()
     metadata: dict = {}
-    for name, table in zip(names, written):
-        digest.update(table.sha256.encode())
-        metadata[f"{name}_rows"] = MetadataValue.int(table.n_rows)
-        metadata[f"{name}_path"] = MetadataValue.path(str(table.path))
-    metadata["issues"] = MetadataValue.int(issues)
+    total_rows = 0
+    for table, data in sorted(output.tables.items()):  # one at a time: the peak memory
+        written = store.write_table(table, workbook_hash, data, hold=table in LAST_READER)
+        digest.update(written.sha256.encode())
+        metadata[f"{table}_rows"] = MetadataValue.int(written.n_rows)
+        metadata[f"{table}_path"] = MetadataValue.path(str(written.path))
+        total_rows += written.n_rows
+    metadata["issues"] = MetadataValue.int(write_issues(store, asset, workbook_hash, output))
     version = data_version or digest.hexdigest()
-    total_rows = sum(table.n_rows for table in written)
     metadata["row_count"] = MetadataValue.int(total_rows if row_count is None else row_count)
     refresh_views(store)
     metadata.update(extra_metadata or {})

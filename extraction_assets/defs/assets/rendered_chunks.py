@@ -55,13 +55,14 @@ def rendered_chunks(context: AssetExecutionContext, config: ChunkingConfig,
         filename=filename, count_tokens=model.count_tokens,
         count_tokens_batch=model.count_tokens_batch, max_tokens=max_tokens,
         min_tokens=config.min_tokens))
+    blocks = inputs["blocks"]
+    del inputs  # the grid's cells, the largest input, are freed before the tables are written
     chunks = output.tables["chunks"]
     checks = [
         check_result("values_in_output", values_in_output(output.facts["lost_values"],
                                                           output.facts["lost_values_sample"])),
         check_result("chunk_budget", chunk_budget(chunks, max_tokens)),
-        check_result("record_provenance", record_provenance(output.tables["records"],
-                                                            inputs["blocks"])),
+        check_result("record_provenance", record_provenance(output.tables["records"], blocks)),
         check_result("rows_in_one_chunk", rows_in_one_chunk(output.tables["records"], chunks)),
         check_result("heading_paths", heading_paths(chunks)),
     ]
