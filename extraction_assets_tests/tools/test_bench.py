@@ -116,7 +116,9 @@ def test_command_measure_runs_the_cli_and_reads_dagsters_step_records(tmp_path):
         assert 0 < run["steps_total_s"] < run["wall_s"]
         assert run["outside_steps_s"] == round(run["wall_s"] - run["steps_total_s"], 3)
         assert 100 < run["peak_rss_mb"] < 4000  # the interpreter, Dagster, the model
-        assert run["ratio_to_calamine"] == round(run["wall_s"] / result["calamine_s"], 2)
+        # calamine_s is rounded to 0.1 ms: on this tiny file that is a few per cent
+        assert run["ratio_to_calamine"] == pytest.approx(run["wall_s"] / result["calamine_s"],
+                                                         rel=0.2)
         embed = run["embed"]
         assert embed["units"] == embed["embedded"] > 30  # the 30 records and the chunks
         assert embed["model_tokens_per_s"] > embed["model_units_per_s"] > 0

@@ -284,7 +284,7 @@ def bench_command(path: Path, until: Optional[str], repeat: int,
     calamine_s = _median([t.seconds for t in calamine])
     out = {"file": path.name, "cells": calamine[0].rows, "expected": expected,
            "until": until or "chunk_embeddings", "runs": repeat,
-           "calamine_s": round(calamine_s, 3), "stages_s": round(_median(stages), 3)}
+           "calamine_s": round(calamine_s, 4), "stages_s": round(_median(stages), 3)}
     for name, version_runs in runs.items():
         out[name] = _command_summary(version_runs, calamine_s)
     out["ours"]["ratio_to_stages"] = round(out["ours"]["wall_s"] / out["stages_s"], 2)
