@@ -108,18 +108,28 @@ def chunk_budget(chunks: pa.Table, max_tokens: int) -> CheckOutcome:
     )
 
 
+def _filled(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """Whether each value is neither null nor empty."""
+    return pc.fill_null(pc.not_equal(column.cast(pa.string()), ""), False)
+
+
 def record_provenance(records: pa.Table, blocks: pa.Table) -> CheckOutcome:
     """Every record has file name, sheet, row and A1 range, and its row lies in its block."""
-    bounds = {b["block_id"]: (b["min_row"], b["max_row"]) for b in blocks.to_pylist()}
-    bad = []
-    for r in records.select(["block_id", "filename", "sheet_name", "row", "a1_range"]).to_pylist():
-        block = bounds.get(r["block_id"])
-        if (not r["filename"] or not r["sheet_name"] or not r["a1_range"] or r["row"] is None
-                or block is None or not block[0] <= r["row"] <= block[1]):
-            bad.append(f"{r['sheet_name']}!{r['a1_range']}")
+    block = pc.index_in(records.column("block_id").cast(pa.string()),
+                        value_set=blocks.column("block_id").cast(pa.string()))
+    row = records.column("row")
+    inside = pc.and_kleene(pc.greater_equal(row, pc.take(blocks.column("min_row"), block)),
+                           pc.less_equal(row, pc.take(blocks.column("max_row"), block)))
+    complete = pc.and_(pc.and_(_filled(records.column("filename")),
+                               _filled(records.column("sheet_name"))),
+                       pc.and_(_filled(records.column("a1_range")), pc.fill_null(inside, False)))
+    bad = records.filter(pc.invert(complete))
+    sample = [f"{r['sheet_name']}!{r['a1_range']}"
+              for r in bad.slice(0, SAMPLE).select(["sheet_name", "a1_range"]).to_pylist()]
     return CheckOutcome(
-        not bad, f"{len(bad)} of {records.num_rows} records without complete provenance",
-        {"records": records.num_rows, "incomplete": len(bad), "incomplete_sample": bad[:SAMPLE]},
+        bad.num_rows == 0,
+        f"{bad.num_rows} of {records.num_rows} records without complete provenance",
+        {"records": records.num_rows, "incomplete": bad.num_rows, "incomplete_sample": sample},
     )
 
 
@@ -142,21 +152,41 @@ def one_row_per_unit(unit_ids: list[str], stored_ids: list[str]) -> CheckOutcome
 def rows_in_one_chunk(records: pa.Table, chunks: pa.Table) -> CheckOutcome:
     """Every table row (data or total record) is in exactly one chunk; the continuation parts
     of a row split by columns count with their first part."""
-    owners: dict[tuple[str, int], int] = {}
-    for chunk in chunks.select(["block_ids", "rows", "continuation"]).to_pylist():
-        if chunk["continuation"]:
-            continue
-        for block_id in chunk["block_ids"]:
-            for row in chunk["rows"]:
-                owners[(block_id, row)] = owners.get((block_id, row), 0) + 1
-    keys = [(r["block_id"], r["row"]) for r in records.select(["block_id", "row"]).to_pylist()]
-    missing = [k for k in keys if owners.get(k, 0) == 0]
-    repeated = [k for k in keys if owners.get(k, 0) > 1]
+    first = chunks.filter(pc.invert(pc.fill_null(chunks.column("continuation"), False)))
+    block_lists = first.column("block_ids").combine_chunks()
+    row_lists = first.column("rows").combine_chunks()
+    chunk_blocks = pc.list_flatten(block_lists).cast(pa.string())
+    record_blocks = records.column("block_id").cast(pa.string())
+    names = pc.unique(pa.chunked_array([chunk_blocks, *record_blocks.chunks], pa.string()))
+    # every (block, row) pair of every chunk: its block ids crossed with its rows
+    n_blocks = pc.fill_null(pc.list_value_length(block_lists), 0).to_numpy()
+    n_rows = pc.fill_null(pc.list_value_length(row_lists), 0).to_numpy()
+    pairs = n_blocks * n_rows
+    chunk = np.repeat(np.arange(len(pairs)), pairs)
+    k = np.arange(len(chunk)) - np.repeat(np.cumsum(pairs) - pairs, pairs)
+    block_start = np.cumsum(n_blocks) - n_blocks
+    row_start = np.cumsum(n_rows) - n_rows
+    codes = pc.index_in(chunk_blocks, value_set=names).to_numpy(zero_copy_only=False)
+    rows = pc.list_flatten(row_lists).to_numpy(zero_copy_only=False).astype(np.int64)
+    record_rows = records.column("row")
+    width = int(max(pc.max(record_rows).as_py() or 0, rows.max(initial=0))) + 1
+    owned = (codes[block_start[chunk] + k // n_rows[chunk]].astype(np.int64) * width
+             + rows[row_start[chunk] + k % n_rows[chunk]])
+    keys, owners = np.unique(owned, return_counts=True)
+    wanted = (pc.index_in(record_blocks, value_set=names).to_numpy(zero_copy_only=False)
+              .astype(np.int64) * width
+              + pc.fill_null(record_rows, 0).to_numpy(zero_copy_only=False))
+    at = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
+    count = np.where(keys[at] == wanted, owners[at], 0) if len(keys) else np.zeros(len(wanted))
+    count[pc.is_null(record_rows).to_numpy(zero_copy_only=False)] = 0
+    missing, repeated = np.flatnonzero(count == 0), np.flatnonzero(count > 1)
+    order = np.concatenate([missing, repeated])[:SAMPLE]
+    sample = records.select(["block_id", "row"]).take(order).to_pylist()
     return CheckOutcome(
-        not missing and not repeated,
-        f"{len(keys)} rows: {len(missing)} in no chunk, {len(repeated)} in several",
-        {"rows": len(keys), "in_no_chunk": len(missing), "in_several": len(repeated),
-         "sample": [f"{b}:{r}" for b, r in (missing + repeated)[:SAMPLE]]},
+        len(missing) == 0 and len(repeated) == 0,
+        f"{records.num_rows} rows: {len(missing)} in no chunk, {len(repeated)} in several",
+        {"rows": records.num_rows, "in_no_chunk": len(missing), "in_several": len(repeated),
+         "sample": [f"{r['block_id']}:{r['row']}" for r in sample]},
     )
 
 

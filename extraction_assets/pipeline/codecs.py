@@ -217,9 +217,9 @@ def chunks_table(workbook_hash: str, chunks: Iterable[Chunk]) -> pa.Table:
 TAG_OF = {"superscript": "sup", "subscript": "sub"}
 
 
-def rich_markup(parsed_cells: pa.Table, rich_text: pa.Table) -> dict[tuple[str, str], str]:
-    """Markdown/HTML text of the cells whose shared string has superscript or subscript runs
-    (``<sup>``/``<sub>``, other run text escaped for HTML), by (sheet name, A1 ref)."""
+def marked_strings(rich_text: pa.Table) -> dict[int, str]:
+    """Markdown/HTML text of the shared strings (by index) of the ``rich_text`` table that have
+    superscript or subscript runs (``<sup>``/``<sub>``, other run text escaped for HTML)."""
     marked = {}
     for row in rich_text.to_pylist():
         runs = json.loads(row["runs"] or "[]")
@@ -228,9 +228,20 @@ def rich_markup(parsed_cells: pa.Table, rich_text: pa.Table) -> dict[tuple[str, 
                 f"<{TAG_OF[run['vert_align']]}>{html_escape(run['text'])}"
                 f"</{TAG_OF[run['vert_align']]}>" if run.get("vert_align") in TAG_OF
                 else html_escape(run["text"]) for run in runs)
+    return marked
+
+
+#: The columns of ``parsed_cells`` that :func:`cell_markup` reads.
+MARKUP_COLUMNS = ["sheet_name", "ref", "string_index"]
+
+
+def cell_markup(parsed_cells: pa.Table, marked: dict[int, str]) -> dict[tuple[str, str], str]:
+    """The text of ``marked`` (see :func:`marked_strings`) of the cells of ``parsed_cells``
+    (at least :data:`MARKUP_COLUMNS`) that hold those shared strings, by (sheet name, A1
+    ref)."""
     if not marked:
         return {}
     cells = parsed_cells.filter(pc.is_in(parsed_cells.column("string_index"),
                                          pa.array(sorted(marked), pa.int32())))
     return {(c["sheet_name"], c["ref"]): marked[c["string_index"]]
-            for c in cells.select(["sheet_name", "ref", "string_index"]).to_pylist()}
+            for c in cells.select(MARKUP_COLUMNS).to_pylist()}

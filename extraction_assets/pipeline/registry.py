@@ -9,7 +9,7 @@ they need the embedder and the vector store, see :mod:`extraction_assets.search`
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
@@ -20,7 +20,12 @@ from extraction_assets.core.limits import Limits
 from extraction_assets.core.sniff import sniff
 from extraction_assets.core.trust.headers import HeaderDetector, uses_rules
 from extraction_assets.core.trust.redact import RedactionPolicy
-from extraction_assets.pipeline.codecs import issues_table, rich_markup
+from extraction_assets.pipeline.codecs import (
+    MARKUP_COLUMNS,
+    cell_markup,
+    issues_table,
+    marked_strings,
+)
 from extraction_assets.pipeline.stages import (
     StageOutput,
     normalize_stage,
@@ -79,15 +84,19 @@ class Stage:
     """One stage: the ``asset`` it materializes, a short ``label`` (the benchmark's name), the
     tables it ``reads`` (written by earlier stages) and ``writes`` (the first is its main
     table, whose rows the benchmark counts), and ``call``, which runs it on one partition.
+    ``columns`` names the only columns it reads of some of its tables (the others it reads
+    whole).
 
-    ``call(workbook_hash, tables, settings)`` takes at least the tables of ``reads`` and raises
-    :class:`~.stages.StageError` when the file cannot be read."""
+    ``call(workbook_hash, tables, settings)`` takes at least the tables of ``reads`` (a mapping
+    that may read a table only when it is looked up) and raises :class:`~.stages.StageError`
+    when the file cannot be read."""
 
     asset: str
     label: str
     reads: tuple[str, ...]
     writes: tuple[str, ...]
     call: Callable[[str, Tables, RunSettings], StageOutput]
+    columns: Mapping[str, list[str]] = field(default_factory=dict)
 
     def run(self, workbook_hash: str, tables: Tables, settings: RunSettings) -> StageOutput:
         """Run the stage on one partition (see :attr:`call`)."""
@@ -135,9 +144,10 @@ def _segment(h: str, t: Tables, s: RunSettings) -> StageOutput:
 def _render(h: str, t: Tables, s: RunSettings) -> StageOutput:
     if s.count_tokens is None:
         raise ValueError("rendered_chunks needs count_tokens (the embedder's tokenizer)")
+    marked = marked_strings(t["rich_text"])  # the cells are looked up only when some are
     cells, markup, issues = trust.prepare_render(
         t["cells"], t["blocks"], t["block_columns"], s.redaction, s.colour_tags,
-        rich_markup(t["parsed_cells"], t["rich_text"]))
+        cell_markup(t["parsed_cells"], marked) if marked else {})
     out = render_stage(h, s.filename, cells, t["sheets"], t["blocks"], t["block_columns"],
                        s.count_tokens, s.max_tokens, s.min_tokens, markup, s.count_tokens_batch)
     out.issues[:0] = issues
@@ -157,10 +167,15 @@ STAGES: tuple[Stage, ...] = (
           ("blocks", "block_columns"), _segment),
     Stage("rendered_chunks", "render",
           ("cells", "sheets", "blocks", "block_columns", "parsed_cells", "rich_text"),
-          ("chunks", "records", "renderings"), _render),
+          ("chunks", "records", "renderings"), _render, {"parsed_cells": MARKUP_COLUMNS}),
 )
 #: Each stage by the asset it materializes.
 STAGE: dict[str, Stage] = {stage.asset: stage for stage in STAGES}
+#: For each table a stage reads whole, the last stage (by asset) that does: a process that
+#: wrote the table holds it in memory until then (see
+#: :meth:`~extraction_assets.store.storage.DataStore.write_table`).
+LAST_READER: dict[str, str] = {table: stage.asset for stage in STAGES for table in stage.reads
+                               if table not in stage.columns}
 #: The assets :func:`run_pipeline` can stop after, in graph order (``workbook`` only describes
 #: the file, so the pipeline starts with ``parsed_sheets``).
 PIPELINE_ASSETS = tuple(stage.asset for stage in STAGES[1:])

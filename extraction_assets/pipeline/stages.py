@@ -335,7 +335,7 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
     ``renderings`` (per block: Markdown, HTML and ``Header: value`` text) and ``chunks``
     (Markdown within ``max_tokens`` tokens of ``count_tokens``, the embedder's own tokenizer;
     small neighbours under one heading merged below ``min_tokens``). ``markup`` (see
-    :func:`~.codecs.rich_markup`) replaces the text of cells with superscripts or subscripts in Markdown,
+    :func:`~.codecs.cell_markup`) replaces the text of cells with superscripts or subscripts in Markdown,
     HTML and chunks (records keep the plain text). ``count_tokens_batch`` (the same counts for
     a list of texts, e.g. :meth:`~extraction_assets.search.embedding.LocalEmbedder.count_tokens_batch`)
     counts table rows and chunks in batches when given. A chunk still over the budget (a single

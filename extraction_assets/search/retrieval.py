@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -94,27 +96,40 @@ def retrieval_units(workbook_hash: str, filename: str, source_path: str, chunks:
     return units
 
 
+class Indexed(NamedTuple):
+    """What :func:`index_units` stored: ``rows`` in LanceDB, of which ``reused`` kept a vector
+    embedded before; the others' ``embedded_tokens`` (their ``n_tokens``) and the
+    ``embed_seconds`` the embedder took for them (wall clock)."""
+
+    rows: int
+    reused: int
+    embedded_tokens: int
+    embed_seconds: float
+
+
 def index_units(vector_store: VectorStore, workbook_hash: str, units: list[dict],
-                embedder) -> tuple[int, int]:
-    """Embed ``units`` and replace the partition's rows of ``vector_store`` with them; returns
-    (rows stored, vectors reused). Unit ids already embedded with the same model (an unchanged
-    unit of an earlier file version) reuse their stored vector; only the others are sent to
-    ``embedder``, in one batch.
+                embedder) -> Indexed:
+    """Embed ``units`` and replace the partition's rows of ``vector_store`` with them. Unit ids
+    already embedded with the same model (an unchanged unit of an earlier file version) reuse
+    their stored vector; only the others are sent to ``embedder``, in one call.
 
     Raises:
         VectorStoreError: the table holds vectors of another model or dimension.
     """
     if not units:
-        return vector_store.replace_partition(workbook_hash, [], None, embedder.model_name), 0
+        return Indexed(vector_store.replace_partition(workbook_hash, [], None,
+                                                      embedder.model_name), 0, 0, 0.0)
     stored = vector_store.stored_vectors([u["unit_id"] for u in units], embedder.model_name)
-    missing = list(dict.fromkeys(u["unit_id"] for u in units if u["unit_id"] not in stored))
-    if missing:
-        text_of = {u["unit_id"]: u["text"] for u in units}
-        for key, vector in zip(missing, embedder.embed([text_of[key] for key in missing])):
+    todo = {u["unit_id"]: u for u in units if u["unit_id"] not in stored}
+    start = time.perf_counter()
+    if todo:
+        for key, vector in zip(todo, embedder.embed([u["text"] for u in todo.values()])):
             stored[key] = vector
+    seconds = time.perf_counter() - start
     vectors = np.stack([stored[u["unit_id"]] for u in units])
     n = vector_store.replace_partition(workbook_hash, units, vectors, embedder.model_name)
-    return n, len(units) - len(missing)
+    return Indexed(n, len(units) - len(todo), sum(u["n_tokens"] for u in todo.values()),
+                   seconds)
 
 
 class Searcher:

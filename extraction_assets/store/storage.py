@@ -26,6 +26,7 @@ import json
 import os
 import re
 import tempfile
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -112,6 +113,48 @@ class Written:
     path: Path
     n_rows: int
     sha256: str
+
+
+class _HeldTables:
+    """Tables written by this process that a later stage of the same partition reads (see
+    :meth:`DataStore.write_table`'s ``hold``): by file path, each with the identity of the
+    file it was written to (device, inode, size, modification time). A read of that path
+    returns the held table while the file is still the one written; a file replaced since
+    (another process re-materialized the partition) is read from disk. Only one partition's
+    tables are held: writing another's drops them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._partition: str | None = None
+        self._tables: dict[Path, tuple[tuple[int, int, int, int], pa.Table]] = {}
+
+    @staticmethod
+    def _identity(path: Path) -> tuple[int, int, int, int]:
+        st = path.stat()
+        return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+    def hold(self, workbook_hash: str, path: Path, data: pa.Table) -> None:
+        with self._lock:
+            if workbook_hash != self._partition:
+                self._tables.clear()
+                self._partition = workbook_hash
+            self._tables[path] = (self._identity(path), data)
+
+    def get(self, path: Path) -> pa.Table | None:
+        with self._lock:
+            held = self._tables.get(path)
+        try:
+            return held[1] if held and held[0] == self._identity(path) else None
+        except OSError:
+            return None
+
+    def release(self, paths: list[Path]) -> None:
+        with self._lock:
+            for path in paths:
+                self._tables.pop(path, None)
+
+
+_HELD = _HeldTables()
 
 
 class DataStore:
@@ -275,11 +318,15 @@ class DataStore:
         return folder / f"{workbook_hash}.parquet"
 
     def write_table(self, table: str, workbook_hash: str, rows: list[dict] | pa.Table,
-                    asset: str | None = None) -> Written:
+                    asset: str | None = None, hold: bool = False) -> Written:
         """Write one partition of a table atomically with its contract schema.
 
         The same rows always give byte-identical files (fixed schema, compression and writer
-        options, no timestamps).
+        options, no timestamps). ``hold``: keep ``rows`` (a table in the
+        :func:`~extraction_assets.pipeline.schemas.memory_schema` of ``table``, as the stages
+        make them) in this process, so that :meth:`read_table` of the file just written returns
+        it without reading the Parquet file again, until :meth:`release` or a write of another
+        partition's table.
 
         Raises:
             KeyError: unknown table name.
@@ -287,24 +334,38 @@ class DataStore:
         """
         schema = SCHEMAS[table]
         data = rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(rows, schema=schema)
-        data = data.cast(schema)
         sink = pa.BufferOutputStream()
-        pq.write_table(data, sink, compression="zstd", write_statistics=True,
+        pq.write_table(data.cast(schema), sink, compression="zstd", write_statistics=True,
                        use_dictionary=True, store_schema=True)
-        payload = sink.getvalue().to_pybytes()
+        payload = sink.getvalue()
         path = self.table_path(table, workbook_hash, asset)
         atomic_write_bytes(path, payload)
+        if hold and data.schema.equals(memory_schema(table)):
+            _HELD.hold(workbook_hash, path, data)
         return Written(path, data.num_rows, hashlib.sha256(payload).hexdigest())
 
-    def read_table(self, table: str, workbook_hash: str, asset: str | None = None) -> pa.Table:
-        """Read one partition of a table.
+    def read_table(self, table: str, workbook_hash: str, asset: str | None = None,
+                   columns: list[str] | None = None) -> pa.Table:
+        """Read one partition of a table (only ``columns``, in that order, when given): the
+        table held by :meth:`write_table` when the file is still the one it wrote, else the
+        Parquet file.
 
         Raises:
             FileNotFoundError: the upstream asset has not been materialized for this partition.
         """
         path = self.table_path(table, workbook_hash, asset)
+        held = _HELD.get(path)
+        if held is not None:
+            return held.select(columns) if columns else held
         if not path.exists():
             raise FileNotFoundError(
                 f"{table} has no output for partition {workbook_hash}; materialize it first"
             )
-        return pq.read_table(path, schema=memory_schema(table))
+        schema = memory_schema(table)
+        if columns:
+            schema = pa.schema([schema.field(name) for name in columns])
+        return pq.read_table(path, columns=columns, schema=schema)
+
+    def release(self, tables: list[str], workbook_hash: str) -> None:
+        """Stop holding these tables of a partition in memory (see :meth:`write_table`)."""
+        _HELD.release([self.table_path(table, workbook_hash) for table in tables])

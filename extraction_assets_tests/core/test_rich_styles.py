@@ -21,7 +21,7 @@ from extraction_assets.core.ooxml.strings import (
 from extraction_assets.core.open import open_workbook
 from extraction_assets.core.package import PackageReader
 from extraction_assets.pipeline import stages
-from extraction_assets.pipeline.codecs import rich_markup
+from extraction_assets.pipeline.codecs import cell_markup, marked_strings
 from extraction_assets.pipeline.schemas import SCHEMAS
 from extraction_assets_tests.builders import (
     NS_MAIN,
@@ -261,7 +261,7 @@ def test_superscripts_render_as_sup_in_markdown_html_and_chunks():
     n = stages.normalize_stage("wb", p["parsed_cells"], p["parsed_sheets"], p["styles"],
                                p["workbook_properties"]).tables
     s = stages.segment_stage("wb", n["cells"], n["sheets"]).tables
-    markup = rich_markup(p["parsed_cells"], p["rich_text"])
+    markup = cell_markup(p["parsed_cells"], marked_strings(p["rich_text"]))
     assert markup == {("Compensation", "A2"): "Number of Hires<sup>1</sup>",
                       ("Compensation", "A5"): "<sup>1</sup> Includes interns."}
     out = stages.render_stage("wb", "b25.xlsx", n["cells"], n["sheets"], s["blocks"],

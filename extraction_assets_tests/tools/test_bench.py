@@ -5,13 +5,14 @@ stage ran and that the counts are exact."""
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 from typer.testing import CliRunner
 
-from tools.bench.main import app, parallel_bounds, targets
+from tools.bench.main import app, bench_command, parallel_bounds, targets
 from tools.bench.measure import STAGES
-from tools.bench.workbooks import GENERATED
+from tools.bench.workbooks import GENERATED, generate_workbook
 
 pytestmark = pytest.mark.slow  # runs the benchmark
 
@@ -20,7 +21,7 @@ def test_smallest_bench_run_writes_every_stage_with_exact_counts(tmp_path):
     out = tmp_path / "bench.json"
     result = CliRunner().invoke(app, [
         "--generate", "10k", "--repeat", "1", "--embed-chunks", "4", "--no-docling",
-        "--no-dagster", "--parallel-files", "0", "--small-files", "0",
+        "--no-dagster", "--no-command", "--parallel-files", "0", "--small-files", "0",
         "--workdir", str(tmp_path / "work"),
         "--json", str(out)])
     assert result.exit_code == 0, result.output
@@ -37,6 +38,7 @@ def test_smallest_bench_run_writes_every_stage_with_exact_counts(tmp_path):
     assert stages["parse"]["rows"] == 10_015 + 6  # and the styled empty header cells
     assert stages["render"]["rows"] == run["chunks"] > 0
     assert run["embed"]["chunks"] == stages["embed"]["rows"] == 4
+    assert run["embed"]["tokens_per_s"] > run["embed"]["chunks_per_s"] > 0
     for name, stage in stages.items():
         assert stage["seconds"] > 0, name
         if name != "hash":  # too quick for its rounded seconds
@@ -54,7 +56,7 @@ def test_smallest_bench_run_writes_every_stage_with_exact_counts(tmp_path):
 def test_parallel_ingest_measure_runs_both_ingests(tmp_path):
     out = tmp_path / "bench.json"
     result = CliRunner().invoke(app, [
-        "--no-generate", "--repeat", "1", "--no-dagster", "--small-files", "0",
+        "--no-generate", "--repeat", "1", "--no-dagster", "--no-command", "--small-files", "0",
         "--parallel-files", "2",
         "--parallel-rows", "30", "--parallel-until", "normalized_grids",
         "--workdir", str(tmp_path / "work"), "--json", str(out)])
@@ -98,3 +100,32 @@ def test_parallel_target_judges_runs_of_eight_files_or_more():
     assert judged(8, 1.2, 1.5) == [(name, 0.8, ">= 0.9", False)]
     assert judged(16, 1.4, 1.5) == [(name, 0.93, ">= 0.9", True)]
     assert judged(2, 0.71, 1.5) == []
+
+
+def test_command_measure_runs_the_cli_and_reads_dagsters_step_records(tmp_path):
+    """The ingest command as a process, twice alternating (ours and a "baseline" that is this
+    same installation): wall, peak RSS of the process tree, every asset's step seconds, the
+    embedding's throughput from chunk_embeddings' metadata, ratios."""
+    path = generate_workbook(tmp_path / "small.xlsx", 30)
+    result = bench_command(path, None, 1, sys.executable, {"cells": 315, "data_rows": 30})
+    assert (result["cells"], result["until"], result["runs"]) == (315, "chunk_embeddings", 1)
+    assert result["calamine_s"] > 0 and result["stages_s"] > 0
+    for version in ("ours", "baseline"):
+        run = result[version]
+        assert list(run["steps_s"]) == ["workbook", "parsed_sheets", "normalized_grids",
+                                        "segmented_blocks", "rendered_chunks",
+                                        "chunk_embeddings"]
+        assert 0 < run["steps_total_s"] < run["wall_s"]
+        assert run["outside_steps_s"] == round(run["wall_s"] - run["steps_total_s"], 3)
+        assert 100 < run["peak_rss_mb"] < 4000  # the interpreter, Dagster, the model
+        # calamine_s is rounded to 0.1 ms: on this tiny file that is a few per cent
+        assert run["ratio_to_calamine"] == pytest.approx(run["wall_s"] / result["calamine_s"],
+                                                         rel=0.2)
+        embed = run["embed"]
+        assert embed["units"] == embed["embedded"] > 30  # the 30 records and the chunks
+        assert embed["model_tokens_per_s"] > embed["model_units_per_s"] > 0
+        assert embed["tokens"] > 30 * 10
+    assert result["speedup"] == round(result["baseline"]["wall_s"] / result["ours"]["wall_s"], 2)
+    judged = targets({"files": [], "commands": [
+        {**result, "file": f"{GENERATED['50k'].name}.xlsx", "speedup": 2.5}]})
+    assert [(t["limit"], t["met"]) for t in judged] == [(">= 2", True)]

@@ -51,6 +51,7 @@ from extraction_assets.app.cli import import_for_runs
 from extraction_assets.app.ingest import open_instance
 from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets.store.storage import DataStore
+from tools.bench.command import run_ingest
 from tools.bench.measure import (
     STAGES,
     TO_CHUNKS,
@@ -101,11 +102,13 @@ def _warm_up_workbook() -> bytes:
         return generate_workbook(Path(tmp) / "warm_up.xlsx", 20).read_bytes()
 
 
-def bench_references(path: Path, repeat: int, docling: bool) -> dict[str, list[Timing]]:
+def bench_references(path: Path, repeat: int, docling: bool,
+                     openpyxl: bool = True) -> dict[str, list[Timing]]:
     """The reference readers on one file, alternating, ``repeat`` times each (each first called
-    once, untimed, on a small workbook, as :func:`bench_ours` warms up ours)."""
+    once, untimed, on a small workbook, as :func:`bench_ours` warms up ours): python-calamine,
+    openpyxl (unless ``openpyxl`` is false) and Docling (when ``docling``)."""
     data = path.read_bytes()
-    readers = {"calamine": read_calamine, "openpyxl": read_openpyxl}
+    readers = {"calamine": read_calamine, **({"openpyxl": read_openpyxl} if openpyxl else {})}
     if docling:
         readers["docling"] = lambda data: convert_docling(data, path.name)
     warm_up = _warm_up_workbook()
@@ -135,6 +138,7 @@ def bench_ours(path: Path, repeat: int, embed_chunks: int | None,
             runs[name].append(timing)
     texts = texts[:embed_chunks]
     counts["embedded"] = len(texts)
+    counts["embedded_tokens"] = sum(embedder.count_tokens_batch(texts))
     if texts:
         embedder.embed(["model load"])
         runs["embed"] = [run_embed(embedder, texts) for _ in range(embed_runs or repeat)]
@@ -182,7 +186,8 @@ def bench_file(path: Path, repeat: int, embed_chunks: int, docling: bool,
     if "embed" in stages:
         embed = stages["embed"]
         out["embed"] = {"chunks": counts["embedded"], "seconds": embed["seconds"],
-                        "chunks_per_s": round(counts["embedded"] / embed["seconds"], 2)}
+                        "chunks_per_s": round(counts["embedded"] / embed["seconds"], 2),
+                        "tokens_per_s": round(counts["embedded_tokens"] / embed["seconds"])}
     refs = out["references"]
     out["ratio_ours_to_calamine"] = round(seconds / refs["calamine"]["seconds"], 2)
     if "docling" in refs:
@@ -228,6 +233,66 @@ def bench_dagster(path: Path, repeat: int, workdir: Path) -> dict:
             "chunks": run["chunks"], "first_run_embedded": run["embedded"],
             "rerun": {"wall_s": round(again["wall_s"], 3), "embedded": again["embedded"],
                       "reused": again["reused"]}}
+
+
+def _command_summary(runs: list[dict], calamine_s: float) -> dict:
+    """Medians of :func:`~tools.bench.command.run_ingest` runs of one code version (the peak:
+    the largest), with the wall's ratio to calamine's read and the embedding's throughput."""
+    wall = _median([r["wall_s"] for r in runs])
+    out = {"wall_s": round(wall, 3), "ratio_to_calamine": round(wall / calamine_s, 2),
+           "peak_rss_mb": round(max(r["peak_rss_mb"] for r in runs)),
+           "steps_s": {step: round(_median([r["steps_s"][step] for r in runs]), 3)
+                       for step in runs[0]["steps_s"]}}
+    out["steps_total_s"] = round(sum(out["steps_s"].values()), 3)
+    out["outside_steps_s"] = round(wall - out["steps_total_s"], 3)
+    if "embed" in runs[0]:
+        embed = {key: _median([r["embed"][key] for r in runs])
+                 for key in ("units", "embedded", "step_s")}
+        embed["units_per_s"] = round(embed["embedded"] / embed["step_s"], 1)
+        if runs[0]["embed"]["embed_s"] is not None:
+            embed["tokens"] = runs[0]["embed"]["tokens"]
+            embed["embed_s"] = round(_median([r["embed"]["embed_s"] for r in runs]), 3)
+            embed["model_units_per_s"] = round(embed["embedded"] / embed["embed_s"], 1)
+            embed["model_tokens_per_s"] = round(embed["tokens"] / embed["embed_s"])
+        out["embed"] = embed
+    return out
+
+
+def bench_command(path: Path, until: Optional[str], repeat: int,
+                  baseline_python: Optional[str], expected: dict | None = None) -> dict:
+    """What a user runs: ``extraction-assets ingest [--until UNTIL]`` of one workbook as a
+    process on a fresh data dir (:func:`~tools.bench.command.run_ingest`), ``repeat`` times,
+    alternating with, each time: python-calamine's read and our stages alone (hash -> chunks),
+    each in a fresh process, and the same command run by ``baseline_python`` (another
+    installation of the package) when given.
+
+    Returns ``calamine_s``, ``stages_s`` (hash -> chunks, stages in-process) and per code
+    version (``ours``, ``baseline``) :func:`_command_summary`; ``speedup`` is the baseline's
+    median wall over ours.
+    """
+    versions = {"ours": sys.executable, **({"baseline": baseline_python} if baseline_python
+                                             else {})}
+    calamine, stages = [], []
+    runs: dict[str, list[dict]] = {name: [] for name in versions}
+    for _ in range(repeat):
+        calamine.append(in_fresh_process(bench_references, path, 1, False,
+                                         False)["calamine"][0])
+        ours, _ = in_fresh_process(bench_ours, path, 1, 0)
+        stages.append(sum(ours[name][0].seconds for name in TO_CHUNKS))
+        for name, python in versions.items():
+            with tempfile.TemporaryDirectory(prefix="bench-command-") as tmp:
+                runs[name].append(run_ingest(python, path, Path(tmp) / "data", until))
+    calamine_s = _median([t.seconds for t in calamine])
+    out = {"file": path.name, "cells": calamine[0].rows, "expected": expected,
+           "until": until or "chunk_embeddings", "runs": repeat,
+           "calamine_s": round(calamine_s, 4), "stages_s": round(_median(stages), 3)}
+    for name, version_runs in runs.items():
+        out[name] = _command_summary(version_runs, calamine_s)
+    out["ours"]["ratio_to_stages"] = round(out["ours"]["wall_s"] / out["stages_s"], 2)
+    if "baseline" in out:
+        out["baseline_python"] = baseline_python
+        out["speedup"] = round(out["baseline"]["wall_s"] / out["ours"]["wall_s"], 2)
+    return out
 
 
 def _new_data_dir(parent: str, name: str) -> Path:
@@ -336,7 +401,8 @@ def bench_small(folder: Path, files: int, rows: int, repeat: int) -> dict:
 
 
 def targets(results: dict) -> list[dict]:
-    """Issue #8's targets that this run measured: name, measured value, limit, met."""
+    """The targets of issues #8 and #25 that this run measured: name, measured value, limit,
+    met."""
     out = []
     files = {f["file"]: f for f in results["files"]}
 
@@ -365,6 +431,17 @@ def targets(results: dict) -> list[dict]:
         rerun = results["dagster"]["rerun"]
         add("re-run: unchanged chunks re-embedded", rerun["embedded"], "== 0",
             rerun["embedded"] == 0)
+    for command in results.get("commands", []):
+        ours, name = command["ours"], command["file"]
+        if name == f"{GENERATED['1m'].name}.xlsx" and command["until"] == "rendered_chunks":
+            add("1M cells: ingest --until rendered_chunks / calamine read (issue #25)",
+                ours["ratio_to_calamine"], "<= 6", ours["ratio_to_calamine"] <= 6)
+            add("1M cells: ingest --until rendered_chunks, peak RSS MB (issue #25)",
+                ours["peak_rss_mb"], "<= 800", ours["peak_rss_mb"] <= 800)
+        if (name == f"{GENERATED['50k'].name}.xlsx" and command["until"] == "chunk_embeddings"
+                and "speedup" in command):
+            add("50k cells: ingest (six assets), baseline / ours (issue #25)",
+                command["speedup"], ">= 2", command["speedup"] >= 2)
     if results.get("parallel", {}).get("files", 0) >= 8:  # the issue's "8 files on 2 cores"
         p = results["parallel"]
         share = round(p["ratio"] / p["independent_ratio"], 2)
@@ -385,6 +462,29 @@ def _fmt(value, digits: int = 2) -> str:
     return f"{value:,}"
 
 
+def _print_command(c: dict) -> None:
+    """The table of one :func:`bench_command` result."""
+    table = Table(title=f"ingest {c['file']} until {c['until']}, as a process on a fresh data "
+                        f"dir (medians of {c['runs']}; calamine {c['calamine_s']:.3f} s, our "
+                        f"stages alone {c['stages_s']:.3f} s)")
+    versions = [name for name in ("ours", "baseline") if name in c]
+    steps = list(c["ours"]["steps_s"])
+    for col in ("code", "wall s", "x calamine", "peak MB", *steps, "outside steps s",
+                "embedded units/s", "model tokens/s"):
+        table.add_column(col, justify="left" if col == "code" else "right")
+    for name in versions:
+        v = c[name]
+        embed = v.get("embed", {})
+        table.add_row(name, _fmt(v["wall_s"]), _fmt(v["ratio_to_calamine"]),
+                      _fmt(v["peak_rss_mb"]), *[_fmt(v["steps_s"].get(step)) for step in steps],
+                      _fmt(v["outside_steps_s"]), _fmt(embed.get("units_per_s")),
+                      _fmt(embed.get("model_tokens_per_s")))
+    console.print(table)
+    if "speedup" in c:
+        console.print(f"  baseline ({c['baseline_python']}) / ours: x{c['speedup']:.2f}",
+                      highlight=False)
+
+
 def print_results(results: dict) -> None:
     """Rich tables of a run's results."""
     main = Table(title="Workbooks (median seconds; peak RSS MB)")
@@ -399,7 +499,8 @@ def print_results(results: dict) -> None:
                      _fmt(f["hash_to_chunks"]["seconds"], 3),
                      _fmt(f["ratio_ours_to_calamine"]), _fmt(f.get("ratio_docling_to_ours")),
                      _fmt(f["hash_to_chunks"]["peak_rss_mb"]))
-    console.print(main)
+    if results["files"]:
+        console.print(main)
     for f in results["files"]:
         expected = f["expected"]
         if expected and (f["cells"], f["records"]) != (expected["cells"], expected["data_rows"]):
@@ -417,7 +518,10 @@ def print_results(results: dict) -> None:
         if "embed" in f:
             stages.add_row(f["file"], "embed chunks/s", _fmt(f["embed"]["chunks_per_s"]), "", "",
                            _fmt(f["embed"]["chunks"]), "")
-    console.print(stages)
+            stages.add_row(f["file"], "embed tokens/s", _fmt(f["embed"]["tokens_per_s"]), "", "",
+                           "", "")
+    if results["files"]:
+        console.print(stages)
     if results.get("dagster"):
         d = results["dagster"]
         console.print(
@@ -427,6 +531,8 @@ def print_results(results: dict) -> None:
             f"re-run {d['rerun']['wall_s']:.2f} s embedded "
             f"{d['rerun']['embedded']} of {d['chunks']} chunks, reused {d['rerun']['reused']}",
             highlight=False)
+    for c in results.get("commands", []):
+        _print_command(c)
     if results.get("parallel"):
         p = results["parallel"]
         console.print(
@@ -454,11 +560,11 @@ def print_results(results: dict) -> None:
             f"(x{m['ratio']:.2f}; {m['per_file_overhead_s'] * 1000:.0f} ms more per file)",
             highlight=False)
     if not results["targets"]:
-        console.print("no issue #8 target applies to what was run (they name 1m, 200k, "
-                      "merged, the Dagster run and parallel ingests of 8 files or more)",
-                      style="dim")
+        console.print("no target applies to what was run (they name 1m, 200k, merged, the "
+                      "Dagster run, parallel ingests of 8 files or more, the 1m command and "
+                      "the 50k command against a baseline)", style="dim")
         return
-    table = Table(title="Targets (issue #8)")
+    table = Table(title="Targets (issues #8 and #25)")
     for col in ("target", "measured", "limit", "met"):
         table.add_column(col)
     for t in results["targets"]:
@@ -471,7 +577,7 @@ def main(
     files: list[Path] = typer.Argument(None, help="Workbooks to measure besides the generated ones."),
     generate: list[Generated] = typer.Option(
         list(Generated), "--generate", "-g",
-        help="Generated workbooks to measure (repeatable; default all): 10k, 100k, 200k, 1m "
+        help="Generated workbooks to measure (repeatable; default all): 10k, 50k, 100k, 200k, 1m "
              "cells of orders, wide (200 columns), merged (50,000 merged ranges), sheets "
              "(200 sheets)."),
     no_generate: bool = typer.Option(False, "--no-generate", help="Only the FILE arguments."),
@@ -485,6 +591,17 @@ def main(
     dagster: Optional[Generated] = typer.Option(
         Generated("10k"), "--dagster", help="Generated workbook of the Dagster end-to-end run."),
     no_dagster: bool = typer.Option(False, "--no-dagster", help="Skip the Dagster run."),
+    command_until: Optional[Generated] = typer.Option(
+        Generated("1m"), "--command-until",
+        help="Generated workbook ingested --until rendered_chunks by the command, as a process."),
+    command_all: Optional[Generated] = typer.Option(
+        Generated("50k"), "--command-all",
+        help="Generated workbook ingested through all six assets by the command, as a process."),
+    no_command: bool = typer.Option(False, "--no-command", help="Skip the command runs."),
+    baseline_python: Optional[str] = typer.Option(
+        None, "--baseline-python",
+        help="Interpreter of another installation of the package (e.g. a venv of an older "
+             "commit): its command runs alternate with ours."),
     parallel_files: int = typer.Option(8, "--parallel-files", min=0,
                                        help="Files of the parallel run (0: skip it)."),
     parallel_rows: int = typer.Option(5_000, "--parallel-rows", min=1,
@@ -502,7 +619,8 @@ def main(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the results here."),
 ) -> None:
     """Per-stage speed and memory of the pipeline against python-calamine, openpyxl and
-    Docling on the same files, the Dagster overhead per partition and the parallel speed-up."""
+    Docling on the same files, the ingest command as a process (against another installation
+    with --baseline-python), the Dagster overhead per partition and the parallel speed-up."""
     import_for_runs()  # as ``extraction-assets ingest`` does, for a like-for-like Dagster run
     workdir.mkdir(parents=True, exist_ok=True)
     with_docling = docling and docling_available()
@@ -534,6 +652,20 @@ def main(
             spec.make(path)
         console.print(f"Dagster runs of {path.name} ...", style="dim")
         results["dagster"] = bench_dagster(path, repeat, workdir)
+    if not no_command:
+        results["commands"] = []
+        for choice, until in ((command_until, "rendered_chunks"), (command_all, None)):
+            if choice is None:
+                continue
+            spec = GENERATED[choice.value]
+            path = workdir / f"{spec.name}.xlsx"
+            if not path.exists():
+                spec.make(path)
+            console.print(f"ingest {path.name} until {until or 'chunk_embeddings'} as a "
+                          "process ...", style="dim")
+            results["commands"].append(bench_command(
+                path, until, repeat, baseline_python,
+                {"cells": spec.cells, "data_rows": spec.data_rows}))
     if parallel_files:
         console.print(f"parallel ingests of {parallel_files} files ...", style="dim")
         results["parallel"] = bench_parallel(workdir / "parallel", parallel_files, parallel_rows,

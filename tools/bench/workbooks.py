@@ -270,6 +270,7 @@ def _orders(rows: int) -> WorkbookSpec:
 #: The generated workbooks by ``--generate`` name.
 GENERATED: dict[str, WorkbookSpec] = {
     "10k": _orders(1_000),
+    "50k": _orders(5_000),
     "100k": _orders(10_000),
     "200k": _orders(20_000),
     "1m": _orders(100_000),

@@ -61,7 +61,7 @@ _MD_TEXT_ESCAPES = (("\\", "\\\\"), ("[", "\\["), ("<", "&lt;"))
 _MD_ESCAPES = (_MD_TEXT_ESCAPES[0], ("|", "\\|"), *_MD_TEXT_ESCAPES[1:], ("\r\n", "<br>"),
                ("\n", "<br>"))
 #: The HTML the Markdown of a cell may hold: rich-text superscripts and subscripts (whose own
-#: text :func:`~extraction_assets.pipeline.stages.rich_markup` escapes) and line breaks.
+#: text :func:`~extraction_assets.pipeline.codecs.marked_strings` escapes) and line breaks.
 _OWN_TAGS = r"&lt;(/?(?:sup|sub|br)>)"
 
 

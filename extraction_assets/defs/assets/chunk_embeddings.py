@@ -47,7 +47,7 @@ def chunk_embeddings(context: PartitionContext, storage: DataStoreResource,
                             store.read_table("blocks", h).to_pylist(), model.count_tokens_batch)
     vector_store = VectorStore(store.lancedb_uri)
     try:
-        n, reused = index_units(vector_store, h, units, model)
+        indexed = index_units(vector_store, h, units, model)
     except VectorStoreError as exc:
         raise Failure(description=str(exc)) from exc
     digest = hashlib.sha256()
@@ -56,9 +56,12 @@ def chunk_embeddings(context: PartitionContext, storage: DataStoreResource,
     digest.update(f"{model.model_name}:{model.dimension}".encode())
     coverage = one_row_per_unit([u["unit_id"] for u in units], vector_store.unit_ids(h))
     chunks = sum(u["kind"] == "chunk" for u in units)
+    n, seconds = indexed.rows, indexed.embed_seconds
     return finish(context, store, "chunk_embeddings", StageOutput({}), CODE_VERSION, {
         "units": n, "chunk_units": chunks, "record_units": n - chunks,
-        "embedded": n - reused, "reused": reused,
+        "embedded": n - indexed.reused, "reused": indexed.reused,
+        "embedded_tokens": indexed.embedded_tokens, "embed_seconds": round(seconds, 3),
+        "tokens_per_second": round(indexed.embedded_tokens / seconds) if seconds else 0,
         "model": model.model_name, "dimension": model.dimension,
         "lancedb_uri": str(store.lancedb_uri),
     }, data_version=digest.hexdigest(), row_count=n,

@@ -8,6 +8,7 @@ import functools
 import hashlib
 import inspect
 import warnings
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -26,9 +27,10 @@ from dagster import (
 )
 
 from extraction_assets.defs.partitions import workbook_partitions
-from extraction_assets.pipeline import STAGE, RunSettings, StageError, StageOutput
+from extraction_assets.pipeline import STAGE, RunSettings, Stage, StageError, StageOutput
 from extraction_assets.pipeline.checks import SAMPLE, CheckOutcome
 from extraction_assets.pipeline.codecs import issue_rows
+from extraction_assets.pipeline.registry import LAST_READER
 from extraction_assets.store.storage import DataStore
 from extraction_assets.store.warehouse import refresh_views
 
@@ -166,18 +168,20 @@ def finish(context: PartitionContext, store: DataStore, asset: str, output: Stag
            check_results: list[AssetCheckResult] | None = None) -> MaterializeResult:
     """Write ``output``'s tables and issues, refresh the views, and build the result.
 
-    The data version is the sha256 over the written Parquet files (or ``data_version`` when the
-    output lives elsewhere, e.g. LanceDB), so equal outputs give equal versions; it is also the
-    metadata ``data_hash`` (a run over several partitions records one Dagster data version for
-    them all). The metadata ``row_count`` (default: rows written to Parquet) is what the
-    ``lineage`` view reports; ``filename`` and ``source_path`` name the file in the UI.
+    The tables a later stage reads are held in memory for it (see
+    :meth:`~extraction_assets.store.storage.DataStore.write_table`). The data version is the
+    sha256 over the written Parquet files (or ``data_version`` when the output lives elsewhere,
+    e.g. LanceDB), so equal outputs give equal versions; it is also the metadata ``data_hash``
+    (a run over several partitions records one Dagster data version for them all). The
+    metadata ``row_count`` (default: rows written to Parquet) is what the ``lineage`` view
+    reports; ``filename`` and ``source_path`` name the file in the UI.
     """
     workbook_hash = context.partition_key
     digest = hashlib.sha256()
     metadata: dict = source_metadata(store, workbook_hash)
     total_rows = 0
-    for table, data in sorted(output.tables.items()):
-        written = store.write_table(table, workbook_hash, data)
+    for table, data in sorted(output.tables.items()):  # one at a time: the peak memory
+        written = store.write_table(table, workbook_hash, data, hold=table in LAST_READER)
         digest.update(written.sha256.encode())
         metadata[f"{table}_rows"] = MetadataValue.int(written.n_rows)
         metadata[f"{table}_path"] = MetadataValue.path(str(written.path))
@@ -192,21 +196,49 @@ def finish(context: PartitionContext, store: DataStore, asset: str, output: Stag
                              check_results=check_results or None)
 
 
+class StageInputs(Mapping):
+    """The partition's tables that ``stage`` reads, each read when it is first looked up (the
+    table this process just wrote, or its Parquet file; only the columns of
+    :attr:`~extraction_assets.pipeline.registry.Stage.columns` where it names some)."""
+
+    def __init__(self, store: DataStore, workbook_hash: str, stage: Stage):
+        self._store, self._hash, self._stage = store, workbook_hash, stage
+        self._read: dict[str, pa.Table] = {}
+
+    def __getitem__(self, name: str) -> pa.Table:
+        if name not in self._stage.reads:
+            raise KeyError(name)
+        if name not in self._read:
+            self._read[name] = self._store.read_table(name, self._hash,
+                                                      columns=self._stage.columns.get(name))
+        return self._read[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._stage.reads)
+
+    def __len__(self) -> int:
+        return len(self._stage.reads)
+
+
 def run_stage(store: DataStore, asset: str, workbook_hash: str,
-              settings: RunSettings) -> tuple[StageOutput, dict[str, pa.Table]]:
-    """Read the partition's tables that ``asset``'s stage reads (see
-    :data:`~extraction_assets.pipeline.registry.STAGES`) and run it; returns its output and
-    the tables it read.
+              settings: RunSettings) -> tuple[StageOutput, StageInputs]:
+    """Run ``asset``'s stage on the partition's tables that it reads (see
+    :data:`~extraction_assets.pipeline.registry.STAGES`, :class:`StageInputs`); returns its
+    output and the tables it read. The tables held in memory for no later stage are released.
 
     Raises:
         dagster.Failure: the stage failed on its input (recorded first, see :func:`fail`).
+        FileNotFoundError: an upstream asset has not been materialized for the partition.
     """
     stage = STAGE[asset]
-    inputs = {name: store.read_table(name, workbook_hash) for name in stage.reads}
+    inputs = StageInputs(store, workbook_hash, stage)
     try:
         return stage.run(workbook_hash, inputs, settings), inputs
     except StageError as error:
         raise fail(store, asset, workbook_hash, error) from error
+    finally:
+        store.release([name for name, last in LAST_READER.items() if last == asset],
+                      workbook_hash)
 
 
 def source_metadata(store: DataStore, workbook_hash: str) -> dict:

@@ -1,5 +1,6 @@
 """Asset ``rendered_chunks``: records and token-bounded Markdown chunks."""
 
+import pyarrow.compute as pc
 from dagster import Config, MaterializeResult, MetadataValue
 from pydantic import Field
 
@@ -67,21 +68,22 @@ def rendered_chunks(context: PartitionContext, config: ChunkingConfig,
         count_tokens_batch=model.count_tokens_batch, max_tokens=max_tokens,
         min_tokens=config.min_tokens, redaction=redaction.policy(), colour_tags=tags))
     output.issues += draft_issues(undecided(store, source["source_path"]))
-    chunks = output.tables["chunks"].to_pylist()
+    blocks = inputs["blocks"]
+    del inputs  # the grid's cells, the largest input, are freed before the tables are written
+    chunks = output.tables["chunks"]
     checks = [
         check_result("values_in_output", values_in_output(output.facts["lost_values"],
                                                           output.facts["lost_values_sample"])),
-        check_result("chunk_budget", chunk_budget(output.tables["chunks"], max_tokens)),
-        check_result("record_provenance", record_provenance(output.tables["records"],
-                                                            inputs["blocks"])),
-        check_result("rows_in_one_chunk", rows_in_one_chunk(output.tables["records"],
-                                                            output.tables["chunks"])),
-        check_result("heading_paths", heading_paths(output.tables["chunks"])),
+        check_result("chunk_budget", chunk_budget(chunks, max_tokens)),
+        check_result("record_provenance", record_provenance(output.tables["records"], blocks)),
+        check_result("rows_in_one_chunk", rows_in_one_chunk(output.tables["records"], chunks)),
+        check_result("heading_paths", heading_paths(chunks)),
     ]
     return finish(context, store, "rendered_chunks", output, CODE_VERSION, {
         "max_tokens": max_tokens,
         "tokenizer": model.model_name,
-        "total_tokens": sum(c["n_tokens"] for c in chunks),
+        "total_tokens": pc.sum(chunks.column("n_tokens")).as_py() or 0,
         "colour_tags": MetadataValue.json(tags),
-        "preview": MetadataValue.md(chunks[0]["text"] if chunks else "(no chunks)"),
+        "preview": MetadataValue.md(chunks.column("text")[0].as_py() if chunks.num_rows
+                                    else "(no chunks)"),
     }, check_results=checks)
