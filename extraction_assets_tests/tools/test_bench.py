@@ -10,8 +10,9 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from tools.bench.main import app, bench_command, parallel_bounds, targets
+from tools.bench.main import app, bench_command, parallel_bounds
 from tools.bench.measure import STAGES
+from tools.bench.report import targets
 from tools.bench.workbooks import GENERATED, generate_workbook
 
 pytestmark = pytest.mark.slow  # runs the benchmark
