@@ -185,8 +185,8 @@ def _print_result(result, earlier_version: bool = False) -> None:
     counts = (f"sheets={c.get('sheets', 0)} tables={c.get('tables', 0)} "
               f"records={c.get('records', 0)} chunks={c.get('chunks', 0)}")
     if c.get("errors"):  # read, but not all of it: the issues say what is missing
-        counts += (f"  [red]errors={c['errors']}[/] (see extraction_issues, e.g. a damaged "
-                   "worksheet keeps only the cells before the fault)")
+        counts += (f"  [red]errors={c['errors']}[/] (read in part: the extraction_issues view "
+                   "says what, its rows of severity 'error')")
     if result.status == "failed":
         line = f"[red]failed[/]    {path}  {error}"
     elif result.status == "duplicate":

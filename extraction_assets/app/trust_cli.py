@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import shlex
 from pathlib import Path
 from typing import Optional
 
@@ -105,8 +106,8 @@ def _decide(ident: str, status: str, data_dir: Optional[Path], actor: Optional[s
     verb = "confirmed" if status == "active" else "rejected"
     _print(f"{verb} {event['mapping_id']}: #{event['fill_rgb']} = {event['tag']!r} "
            f"(version {event['version']}) for {event['scope']}")
-    _print(f"records and chunks change on the next render: extraction-assets ingest --force "
-           f"{event['scope']}")
+    _print("records and chunks change on the next render: extraction-assets ingest --force "
+           f"--data-dir {shlex.quote(str(store.root))} {shlex.quote(event['scope'])}")
 
 
 @colours_app.command("confirm")

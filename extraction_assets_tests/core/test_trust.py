@@ -124,6 +124,16 @@ def test_compare_sheet_in_the_1904_date_system():
         "conflict"
 
 
+def test_an_iso_date_cell_agrees_with_its_serial_or_date():
+    """A cell written as an ISO 8601 date (``t="d"``): calamine gives its serial or its date."""
+    ours = _cells([(1, 1, "d", "2024-01-05T00:00:00"), (1, 2, "d", "2024-01-05T12:00:00")])
+    assert compare_sheet("S", ours, [[45296, dt.datetime(2024, 1, 5, 12)]], False) == []
+    (item,) = compare_sheet("S", ours, [[45297, dt.datetime(2024, 1, 5, 12)]], False)
+    assert (item.ref, item.reason, item.first_value, item.second_value) == (
+        "A1", "conflict", "45296", "45297")
+    assert compare_sheet("S", _cells([(1, 1, "d", "1904-01-02")]), [[1]], True) == []
+
+
 def test_parse_answer():
     assert parse_answer('{"header_rows": 2}') == 2
     assert parse_answer("There are 3 header rows.") == 3

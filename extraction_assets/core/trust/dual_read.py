@@ -60,9 +60,16 @@ class ReviewItem:
         return PRIORITY[self.reason]
 
 
-def _ours(data_type: str | None, value: str | None) -> tuple[str, object] | None:
+def _ours(data_type: str | None, value: str | None,
+          date1904: bool = False) -> tuple[str, object] | None:
     if value is None or value == "":
         return None
+    if data_type == "d":  # an ISO 8601 date (ECMA-376 §18.18.11 ST_CellType "d"): its serial
+        try:
+            number, kind = serial(dt.datetime.fromisoformat(value.strip()))
+        except ValueError:
+            return "text", value.strip()
+        return "number", number - (DAYS_1904 if date1904 and kind != "time" else 0)
     if data_type == "b":
         return "bool", value in ("1", "true", "TRUE")
     if data_type == "e":
@@ -196,7 +203,7 @@ def compare_sheet(sheet_name: str, cells: pa.Table, theirs: list[list], date1904
     ours: dict[int, list[tuple[str, object]]] = {}
     for r, c, t, v in zip(*(mine_rows.column(n).to_pylist() for n in ("row", "col",
                                                                        "data_type", "value"))):
-        value = _ours(t, v)
+        value = _ours(t, v, date1904)
         if value is not None:
             ours.setdefault(r * (MAX_COL + 1) + c, []).append(value)
     other_at = {k: t_values[i] for i, k in zip(np.searchsorted(t_keys, slow).tolist(),
