@@ -34,6 +34,7 @@ from dagster import (
 )
 
 from extraction_assets.app.ingest import (
+    INTERRUPTED_RUN,
     NOT_STARTED,
     IngestResult,
     _Item,
@@ -62,7 +63,17 @@ def plan(context):
     the settings every step needs."""
     work = json.loads(context.op_config["work"])
     for n, batch in enumerate(work["batches"]):
-        yield DynamicOutput({**work["settings"], "items": batch}, mapping_key=f"batch_{n}")
+        yield DynamicOutput({**work["settings"], "items": batch}, mapping_key=_mapping_key(n))
+
+
+def _mapping_key(n: int) -> str:
+    """The mapping key of the ``n``-th batch (0-based)."""
+    return f"batch_{n}"
+
+
+def _step_key(n: int) -> str:
+    """The key of the step that materializes the ``n``-th batch (0-based)."""
+    return f"{materialize_batch.name}[{_mapping_key(n)}]"
 
 
 @op(description="Materialize one batch of files: one run of the asset graph in this process.")
@@ -100,14 +111,25 @@ def batches_job(celery_broker: str | None = None) -> JobDefinition:
     return ingest_batches
 
 
+def _tells_interrupt(event) -> bool:
+    """Whether a Dagster event of the run says it was interrupted: the multiprocess executor's
+    engine event on a termination signal (metadata ``steps_interrupted``; a step process the
+    signal reached while starting then fails as a crash, not an interrupt), or a failure
+    whose message names the interrupt (the Celery executor, a step's ``KeyboardInterrupt``)."""
+    if event.is_engine_event and "steps_interrupted" in event.engine_event_data.metadata:
+        return True
+    return event.is_failure and "Interrupt" in (event.message or "")
+
+
 def run_batches(instance: DagsterInstance, store: DataStore, batches: list[list[_Item]],
                 jobs: int, embedder: EmbedderResource | None, passwords: list[str] | None,
                 max_tokens: int | None, celery_broker: str | None,
                 done: Callable[[int, IngestResult], None]) -> None:
     """Execute the ``ingest_batches`` run in this thread (so that Dagster's executor gets the
     Ctrl-C) while a thread reads the files' results from its log and passes each to ``done``;
-    files with no result when the run ends are ``interrupted`` (:data:`NOT_STARTED`) after an
-    interrupt, else ``failed`` with the run's error."""
+    files with no result when the run ends are ``interrupted`` after an interrupt (with
+    :data:`INTERRUPTED_RUN` when their batch's step had started, else :data:`NOT_STARTED`),
+    else ``failed`` with the run's error."""
     if passwords:  # the batches' processes read them from the environment, never the run
         os.environ[ENV_PASSWORDS] = "\n".join(passwords)
     settings = {"data_dir": str(Path(store.root).absolute()),
@@ -124,6 +146,7 @@ def run_batches(instance: DagsterInstance, store: DataStore, batches: list[list[
             "start_method": {"forkserver": {"preload_modules": [__name__]}}}}}
     tag = uuid.uuid4().hex
     reported: dict[int, str] = {}  # index -> status
+    started: set[str] = set()  # step keys of the batches whose step started
     finished = threading.Event()
 
     def report() -> None:
@@ -133,6 +156,8 @@ def run_batches(instance: DagsterInstance, store: DataStore, batches: list[list[
             runs = instance.get_runs(filters=RunsFilter(tags={INGEST_TAG: tag}), limit=1)
             entries = instance.all_logs(runs[0].run_id) if runs else []
             for entry in entries[seen:]:
+                if entry.dagster_event and entry.dagster_event.is_step_start:
+                    started.add(entry.dagster_event.step_key)
                 if entry.user_message.startswith(RESULT_LINE):
                     data = json.loads(entry.user_message[len(RESULT_LINE):])
                     k = data.pop("k")
@@ -152,17 +177,17 @@ def run_batches(instance: DagsterInstance, store: DataStore, batches: list[list[
                                         reconstructable_kwargs={"celery_broker": celery_broker})
         result = execute_job(job, instance, run_config=run_config, tags={INGEST_TAG: tag},
                              raise_on_error=False)
-        interrupted = not result.success and any(
-            "Interrupt" in (e.message or "") for e in result.all_events if e.is_failure)
+        interrupted = not result.success and any(map(_tells_interrupt, result.all_events))
     except KeyboardInterrupt:
         interrupted = True
     finally:
         finished.set()
         reader.join()
     interrupted = interrupted or "interrupted" in reported.values()
-    for batch in batches:
+    for n, batch in enumerate(batches):
+        stopped = INTERRUPTED_RUN if _step_key(n) in started else NOT_STARTED
         for item in batch:
             if item.k not in reported:
                 done(item.k, IngestResult(item.path, item.workbook_hash, "interrupted",
-                                          error=NOT_STARTED) if interrupted else
+                                          error=stopped) if interrupted else
                      IngestResult(item.path, item.workbook_hash, "failed", error=error))

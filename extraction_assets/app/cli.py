@@ -207,7 +207,8 @@ def _print_result(result, earlier_version: bool = False) -> None:
 def _run_ingest(paths: list[Path], data_dir: Path, embedder, until: Optional[str],
                 max_tokens: Optional[int], force: bool = False,
                 passwords: Optional[list[str]] = None, jobs: int = 1,
-                celery_broker: Optional[str] = None) -> int:
+                celery_broker: Optional[str] = None,
+                batch_files: Optional[int] = None) -> int:
     """Ingest with a progress bar and one line per file; returns the number of failures.
 
     Raises:
@@ -233,7 +234,7 @@ def _run_ingest(paths: list[Path], data_dir: Path, embedder, until: Optional[str
         try:
             ingest_paths(paths, data_dir, embedder, max_tokens=max_tokens, until=until,
                          on_result=report, force=force, passwords=passwords, jobs=jobs,
-                         celery_broker=celery_broker)
+                         celery_broker=celery_broker, batch_files=batch_files)
         except KeyboardInterrupt:  # outside the runs (e.g. while the files are hashed)
             pass
         except Exception as exc:  # noqa: BLE001 - outside any file: one line, not a traceback
@@ -275,6 +276,10 @@ def ingest(
         None, "--celery-broker", envvar="EXTRACTION_ASSETS_CELERY_BROKER",
         help="Run the steps on Celery workers of this broker (e.g. redis://host:6379/0) "
              "instead of this machine; --jobs runs at a time."),
+    batch_files: Optional[int] = typer.Option(
+        None, "--batch-files", min=1,
+        help="Most files in one Dagster run (default 250; fewer: progress shows and finished "
+             "work is kept sooner after Ctrl-C; more: less cost per run)."),
     provider: str = Provider, model: Optional[str] = Model, base_url: Optional[str] = BaseUrl,
 ) -> None:
     """Add a partition per file content hash and materialize the asset graph for each file.
@@ -289,7 +294,7 @@ def ingest(
     failed = _run_ingest(paths, _writable(_data_dir(data_dir)),
                          _embedder(provider, model, base_url),
                          until.value if until else None, max_tokens, force, password or None,
-                         jobs, celery_broker)
+                         jobs, celery_broker, batch_files)
     if failed:
         raise typer.Exit(code=1)
 

@@ -304,14 +304,14 @@ class _Runner:
 
 def materialize_batches(runner: _Runner, items: list[_Item],
                         done: Callable[[int, IngestResult], None], stop: threading.Event,
-                        jobs: int = 1) -> None:
+                        jobs: int = 1, batch_files: int = BATCH_FILES) -> None:
     """Materialize ``items`` in this process, batch after batch (:func:`plan_batches` with
-    ``jobs``); the files of a batch that failed on one partition are planned again (their stale
-    assets). ``done`` gets each file's result; after ``stop`` is set (an interrupt) no run
+    ``jobs`` and ``batch_files``); the files of a batch that failed on one partition are
+    planned again (their stale assets). ``done`` gets each file's result; after ``stop`` is set (an interrupt) no run
     starts and the files left are ``interrupted`` (:data:`NOT_STARTED`)."""
     order = {key: n for n, key in enumerate(
         runner.instance.get_dynamic_partitions(workbook_partitions.name))}
-    queue = deque(plan_batches(items, order, jobs))
+    queue = deque(plan_batches(items, order, jobs, batch_files=batch_files))
     while queue and not stop.is_set():
         batch = queue.popleft()
         try:
@@ -334,7 +334,7 @@ def materialize_batches(runner: _Runner, items: list[_Item],
             else:
                 done(item.k, IngestResult(item.path, item.workbook_hash, "success",
                                           counts=summarize(runner.store, item.workbook_hash)))
-        queue.extendleft(reversed(plan_batches(retry, order, jobs)))
+        queue.extendleft(reversed(plan_batches(retry, order, jobs, batch_files=batch_files)))
     for batch in queue:
         for item in batch:
             done(item.k, IngestResult(item.path, item.workbook_hash, "interrupted",
@@ -359,6 +359,7 @@ def ingest_paths(
     passwords: list[str] | None = None,
     jobs: int = 1,
     celery_broker: str | None = None,
+    batch_files: int | None = None,
 ) -> list[IngestResult]:
     """Materialize the asset graph for every file in ``paths``, one partition per content hash.
 
@@ -369,8 +370,10 @@ def ingest_paths(
     files (default: ``$EXTRACTION_ASSETS_PASSWORDS``). ``until`` names the last asset to
     materialize (default: all six).
 
-    The files are materialized in batches, one Dagster run each (:func:`plan_batches`):
-    ``jobs`` = 1 runs them one after the other in this process; ``jobs`` > 1 runs that many at
+    The files are materialized in batches, one Dagster run each, of at most ``batch_files``
+    files (default :data:`BATCH_FILES`; :func:`plan_batches`): fewer files a run report
+    progress and keep finished work after an interrupt sooner, more pay Dagster's cost per run
+    less often. ``jobs`` = 1 runs them one after the other in this process; ``jobs`` > 1 runs that many at
     a time, each step in a process of Dagster's multiprocess executor (or on the Celery workers
     of ``celery_broker``, e.g. ``redis://host:6379/0``), every run on the same instance and
     data dir (their writes meet on the file locks of the DuckDB views and the LanceDB table).
@@ -381,13 +384,17 @@ def ingest_paths(
     redoes only them. Returns one result per file, in the order given.
 
     Raises:
-        ValueError: ``until`` is not one of the six asset names, or ``jobs`` < 1.
+        ValueError: ``until`` is not one of the six asset names, or ``jobs`` or
+            ``batch_files`` < 1.
     """
     names = [a.key.path[-1] for a in ALL_ASSETS]
     if until is not None and until not in names:
         raise ValueError(f"unknown asset {until!r}; choose one of {', '.join(names)}")
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
+    batch_files = BATCH_FILES if batch_files is None else batch_files
+    if batch_files < 1:
+        raise ValueError(f"batch_files must be >= 1, got {batch_files}")
     paths = [Path(p) for p in paths]
     store = DataStore(data_dir)
     selected = tuple(ALL_ASSETS[: names.index(until) + 1] if until else ALL_ASSETS)
@@ -436,10 +443,10 @@ def ingest_paths(
                                           store.blob_path(workbook_hash).stat().st_size))
             if todo and (jobs > 1 or celery_broker):
                 fan_out(instance, store, todo, jobs, embedder, passwords, max_tokens,
-                        celery_broker, done)
+                        celery_broker, done, batch_files)
             elif todo:
                 runner = _Runner(instance, store, embedder, passwords, _run_config(max_tokens))
-                materialize_batches(runner, todo, done, stop)
+                materialize_batches(runner, todo, done, stop, batch_files=batch_files)
     finally:
         if loading:
             loading.join()
@@ -530,13 +537,13 @@ def refresh_stale(
 def fan_out(instance: DagsterInstance, store: DataStore, items: list[_Item], jobs: int,
             embedder: EmbedderResource | None, passwords: list[str] | None,
             max_tokens: int | None, celery_broker: str | None,
-            done: Callable[[int, IngestResult], None]) -> None:
-    """Materialize ``items`` in batches, ``jobs`` at a time, through Dagster's executors (see
+            done: Callable[[int, IngestResult], None], batch_files: int = BATCH_FILES) -> None:
+    """Materialize ``items`` in batches of at most ``batch_files`` files, ``jobs`` at a time, through Dagster's executors (see
     :mod:`extraction_assets.app.batches`); ``done`` gets each file's result as its batch
     reports it."""
     from extraction_assets.app.batches import run_batches
 
     order = {key: n for n, key in enumerate(
         instance.get_dynamic_partitions(workbook_partitions.name))}
-    run_batches(instance, store, plan_batches(items, order, jobs), jobs, embedder, passwords,
+    run_batches(instance, store, plan_batches(items, order, jobs, batch_files=batch_files), jobs, embedder, passwords,
                 max_tokens, celery_broker, done)
