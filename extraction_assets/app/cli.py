@@ -153,10 +153,12 @@ def _embedder(provider: str, model: Optional[str], base_url: Optional[str]):
     """The embedder resource of ``--provider``, ``--model`` and ``--base-url``; values its
     fields refuse (e.g. a provider other than ``local`` or ``openai``), and a ``--model`` or
     ``--base-url`` the local provider does not take, are a usage error (exit code 2) in one
-    line, not a traceback or a failure of every file."""
+    line, not a traceback or a failure of every file; so is ``openai`` without its API key.
+    """
     from pydantic import ValidationError
 
     from extraction_assets.defs.resources import EmbedderResource
+    from extraction_assets.search.embedding import EmbeddingError
 
     try:
         resource = EmbedderResource(provider=provider, model=model, base_url=base_url)
@@ -165,13 +167,12 @@ def _embedder(provider: str, model: Optional[str], base_url: Optional[str]):
             option = f"--{str(error['loc'][0]).replace('_', '-')}: " if error["loc"] else ""
             err_console.print(f"{option}{error['msg']}", highlight=False, markup=False)
         raise typer.Exit(code=2) from None
-    if provider == "local":  # built at once: it needs no key, and checks model and URL
-        try:
-            resource.get_embedder()
-        except ValueError as exc:
-            err_console.print(f"{exc} (--provider openai takes --model and --base-url)",
-                              highlight=False, markup=False)
-            raise typer.Exit(code=2) from None
+    try:  # built at once (no request is sent): checks model, URL and the API key up front
+        resource.get_embedder()
+    except (ValueError, EmbeddingError) as exc:
+        hint = " (--provider openai takes --model and --base-url)" if provider == "local" else ""
+        err_console.print(f"{exc}{hint}", highlight=False, markup=False)
+        raise typer.Exit(code=2) from None
     return resource
 
 
@@ -299,7 +300,8 @@ def ingest(
         raise typer.Exit(code=1)
 
 
-@app.command()
+@app.command(short_help="Re-materialize only what is stale (a bumped code version, an "
+                        "ingest stopped early with --until).")
 def refresh(
     data_dir: Optional[Path] = DataDir,
     provider: str = Provider, model: Optional[str] = Model, base_url: Optional[str] = BaseUrl,
@@ -339,7 +341,8 @@ def refresh(
 SearchMode = Enum("SearchMode", {mode: mode for mode in MODES}, type=str)
 
 
-@app.command()
+@app.command(short_help="Top chunks for a query, with file, sheet, A1 ranges, heading path "
+                        "and the row that matched.")
 def search(
     query: Optional[str] = typer.Argument(None, help="What to look for."),
     data_dir: Optional[Path] = DataDir,
@@ -365,6 +368,9 @@ def search(
 
     if (query is None) == (queries is None):
         err_console.print("give a QUERY or --queries FILE (not both)")
+        raise typer.Exit(code=2)
+    if query is not None and not query.strip():
+        err_console.print("QUERY is empty: say what to look for")
         raise typer.Exit(code=2)
     try:
         asked = [query] if queries is None else [

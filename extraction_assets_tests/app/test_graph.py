@@ -353,8 +353,9 @@ def test_cli_search_without_an_api_key_is_one_line(samples_ingest):
          str(root), "--provider", "openai", "--model", "text-embedding-3-small"],
         capture_output=True, text=True, timeout=300, env=env,
     )
-    assert proc.returncode == 1
-    assert proc.stderr.startswith("cannot embed the query: ") and "OPENAI_API_KEY" in proc.stderr
+    assert proc.returncode == 2  # a usage error, found before the vectors are opened
+    assert proc.stderr.startswith("OpenAI embedder (text-embedding-3-small) needs an API key")
+    assert "OPENAI_API_KEY" in proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
 
 
@@ -379,6 +380,17 @@ def test_cli_unknown_provider_is_a_usage_error(samples_ingest, tmp_path):
     assert proc.stderr.strip() == (
         "provider 'local' only serves 'universal-sentence-encoder-multilingual-3', got "
         "model='text-embedding-3-small' (--provider openai takes --model and --base-url)")
+    # --provider openai without its API key: refused before any file is read, not at the
+    # rendered_chunks asset of every file
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    proc = subprocess.run([sys.executable, "-m", "extraction_assets.app.cli", "ingest",
+                           str(tmp_path / "missing.xlsx"), "--data-dir", str(tmp_path / "d"),
+                           "--provider", "openai"], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+    assert proc.stderr.strip().startswith(
+        "OpenAI embedder (text-embedding-3-small) needs an API key: set the environment "
+        "variable OPENAI_API_KEY")
 
 
 def test_openai_provider_through_the_graph_and_no_mixed_dimensions(tmp_path, monkeypatch):

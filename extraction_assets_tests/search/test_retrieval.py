@@ -300,7 +300,7 @@ def test_cli_search_modes_json_and_queries_file(samples_ingest, tmp_path):
     assert "1. " in proc.stdout
     assert "   row A5:D5 (best match): 項目: 定格電圧; 値: 100" in proc.stdout
 
-    for bad in ([], ["x", "--queries", str(queries)], ["x", "--mode", "fuzzy"],
+    for bad in ([], ["  "], ["x", "--queries", str(queries)], ["x", "--mode", "fuzzy"],
                 ["--queries", str(tmp_path / "missing.txt")]):
         proc = subprocess.run([*cli, *bad, "--data-dir", str(root)], capture_output=True,
                               text=True, timeout=300)
