@@ -137,13 +137,18 @@ def _writable(root: Path) -> Path:
 
 def _stopped(exc: Exception) -> None:
     """Say in one line why a command stopped (the data dir's disk full, its instance's
-    database unwritable...) and exit with code 1.
+    database unwritable...) and exit with code 1; a ``trust.toml`` that cannot be used is a
+    usage error (code 2).
 
     Raises:
         typer.Exit: always.
     """
     from extraction_assets.app.ingest import error_line
+    from extraction_assets.defs.trust_resources import TrustConfigError
 
+    if isinstance(exc, TrustConfigError):
+        err_console.print(shown(str(exc)), highlight=False)
+        raise typer.Exit(code=2)
     message = str(exc) if isinstance(exc, DataDirError) else error_line(exc)
     err_console.print(f"stopped: {shown(message)}", highlight=False)
     raise typer.Exit(code=1)

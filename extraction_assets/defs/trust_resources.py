@@ -111,14 +111,19 @@ class HeaderDetectorResource(ConfigurableResource):
         return self._detector
 
 
+class TrustConfigError(ValueError):
+    """``<data-dir>/trust.toml`` cannot be used: not valid TOML, an unknown section, or a
+    setting its resource refuses. The message names the file."""
+
+
 def trust_resources(data_dir: str | Path) -> dict[str, ConfigurableResource]:
     """The resources ``redaction``, ``dual_read`` and ``header_detector``, configured by
     ``<data_dir>/trust.toml`` when it exists (its sections ``[redaction]``, ``[dual_read]``,
     ``[header_detector]``), else with their defaults.
 
     Raises:
-        ValueError: the file is not valid TOML, has another section, or a setting is wrong
-            (the message names the file).
+        TrustConfigError: the file is not valid TOML, has another section, or a setting is
+            wrong (the message names the file).
     """
     path = Path(data_dir) / TRUST_FILE
     settings: dict = {}
@@ -126,10 +131,10 @@ def trust_resources(data_dir: str | Path) -> dict[str, ConfigurableResource]:
         try:
             settings = tomllib.loads(path.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"{path}: {exc}") from None
+            raise TrustConfigError(f"{path}: {exc}") from None
     unknown = sorted(set(settings) - {"redaction", "dual_read", "header_detector"})
     if unknown:
-        raise ValueError(f"{path}: unknown section(s) {', '.join(unknown)}")
+        raise TrustConfigError(f"{path}: unknown section(s) {', '.join(unknown)}")
     try:
         redaction = RedactionResource(**settings.get("redaction", {}))
         redaction.policy()
@@ -137,4 +142,4 @@ def trust_resources(data_dir: str | Path) -> dict[str, ConfigurableResource]:
                 "dual_read": DualReadResource(**settings.get("dual_read", {})),
                 "header_detector": HeaderDetectorResource(**settings.get("header_detector", {}))}
     except Exception as exc:  # pydantic's validation errors and the policy's ValueError
-        raise ValueError(f"{path}: {exc}" if path.exists() else str(exc)) from None
+        raise TrustConfigError(f"{path}: {exc}" if path.exists() else str(exc)) from None

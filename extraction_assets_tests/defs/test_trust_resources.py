@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from extraction_assets.core.trust.redact import ColumnRule, RedactionPolicy
-from extraction_assets.defs.trust_resources import trust_resources
+from extraction_assets.defs.trust_resources import TrustConfigError, trust_resources
 
 
 def test_defaults_redact_nothing_and_use_the_rules(tmp_path):
@@ -37,6 +40,20 @@ def test_the_file_configures_every_feature(tmp_path):
 ])
 def test_a_wrong_file_is_one_clear_error(tmp_path, text, message):
     (tmp_path / "trust.toml").write_text(text)
-    with pytest.raises(ValueError, match=message) as info:
+    with pytest.raises(TrustConfigError, match=message) as info:
         trust_resources(tmp_path)
     assert "trust.toml" in str(info.value)
+
+
+def test_ingest_with_a_wrong_file_is_a_usage_error(tmp_path):
+    """The CLI stops before any file with exit code 2 and the file's error in one line."""
+    (tmp_path / "trust.toml").write_text('[redaction]\nrules = ["emial"]\n')
+    book = tmp_path / "book.csv"
+    book.write_text("a,b\n1,2\n3,4\n5,6\n")
+    proc = subprocess.run([sys.executable, "-m", "extraction_assets.app.cli", "ingest",
+                           str(book), "--data-dir", str(tmp_path), "--until", "workbook"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == (f"{tmp_path / 'trust.toml'}: unknown redaction rule(s) emial; "
+                                   "built-in rules are card, iban, email, phone")
+    assert proc.stdout == ""
