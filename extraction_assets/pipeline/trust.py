@@ -30,6 +30,8 @@ from extraction_assets.core.model import Issue
 from extraction_assets.core.normalize import resolve_color
 from extraction_assets.core.trust.colour import (
     SWATCH_TEXT,
+    TAG_CLOSE,
+    TAG_OPEN,
     LegendEntry,
     SheetColours,
     colour_clusters,
@@ -265,9 +267,10 @@ def _sheet_legends(sheet: dict, parsed_cells: pa.Table, fills: pa.Array, cells: 
     grid = cells.filter(pc.equal(cells.column("sheet_index"), sheet["sheet_index"]))
     grid = grid.filter(pa.array(np.isin(cell_keys(grid.column("row").to_numpy(),
                                                   grid.column("col").to_numpy()), near)))
-    text_at = {key_of(gr, gc): t for gr, gc, t in zip(
+    text_at = {key_of(gr, gc): t for gr, gc, t, hidden in zip(  # a hidden label is no legend
         grid.column("row").to_pylist(), grid.column("col").to_pylist(),
-        grid.column("display_text").to_pylist()) if t}
+        grid.column("display_text").to_pylist(), grid.column("hidden").to_pylist())
+        if t and not hidden}
     texts = [v or "" for v in mine.column("value").filter(pa.array(keep)).to_pylist()]
     return find_legends(SheetColours(sheet["sheet_name"], r, c,
                                      fill.filter(pa.array(keep)).to_pylist(), texts, text_at))
@@ -289,8 +292,8 @@ def tag_cells(cells: pa.Table, tags: Mapping[str, str]) -> pa.Table:
     if not pc.any(tagged).as_py():
         return cells
     display = cells.column("display_text").combine_chunks()
-    shown = pc.if_else(tagged, pc.binary_join_element_wise(display, labels, " ⟦"), display)
-    shown = pc.if_else(tagged, pc.binary_join_element_wise(shown, "⟧", ""), shown)
+    shown = pc.if_else(tagged, pc.binary_join_element_wise(display, labels, TAG_OPEN), display)
+    shown = pc.if_else(tagged, pc.binary_join_element_wise(shown, TAG_CLOSE, ""), shown)
     return _set(cells, "display_text", shown)
 
 

@@ -8,7 +8,7 @@ import io
 
 import pyarrow as pa
 import pytest
-from openpyxl import Workbook
+from openpyxl import Workbook, load_workbook
 
 from extraction_assets.core.trust.dual_read import compare_sheet
 from extraction_assets.core.trust.headers import RulesHeaderDetector, uses_rules
@@ -92,6 +92,15 @@ def test_one_filled_cell_beside_a_word_is_no_legend():
     ws.append(["bolt", 3])
     ws["D2"].fill = solid_fill(RED)
     ws["E2"] = "urgent"
+    out = io.BytesIO()
+    wb.save(out)
+    assert run_pipeline(out.getvalue(), until="normalized_grids")["colour_legends"].num_rows == 0
+
+
+def test_a_legend_in_hidden_columns_is_no_legend():
+    """Labels nobody sees (their column hidden) propose no colour meaning."""
+    wb = load_workbook(io.BytesIO(legend_workbook()))
+    wb.active.column_dimensions["G"].hidden = True
     out = io.BytesIO()
     wb.save(out)
     assert run_pipeline(out.getvalue(), until="normalized_grids")["colour_legends"].num_rows == 0

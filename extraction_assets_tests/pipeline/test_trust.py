@@ -9,7 +9,7 @@ import json
 
 import pyarrow.compute as pc
 import pytest
-from openpyxl import Workbook
+from openpyxl import Workbook, load_workbook
 
 from extraction_assets.core.open import open_workbook
 from extraction_assets.core.trust.llm_headers import OpenAIHeaderDetector
@@ -21,6 +21,7 @@ from extraction_assets_tests.trust_workbooks import (
     RED,
     customers_workbook,
     legend_workbook,
+    solid_fill,
     with_duplicate_cell,
 )
 
@@ -84,6 +85,26 @@ def test_active_tags_mark_exactly_the_coloured_cells():
     assert chunk.count("⟦status: overdue⟧") == 2 and chunk.count("⟦status: paid⟧") == 2
     untagged = run_pipeline(legend_workbook(), count_tokens=words)
     assert "⟦" not in all_text(untagged, "records", "chunks")
+
+
+def test_tagged_headers_and_titles_are_no_lost_values():
+    """A header cell and a title cell of a confirmed colour show their tag in the cells the
+    records are built from; the no-value-lost check still finds their text (it was reported
+    as ``value_not_in_output`` errors, one per tagged header cell)."""
+    wb = load_workbook(io.BytesIO(legend_workbook()))
+    ws = wb.active
+    ws.insert_rows(1, 2)
+    ws["A1"] = "Open invoices 2024"
+    for ref in ("A1", "A3", "B3"):
+        ws[ref].fill = solid_fill(RED)
+    out = io.BytesIO()
+    wb.save(out)
+    tables = run_pipeline(out.getvalue(), count_tokens=words,
+                          colour_tags={RED: "status: overdue", GREEN: "status: paid"})
+    errors = [i for i in tables["extraction_issues"].to_pylist() if i["severity"] == "error"]
+    assert errors == []
+    records = [json.loads(r["display"]) for r in tables["records"].to_pylist()]
+    assert records[0]["Invoice"] == "INV-1001 ⟦status: overdue⟧"  # the data are tagged
 
 
 def test_dual_read_lands_a_conflict():

@@ -12,6 +12,7 @@ from extraction_assets.core.blocks import FLOATING_KINDS, Block, BlockKind
 from extraction_assets.core.grid import StyledGrid
 from extraction_assets.core.normalize import stripped_text
 from extraction_assets.core.render.records import RecordSet
+from extraction_assets.core.trust.colour import untagged
 
 
 def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: RecordSet,
@@ -24,7 +25,9 @@ def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: Re
     anchor's), must be in a block and, there: in a table's header rows, a level of a column's
     header path (a merged header cell stands over several columns); in its data rows, a
     record's own value (a row repeating the header counts as the header); in a form, its label
-    or a value; in any other block, in its text.
+    or a value; in any other block, in its text. A colour tag shown after a cell's text
+    (:func:`~extraction_assets.core.trust.colour.untagged`) is not part of the value sought
+    in headers, labels and text, which the blocks hold untagged.
     """
     out: list[tuple[str, str, str, str]] = []
     for (grid, blocks), base in zip(sheets, record_set.bases):
@@ -55,7 +58,7 @@ def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: Re
                 every = {level for c in block.columns for level in c.header_levels}
                 every |= {c.header for c in block.columns}
                 for p in inside[header].tolist():
-                    if " ".join(texts[p].as_py().split()) not in every:
+                    if " ".join(untagged(texts[p].as_py()).split()) not in every:
                         lost[p], why[p] = True, f"header cell of table {block.a1_range} " \
                             "in no column's header"
                 for p in inside[data].tolist():
@@ -64,12 +67,12 @@ def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: Re
                 labels = {c.header for c in block.columns} | {
                     level for c in block.columns for level in c.header_levels}
                 for p in inside[~reached[inside]].tolist():
-                    text = texts[p].as_py().strip()
+                    text = untagged(texts[p].as_py()).strip()
                     if text not in labels and text.rstrip(":：").strip() not in labels:
                         lost[p], why[p] = True, f"cell of form {block.a1_range} in no pair"
             else:
                 for p in inside.tolist():
-                    if texts[p].as_py().strip() not in block.text:
+                    if untagged(texts[p].as_py()).strip() not in block.text:
                         lost[p], why[p] = True, f"cell of {block.kind} block {block.a1_range} " \
                             "not in its text"
         for p in np.flatnonzero(lost).tolist():

@@ -36,6 +36,16 @@ GENERIC_CAPTIONS = {"legend", "key", "colour key", "color key", "colour legend",
 #: What a swatch cell may show (RE2 and Python syntax): nothing, or one symbol.
 SWATCH_TEXT = r"^\s*[■□●○◆◇▲△★☆█▇▆▅▪▫•xX✓✔]?\s*$"
 _SWATCH_TEXT = re.compile(SWATCH_TEXT)
+#: How a cell of a confirmed colour shows its tag after its display text:
+#: ``INV-7`` + ``TAG_OPEN`` + ``status: overdue`` + ``TAG_CLOSE``.
+TAG_OPEN, TAG_CLOSE = " ⟦", "⟧"
+_TAG_SUFFIX = re.compile(re.escape(TAG_OPEN) + "[^⟦⟧]*" + re.escape(TAG_CLOSE) + "$")
+
+
+def untagged(text: str) -> str:
+    """``text`` without the colour tag a confirmed mapping appended to it (see
+    :data:`TAG_OPEN`); other text unchanged."""
+    return _TAG_SUFFIX.sub("", text)
 
 
 @dataclass(frozen=True)
