@@ -164,6 +164,8 @@ class Searcher:
         self.embedder = embedder
         self.vectors = VectorStore(store.lancedb_uri)
         self.exclude = set() if all_versions else store.superseded_hashes()
+        #: hash -> the paths whose latest version it is (by default, a hit is named by one)
+        self.latest = {} if all_versions else store.latest_paths()
 
     def search(self, query: str, k: int = 5, mode: str = "hybrid",
                kinds: Sequence[str] | None = None) -> list[dict]:
@@ -202,7 +204,7 @@ class Searcher:
             best, chunk = group[0], held.get(key) or group[0]  # a record no chunk holds: itself
             record = next((h for h in group if h["kind"] == "record"), None)
             results.append({
-                "score": round(best["score"], 4), "filename": chunk["filename"],
+                "score": round(best["score"], 4), "filename": self._filename(chunk),
                 "sheet": chunk["sheet_name"], "a1_ranges": list(chunk["a1_ranges"]),
                 "heading_path": list(chunk["heading_path"]), "chunk_id": chunk["chunk_id"],
                 "workbook_hash": chunk["workbook_hash"], "text": chunk["text"], "mode": mode,
@@ -210,3 +212,12 @@ class Searcher:
                     "a1_range": record["a1_ranges"][0], "text": record["text"]},
             })
         return results
+
+    def _filename(self, unit: dict) -> str:
+        """The file name a unit is shown under: the one it was embedded with, unless its
+        content is no longer that path's latest version but is another path's (the same bytes
+        ingested under two names, then one of them changed): then that path's name."""
+        paths = self.latest.get(unit["workbook_hash"])
+        if not paths or unit.get("source_path") in paths:
+            return unit["filename"]
+        return Path(paths[0]).name

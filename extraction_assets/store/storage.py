@@ -268,22 +268,33 @@ class DataStore:
             raise KeyError(f"no file registered for partition {workbook_hash}")
         return json.loads(record.read_text())
 
-    def superseded_hashes(self) -> set[str]:
-        """Content hashes that are no longer the latest version of any path they were
-        registered under (a path's versions ordered by registration time, then hash, as in the
-        ``workbook_versions`` view)."""
+    def _sources(self) -> list[dict]:
         folder = self.parquet_dir / "sources"
         files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
         if not files:
-            return set()
-        rows = pa.concat_tables(pq.read_table(f, schema=SCHEMAS["sources"]) for f in files).to_pylist()
+            return []
+        return pa.concat_tables(pq.read_table(f, schema=SCHEMAS["sources"])
+                                for f in files).to_pylist()
+
+    def latest_paths(self) -> dict[str, list[str]]:
+        """Each content hash that is the latest version of some path -> those paths, sorted (a
+        path's versions ordered by registration time, then hash, as in the
+        ``workbook_versions`` view). The same bytes registered under two paths are the latest
+        of both until one of them gets other content."""
         latest: dict[str, tuple] = {}
-        for row in rows:
+        for row in self._sources():
             key = (row["registered_at"], row["workbook_hash"])
             if row["source_path"] not in latest or key > latest[row["source_path"]]:
                 latest[row["source_path"]] = key
-        current = {h for _, h in latest.values()}
-        return {row["workbook_hash"] for row in rows} - current
+        paths: dict[str, list[str]] = {}
+        for path, (_, workbook_hash) in sorted(latest.items()):
+            paths.setdefault(workbook_hash, []).append(path)
+        return paths
+
+    def superseded_hashes(self) -> set[str]:
+        """Content hashes that are no longer the latest version of any path they were
+        registered under (see :meth:`latest_paths`)."""
+        return {row["workbook_hash"] for row in self._sources()} - set(self.latest_paths())
 
     def blob_path(self, workbook_hash: str) -> Path:
         """Path of the stored bytes of a hash (whether or not they are stored yet)."""

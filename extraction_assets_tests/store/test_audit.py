@@ -147,6 +147,33 @@ def test_search_skips_earlier_versions_of_a_file_unless_asked(audited):
     assert {new, old} <= hashes("--all-versions")
 
 
+def test_a_hit_is_named_by_the_path_whose_latest_version_it_is(tmp_path):
+    """The same bytes ingested as invoices.csv and copy.csv (``duplicate``), then invoices.csv
+    changed: the old content is still copy.csv's latest version, so search finds it, but
+    names it copy.csv; the new content is invoices.csv."""
+    from extraction_assets.search.retrieval import Searcher
+
+    files = tmp_path / "files"
+    files.mkdir()
+    rows = "invoice,customer,amount\nINV-2001,Acme,120.00\nINV-2002,Globex,{}\n" \
+           "INV-2003,Initech,75.50\n"
+    invoices, copy = files / "invoices.csv", files / "copy.csv"
+    invoices.write_text(rows.format("220.00"))
+    copy.write_text(rows.format("220.00"))
+    root = tmp_path / "data"
+    first = ingest_paths([invoices, copy], root)
+    assert [r.status for r in first] == ["success", "duplicate"]
+    invoices.write_text(rows.format("333.00"))
+    (second,) = ingest_paths([invoices], root)
+    assert second.status == "success"
+    assert DataStore(root).latest_paths() == {first[0].workbook_hash: [str(copy.resolve())],
+                                              second.workbook_hash: [str(invoices.resolve())]}
+
+    hits = Searcher(root, None).search("INV-2002 Globex", k=5, mode="text")
+    named = sorted((hit["filename"], "333.00" in hit["text"]) for hit in hits)
+    assert named == [("copy.csv", False), ("invoices.csv", True)]
+
+
 def test_a_path_back_to_earlier_bytes_is_a_new_version(tmp_path):
     from extraction_assets.store.warehouse import refresh_views
 
