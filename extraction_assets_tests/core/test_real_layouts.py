@@ -383,6 +383,36 @@ def test_kind8_a_row_numbering_the_columns_is_a_header_row(count_tokens):
     assert [r for r, _, _ in records(out, table)] == [3, 4]
 
 
+def test_kind8_a_banded_first_row_of_values_is_no_header(count_tokens):
+    """A list with no header whose rows alternate fills (banded): the first row, filled grey
+    while the next is white, holds only numbers and dates like the rows below, so it is the
+    first record. A styled header of dates over numbers, or of column numbers, stays one."""
+    import datetime as dt
+
+    wb = Workbook()
+    ws = wb.active
+    day = dt.date(2018, 2, 1)
+    put(ws, [[k, 0, 123, day + dt.timedelta(days=k), 17060 - 50 * k, 200 - k] for k in range(6)])
+    for r in range(1, 7, 2):
+        style(ws, f"A{r}:F{r}", fill=True)
+    for row in ws["D1:D6"]:
+        row[0].number_format = "dd.mm.yyyy"
+    out = run(wb, count_tokens)
+    (table,) = tables_of(out)
+    assert table["header_row_count"] == 0
+    assert [r for r, _, _ in records(out, table)] == [1, 2, 3, 4, 5, 6]
+    assert records(out, table)[0][2]["Column C"] == 123
+
+    for head in ([dt.date(2024, m, 1) for m in (1, 2, 3)], [1, 2, 3]):
+        wb = Workbook()
+        ws = wb.active
+        put(ws, [head, [10, 20, 30], [11, 21, 31], [12, 22, 32]])
+        style(ws, "A1:C1", fill=True)
+        out = run(wb, count_tokens)
+        (table,) = tables_of(out)
+        assert table["header_row_count"] == 1, head
+
+
 def test_kind8_a_first_row_of_numbers_is_no_header(count_tokens):
     wb = Workbook()
     ws = wb.active

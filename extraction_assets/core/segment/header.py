@@ -43,7 +43,8 @@ def _header_depth(ctx: SheetContext, block: Block, declared: int = 0) -> int:
     if depth <= 1 and not declared and _first_row_is_data(ctx, block):
         depth = 0
         block.reasons.append(f"row {block.min_row} holds numbers or dates like the rows below "
-                             "and no header style: no header row, columns named by letter")
+                             "(styled alike, or no text at all): no header row, columns named "
+                             "by letter")
     else:
         depth = max(depth, 1)
         block.reasons.append(f"header rows {block.min_row}-{block.min_row + depth - 1}")
@@ -137,15 +138,34 @@ def numbering_row(ctx: SheetContext, block: Block, r: int) -> bool:
 def _first_row_is_data(ctx: SheetContext, block: Block) -> bool:
     """Whether a table's first row is a data row, not a header: it holds a number or date
     (not a year label) in a column holding one in the next row too, and it is styled like
-    that row (bold and fill)."""
+    that row (bold and fill); or, whatever its style (banded rows alternate fills), it holds
+    no text at all (:func:`_typed_like_below`)."""
     first = row_cells(ctx, block, block.min_row)
     after = next_row_cells(ctx, block, block.min_row + 1)
     if not len(first) or not len(after):
         return False
     typed = [p for p in first[ctx.typed[first]].tolist() if not is_year_label(ctx, p)]
     below = set(ctx.col[after[ctx.typed[after]]].tolist())
-    return (any(int(ctx.col[p]) in below for p in typed)
-            and band_styles(ctx, first) == band_styles(ctx, after))
+    if not any(int(ctx.col[p]) in below for p in typed):
+        return False
+    return (band_styles(ctx, first) == band_styles(ctx, after)
+            or _typed_like_below(ctx, first, after, typed))
+
+
+def _typed_like_below(ctx: SheetContext, first: np.ndarray, after: np.ndarray,
+                      typed: list[int]) -> bool:
+    """Whether a first row reads as data by its values alone: two or more cells, every one a
+    number or date (none a year label) over a cell of the same kind (number / date) in the
+    next row, and not column numbers ``1 2 3``. A header names its columns in words; a row of
+    values only is the first record."""
+    if len(first) < 2 or len(typed) != len(first):
+        return False
+    kind_below = {int(ctx.col[p]): bool(ctx.is_date[p]) for p in after[ctx.typed[after]].tolist()}
+    if any(kind_below.get(int(ctx.col[p])) != bool(ctx.is_date[p]) for p in typed):
+        return False
+    numbers = [ctx.number[p] for p in typed]
+    return not all(v == v and v == int(v) for v in numbers) or numbers != list(
+        range(int(numbers[0]), int(numbers[0]) + len(numbers)))
 
 
 def _merged_header_depth(ctx: SheetContext, block: Block) -> int:
