@@ -309,6 +309,29 @@ def test_kind5_group_labels_over_row_labels_become_a_column_of_their_own(count_t
     assert merged == [{"Group": "A12"}]
 
 
+def test_kind5_rows_after_empty_rows_continue_despite_missing_value_marks(count_tokens):
+    """A task list whose date column says ``?`` or ``不明`` (unknown) above the gap and holds
+    dates below it: the marks stand for missing values, not for a column of text, so the rows
+    below the two empty rows continue the table and keep its header."""
+    import datetime as dt
+
+    wb = Workbook()
+    ws = wb.active
+    put(ws, [["作業NO", "Status", "担当者", "作業申告日", "作業終了日付"]], start_row=3)
+    day = dt.date(2002, 7, 2)
+    put(ws, [[1, "完了", "川本", day, "不明"], [2, "完了", "古城", day, "?"],
+             [3, "不明", "川本", day, "不明"], [4, "完了", "古城", day, "?"],
+             [5, "完了", "古城", day, "不明"], [6, "完了", "古城", day, day]], start_row=4)
+    put(ws, [[7 + k, "完了", "川本", day, day + dt.timedelta(days=k)] for k in range(4)],
+        start_row=12)
+    out = run(wb, count_tokens)
+    (table,) = tables_of(out)
+    assert (table["a1_range"], table["header_row_count"]) == ("A3:E15", 1)
+    rows = records(out, table)
+    assert [r for r, _, _ in rows] == [4, 5, 6, 7, 8, 9, 12, 13, 14, 15]
+    assert rows[6][2]["作業NO"] == 7 and rows[6][2]["担当者"] == "川本"
+
+
 # -- kind 6: side-by-side tables with no empty column between them -----------------------------
 def test_kind6_lists_side_by_side_under_a_repeated_header(count_tokens):
     wb = Workbook()

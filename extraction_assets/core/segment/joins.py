@@ -7,6 +7,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from extraction_assets.core.a1 import column_letter
 from extraction_assets.core.segment.context import (
@@ -18,7 +20,12 @@ from extraction_assets.core.segment.context import (
     region_info,
     styled_cells,
 )
-from extraction_assets.core.segment.rules import MAX_HEADER_ROWS, MAX_REGIONS, NOTE_RE
+from extraction_assets.core.segment.rules import (
+    MAX_HEADER_ROWS,
+    MAX_REGIONS,
+    MISSING_VALUE_TEXTS,
+    NOTE_RE,
+)
 from extraction_assets.core.segment.signals import header_like
 
 #: Most empty rows (as shown) between a table and rows below it that continue it.
@@ -27,10 +34,15 @@ MAX_CONTINUATION_GAP = 8
 MAX_HEADER_GAP = 2
 
 
+_MISSING = pa.array(sorted(MISSING_VALUE_TEXTS), pa.string())
+
+
 @dataclass
 class ColumnProfile:
     """The column schema of a set of rows: per sheet column the number of value-carrying cells
-    and of numbers/dates among them; the median and the largest number of cells in a row."""
+    (a text standing for a missing value, :data:`~.rules.MISSING_VALUE_TEXTS`, is none: ``?``
+    among dates says nothing of the column's type) and of numbers/dates among them; the median
+    and the largest number of cells in a row."""
 
     counts: dict[int, int]
     typed: dict[int, int]
@@ -43,7 +55,10 @@ class ColumnProfile:
 
 def column_profile(ctx: SheetContext, cells: np.ndarray) -> ColumnProfile:
     logical = ctx.logical(cells)
-    cols, n = np.unique(ctx.col[logical], return_counts=True)
+    missing = ctx.is_str[logical] & pc.fill_null(pc.is_in(
+        pc.utf8_lower(pc.utf8_trim_whitespace(ctx.texts.take(pa.array(logical, pa.int64())))),
+        value_set=_MISSING), False).to_numpy(zero_copy_only=False)
+    cols, n = np.unique(ctx.col[logical[~missing]], return_counts=True)
     typed_cols, n_typed = np.unique(ctx.col[logical[ctx.typed[logical]]], return_counts=True)
     _, per_row = np.unique(ctx.row[logical], return_counts=True)
     return ColumnProfile(dict(zip(cols.tolist(), n.tolist())),

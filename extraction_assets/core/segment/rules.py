@@ -20,6 +20,13 @@ UNIT_RE = re.compile(
 )
 #: Types that show a row is data, not a header.
 DATA_TYPES = ("number", "date", "bool")
+#: Texts that stand for a missing value in a column of numbers or dates (compared stripped and
+#: lowercased): pandas' default ``na_values`` (``read_csv``), the dashes and ``?`` people type
+#: for "none" / "unknown", and their Japanese words (不明 unknown, 未定 undecided, なし none).
+MISSING_VALUE_TEXTS = frozenset({
+    "#n/a", "#n/a n/a", "#na", "-1.#ind", "-1.#qnan", "-nan", "1.#ind", "1.#qnan", "<na>",
+    "n/a", "na", "null", "nan", "none", "-", "--", "–", "—", "－", "―", "?", "？", "??", "tbd",
+    "tba", "unknown", "不明", "未定", "なし", "無し", "未"})
 #: A first-column line at least this long (and much longer than the column's values) is a note.
 LONG_NOTE = 30
 
