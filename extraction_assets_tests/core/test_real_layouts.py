@@ -332,6 +332,36 @@ def test_kind5_rows_after_empty_rows_continue_despite_missing_value_marks(count_
     assert rows[6][2]["作業NO"] == 7 and rows[6][2]["担当者"] == "川本"
 
 
+def test_kind5_a_row_of_hidden_zeros_is_data_not_a_group_label(count_tokens):
+    """Calls per half hour where the number format ``#`` shows zeros blank, in banded rows: a
+    slot with no calls shows only its label, filled unlike the next slot, like a group label
+    over it, but it holds values (zeros) and is a record; a real label row (no values at all)
+    stays a group label."""
+    wb = Workbook()
+    ws = wb.active
+    put(ws, [["Slot", "Received", "Answered", "Lost"]], start_row=2)
+    style(ws, "A2:D2", bold=True)
+    put(ws, [["Morning"], ["09:30-10:00", 2, 1, 1],
+             ["10:00-10:30", 0, 0, 0], ["10:30-11:00", 0, 0, 0], ["11:00-11:30", 3, 2, 1],
+             ["11:30-12:00", 0, 0, 0], ["12:00-12:30", 4, 4, 0]], start_row=3)
+    ws["A3"].font = BOLD
+    for row in ws["B4:D9"]:
+        for cell in row:
+            cell.number_format = "#"
+    for r in (4, 6, 8):  # banded rows
+        style(ws, f"A{r}:D{r}", fill=True)
+    out = run(wb, count_tokens)
+    (table,) = tables_of(out)
+    assert table["group_rows"] == [3]
+    rows = records(out, table)
+    assert [(r, role) for r, role, _ in rows] == [(3, "group")] + [(r, "data")
+                                                                   for r in range(4, 10)]
+    assert [rec["Slot"] for _, role, rec in rows if role == "data"] == [
+        "09:30-10:00", "10:00-10:30", "10:30-11:00", "11:00-11:30", "11:30-12:00",
+        "12:00-12:30"]
+    assert {rec["Group"] for _, role, rec in rows if role == "data"} == {"Morning"}
+
+
 # -- kind 6: side-by-side tables with no empty column between them -----------------------------
 def test_kind6_lists_side_by_side_under_a_repeated_header(count_tokens):
     wb = Workbook()

@@ -48,6 +48,9 @@ class SheetContext:
     """The sheet's occupied cells (display text not blank, row and column shown) as arrays
     indexed by *position* 0..n-1 in (row, col) order, and the lookups the rules share.
 
+    Cells holding a number or date that their number format shows blank are no positions;
+    their keys are in ``blank_value_keys`` (:meth:`has_blank_values`).
+
     A region, a row or any set of cells is an ascending numpy array of positions; ``row``,
     ``col`` (1-based) and ``key`` (:func:`~extraction_assets.core.grid.cell_keys`) are int64 arrays; text,
     merges and styles are read per position. Work is one pass of Arrow kernels over the
@@ -60,6 +63,15 @@ class SheetContext:
         hidden = pc.fill_null(table.column("hidden"), False).combine_chunks()
         index = np.flatnonzero(as_numpy(pc.and_(pc.not_equal(texts, ""), pc.invert(hidden))))
         take = pa.array(index, pa.int64())
+        # shown cells holding a number or date that their number format shows blank (zeros
+        # hidden by ``0;-0;;@`` or ``#``): no text, yet a value of the row
+        blank = np.flatnonzero(as_numpy(pc.and_(pc.and_(
+            pc.equal(texts, ""), pc.invert(hidden)),
+            pc.fill_null(pc.is_in(table.column("value_type"),
+                                  value_set=pa.array(DATA_TYPES)), False))))
+        self.blank_value_keys = np.sort(cell_keys(
+            as_numpy(table.column("row")).astype(np.int64)[blank],
+            as_numpy(table.column("col")).astype(np.int64)[blank]))
         self.grid = grid
         self.headings = headings
         self.n = len(index)
@@ -105,6 +117,13 @@ class SheetContext:
         if not self.n:
             return np.zeros(len(keys), dtype=bool)
         return self.key[np.minimum(np.searchsorted(self.key, keys), self.n - 1)] == keys
+
+    def has_blank_values(self, r: int, c1: int, c2: int) -> bool:
+        """Whether row ``r`` holds, in columns ``c1..c2``, a number or date its number format
+        shows blank (see ``blank_value_keys``)."""
+        keys = self.blank_value_keys
+        i = np.searchsorted(keys, cell_keys(r, c1))
+        return bool(i < len(keys) and keys[i] <= cell_keys(r, c2))
 
     def cells_in(self, r1: int, c1: int, r2: int, c2: int) -> np.ndarray:
         """Positions of the occupied cells of rows ``r1..r2`` and columns ``c1..c2``."""

@@ -109,7 +109,8 @@ _MAX_GROUP_CANDIDATES = 10_000
 def group_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np.ndarray,
                 data: np.ndarray) -> np.ndarray:
     """Which data rows of a table are group labels (bool array over the rows ``starts``
-    indexes): rows whose only value is a text in one of the table's first two columns,
+    indexes): rows whose only value is a text in one of the table's first two columns (no
+    number or date shown blank by its format beside it: a row of hidden zeros is data),
     followed by a data row of two or more cells, the label styled unlike that row's cell in
     its column (bold or filled where it is not) or that row leaving its column empty (DECO's
     ``GroupHead``: a label row heading the rows under it)."""
@@ -128,6 +129,8 @@ def group_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np
         if nxt >= len(starts) or not data[nxt] or per_row[nxt] < 2:
             continue
         p = firsts[i]
+        if ctx.has_blank_values(int(ctx.row[p]), block.min_col, block.max_col):
+            continue
         row = cells[starts[nxt]:ends[nxt]]
         same = row[ctx.col[row] == ctx.col[p]]
         label = np.array([p])
