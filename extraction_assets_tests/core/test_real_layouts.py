@@ -363,6 +363,31 @@ def test_kind5_a_row_of_hidden_zeros_is_data_not_a_group_label(count_tokens):
 
 
 # -- kind 6: side-by-side tables with no empty column between them -----------------------------
+def test_kind6_a_lone_column_across_empty_columns_is_a_column_of_the_table(count_tokens):
+    """A table of contents whose ``Page`` column stands two empty columns right of ``Topic |
+    Period``, its header in the same header row and style: one table, every page number in
+    its row's record. A one-column list beside a table, headed in another style, stays apart."""
+    wb = Workbook()
+    ws = wb.active
+    ws["B11"] = "Operational metrics"
+    ws["B11"].font = BOLD
+    put(ws, [["Topic", "Period", None, None, "Page"],
+             ["Mobile customers", "Nine quarters", None, None, 6],
+             ["Mobile churn", "Nine quarters", None, None, 11],
+             ["Mobile ARPU", "Nine quarters", None, None, 13]], start_row=12, start_col=2)
+    style(ws, "B12:C12", bold=True, fill=True)
+    style(ws, "F12:F12", bold=True, fill=True)
+    out = run(wb, count_tokens)
+    (table,) = tables_of(out)
+    assert table["a1_range"] == "B12:F15"
+    assert headers(out, table) == ["Topic", "Period", "Page"]
+    assert [rec["Page"] for _, _, rec in records(out, table)] == [6, 11, 13]
+    assert records(out, table)[1][2]["Topic"] == "Mobile churn"
+
+    ws["F12"].font, ws["F12"].fill = Font(), PatternFill()
+    out = run(wb, count_tokens)
+    assert [t["a1_range"] for t in tables_of(out)] == ["B12:C15"]
+
 def test_kind6_lists_side_by_side_under_a_repeated_header(count_tokens):
     wb = Workbook()
     ws = wb.active

@@ -18,6 +18,7 @@ from extraction_assets.core.segment.context import (
     all_bold,
     all_bordered,
     all_strings,
+    band_styles,
     body_top,
     head_row,
     region_info,
@@ -134,9 +135,43 @@ def _join_horizontal(ctx: SheetContext, left: RegionInfo, right: RegionInfo, lon
             "no title or repeated labels of its own on the right)")
 
 
+#: Most empty columns between a table and a lone column of it (:func:`_join_lone_column`).
+MAX_LONE_COLUMN_GAP = 3
+
+
+def _join_lone_column(ctx: SheetContext, table: RegionInfo, lone: RegionInfo,
+                      infos: list[RegionInfo]) -> str | None:
+    """Why a one-column region two to :data:`MAX_LONE_COLUMN_GAP` empty columns right of a
+    table is a column of it (``None``: it is not): a header and two or more values on exactly
+    the table's rows from its header row down (a title above it aside), the header in that
+    row styled as the table's header cells are (bold or filled alike), and nothing else
+    between them. A ``Page`` column set apart from a table of contents is one; a one-column
+    list with a header of its own style is not."""
+    if table.width < 2 or lone.width != 1 or len(lone.order) < 3:
+        return None
+    top, bottom = head_row(ctx, table), table.box[2]
+    if lone.order != table.order[table.order.index(top):]:
+        return None
+    head = ctx.logical(table.rows[top])
+    label = ctx.logical(lone.rows[top])
+    if (len(head) < 2 or len(label) != 1 or not ctx.is_str[label[0]]
+            or not styled_cells(ctx, head).all()
+            or band_styles(ctx, label) != band_styles(ctx, head)):
+        return None
+    c1, c2 = table.box[3] + 1, lone.box[1] - 1
+    if any(other is not table and other is not lone and other.box[0] <= bottom
+           and top <= other.box[2] and other.box[1] <= c2 and c1 <= other.box[3]
+           for other in infos):
+        return None
+    return (f"column {column_letter(lone.box[1])} joins the table across {c2 - c1 + 1} empty "
+            f"columns: its header in the table's header row {top}, styled alike, and values "
+            "on the same rows")
+
+
 def join_gaps(ctx: SheetContext, regions: list[Region]) -> list[Region]:
     """Join regions one empty row or column apart when :func:`_join_vertical` /
-    :func:`_join_horizontal` say they form one table; repeated until stable."""
+    :func:`_join_horizontal` say they form one table, and a table with a lone column a few
+    empty columns right of it (:func:`_join_lone_column`); repeated until stable."""
     for _ in range(10):
         if len(regions) < 2 or len(regions) > MAX_REGIONS:
             break
@@ -164,6 +199,12 @@ def join_gaps(ctx: SheetContext, regions: list[Region]) -> list[Region]:
                 B = infos[b]
                 if B.shown[0] <= A.shown[2] and A.shown[0] <= B.shown[2]:
                     why = _join_horizontal(ctx, A, B, lone)
+                    if why and uf.union(a, b):
+                        reasons[a].append(why)
+                        joined = True
+            for gap in range(2, MAX_LONE_COLUMN_GAP + 1):
+                for b in by_left.get(A.shown[3] + gap + 1, ()):
+                    why = _join_lone_column(ctx, A, infos[b], infos)
                     if why and uf.union(a, b):
                         reasons[a].append(why)
                         joined = True
