@@ -124,12 +124,14 @@ def _tells_interrupt(event) -> bool:
 def run_batches(instance: DagsterInstance, store: DataStore, batches: list[list[_Item]],
                 jobs: int, embedder: EmbedderResource | None, passwords: list[str] | None,
                 max_tokens: int | None, celery_broker: str | None,
-                done: Callable[[int, IngestResult], None]) -> None:
+                done: Callable[[int, IngestResult], None],
+                on_stopping: Callable[[], None] | None = None) -> None:
     """Execute the ``ingest_batches`` run in this thread (so that Dagster's executor gets the
     Ctrl-C) while a thread reads the files' results from its log and passes each to ``done``;
     files with no result when the run ends are ``interrupted`` after an interrupt (with
     :data:`INTERRUPTED_RUN` when their batch's step had started, else :data:`NOT_STARTED`),
-    else ``failed`` with the run's error."""
+    else ``failed`` with the run's error. ``on_stopping`` is called once when the run's log
+    says it got an interrupt (its steps in progress then end)."""
     if passwords:  # the batches' processes read them from the environment, never the run
         os.environ[ENV_PASSWORDS] = "\n".join(passwords)
     settings = {"data_dir": str(Path(store.root).absolute()),
@@ -147,6 +149,7 @@ def run_batches(instance: DagsterInstance, store: DataStore, batches: list[list[
     tag = uuid.uuid4().hex
     reported: dict[int, str] = {}  # index -> status
     started: set[str] = set()  # step keys of the batches whose step started
+    stopping: list[bool] = []  # one item once on_stopping was called
     finished = threading.Event()
 
     def report() -> None:
@@ -158,6 +161,10 @@ def run_batches(instance: DagsterInstance, store: DataStore, batches: list[list[
             for entry in entries[seen:]:
                 if entry.dagster_event and entry.dagster_event.is_step_start:
                     started.add(entry.dagster_event.step_key)
+                if (on_stopping and not stopping and entry.dagster_event
+                        and _tells_interrupt(entry.dagster_event)):
+                    stopping.append(True)
+                    on_stopping()
                 if entry.user_message.startswith(RESULT_LINE):
                     data = json.loads(entry.user_message[len(RESULT_LINE):])
                     k = data.pop("k")

@@ -240,7 +240,10 @@ def _run_ingest(paths: list[Path], data_dir: Path, embedder, until: Optional[str
         try:
             ingest_paths(paths, data_dir, embedder, max_tokens=max_tokens, until=until,
                          on_result=report, force=force, passwords=passwords, jobs=jobs,
-                         celery_broker=celery_broker, batch_files=batch_files)
+                         celery_broker=celery_broker, batch_files=batch_files,
+                         on_stopping=lambda: err_console.print(
+                             "stopping: the runs in progress end their current step; no "
+                             "further file is started", highlight=False))
         except KeyboardInterrupt:  # outside the runs (e.g. while the files are hashed)
             pass
         except Exception as exc:  # noqa: BLE001 - outside any file: one line, not a traceback

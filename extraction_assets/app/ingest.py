@@ -360,6 +360,7 @@ def ingest_paths(
     jobs: int = 1,
     celery_broker: str | None = None,
     batch_files: int | None = None,
+    on_stopping: Callable[[], None] | None = None,
 ) -> list[IngestResult]:
     """Materialize the asset graph for every file in ``paths``, one partition per content hash.
 
@@ -381,7 +382,9 @@ def ingest_paths(
     files of a batch when its run ends). A missing or unreadable file is a ``failed`` result,
     not an error. An interrupt (Ctrl-C, SIGTERM) stops the runs in progress and starts no
     further run: those files are ``interrupted`` results, and a later ingest of the same files
-    redoes only them. Returns one result per file, in the order given.
+    redoes only them; with ``jobs`` > 1, ``on_stopping`` is called when the runs got the
+    interrupt (their steps in progress then end). Returns one result per file, in the order
+    given.
 
     Raises:
         ValueError: ``until`` is not one of the six asset names, or ``jobs`` or
@@ -443,7 +446,7 @@ def ingest_paths(
                                           store.blob_path(workbook_hash).stat().st_size))
             if todo and (jobs > 1 or celery_broker):
                 fan_out(instance, store, todo, jobs, embedder, passwords, max_tokens,
-                        celery_broker, done, batch_files)
+                        celery_broker, done, batch_files, on_stopping)
             elif todo:
                 runner = _Runner(instance, store, embedder, passwords, _run_config(max_tokens))
                 materialize_batches(runner, todo, done, stop, batch_files=batch_files)
@@ -537,7 +540,8 @@ def refresh_stale(
 def fan_out(instance: DagsterInstance, store: DataStore, items: list[_Item], jobs: int,
             embedder: EmbedderResource | None, passwords: list[str] | None,
             max_tokens: int | None, celery_broker: str | None,
-            done: Callable[[int, IngestResult], None], batch_files: int = BATCH_FILES) -> None:
+            done: Callable[[int, IngestResult], None], batch_files: int = BATCH_FILES,
+            on_stopping: Callable[[], None] | None = None) -> None:
     """Materialize ``items`` in batches of at most ``batch_files`` files, ``jobs`` at a time, through Dagster's executors (see
     :mod:`extraction_assets.app.batches`); ``done`` gets each file's result as its batch
     reports it."""
@@ -546,4 +550,4 @@ def fan_out(instance: DagsterInstance, store: DataStore, items: list[_Item], job
     order = {key: n for n, key in enumerate(
         instance.get_dynamic_partitions(workbook_partitions.name))}
     run_batches(instance, store, plan_batches(items, order, jobs, batch_files=batch_files), jobs, embedder, passwords,
-                max_tokens, celery_broker, done)
+                max_tokens, celery_broker, done, on_stopping)

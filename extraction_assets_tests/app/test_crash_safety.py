@@ -189,6 +189,8 @@ def test_ctrl_c_stops_the_ingest_and_the_next_one_finishes_it(tmp_path):
     assert finished and unfinished > len(stopped)  # some files were never started
     assert summary == [f"interrupted: {unfinished} of 8 files not finished; run the same "
                        "command again to finish them"]
+    assert lines.count("stopping: the runs in progress end their current step; no further "
+                       "file is started") == 1  # said as soon as the run got the Ctrl-C
     assert not [line for line in lines if line.startswith("failed")]
 
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
