@@ -288,6 +288,16 @@ def test_merged_title_row_is_the_title_never_a_header_row():
     assert len(records(grid, table)) == 2
 
 
+def test_a_title_equal_to_the_sheet_name_is_not_repeated_in_the_heading_path():
+    wb, ws = sheet_of("Stanley Cups", [["Stanley  cups"], ["Team", "Cups"], ["Canadiens", 24],
+                                       ["Maple Leafs", 13]])
+    ws["A1"].font = Font(bold=True, size=14)
+    _, blocks = segment(wb)
+    (table,) = tables(blocks)
+    assert table.title == "Stanley  cups"
+    assert table.heading_path == ["Stanley Cups"]
+
+
 def test_title_line_between_two_adjacent_tables_splits_them():
     wb, _ = sheet_of("Stack", [["Item", "Qty"], ["Bolt", 4], ["Nut", 9], ["Suppliers"],
                                ["Name", "Rating"], ["Acme", 5], ["Globex", 3]])

@@ -55,7 +55,9 @@ def attach_titles(blocks: list[Block]) -> dict[int, Block]:
 
 def heading_paths(blocks: list[Block], titles: dict[int, Block]) -> None:
     """``heading_path`` of every block: sheet name, the nearest headings above (a heading
-    replaces those of its level and deeper), then a table's own title if not in the path.
+    replaces those of its level and deeper), then a table's own title if not in the path; a
+    heading that only repeats the one before it (a title equal to the sheet name, case and
+    spaces aside) is left out.
 
     A heading applies to blocks below it that reach its first column or further right; a
     heading that is a table's title applies only to blocks overlapping that table's columns
@@ -84,6 +86,12 @@ def heading_paths(blocks: list[Block], titles: dict[int, Block]) -> None:
         path = [block.sheet_name] + [h.text for h in stack]
         if block.kind in RECORD_KINDS and block.title and block.title not in path[1:]:
             path.append(block.title)
-        block.heading_path = path
+        block.heading_path = [t for i, t in enumerate(path)
+                              if i == 0 or _same_heading(t) != _same_heading(path[i - 1])]
         if block.kind in RECORD_KINDS and len(path) > 1:
             block.reasons.append("heading path " + " / ".join(path))
+
+
+def _same_heading(text: str) -> str:
+    """``text`` as compared with its neighbour in a heading path: case and spaces aside."""
+    return " ".join(text.split()).casefold()
