@@ -164,8 +164,8 @@ class Searcher:
         self.embedder = embedder
         self.vectors = VectorStore(store.lancedb_uri)
         self.exclude = set() if all_versions else store.superseded_hashes()
-        #: hash -> the paths whose latest version it is (by default, a hit is named by one)
-        self.latest = {} if all_versions else store.latest_paths()
+        #: hash -> the paths whose latest version it is (a hit is named by one of them)
+        self.latest = store.latest_paths()
 
     def search(self, query: str, k: int = 5, mode: str = "hybrid",
                kinds: Sequence[str] | None = None) -> list[dict]:
@@ -216,7 +216,8 @@ class Searcher:
     def _filename(self, unit: dict) -> str:
         """The file name a unit is shown under: the one it was embedded with, unless its
         content is no longer that path's latest version but is another path's (the same bytes
-        ingested under two names, then one of them changed): then that path's name."""
+        ingested under two names, then one of them changed): then that path's name. Content
+        that is no path's latest (``all_versions``) keeps its name."""
         paths = self.latest.get(unit["workbook_hash"])
         if not paths or unit.get("source_path") in paths:
             return unit["filename"]

@@ -169,9 +169,10 @@ def test_a_hit_is_named_by_the_path_whose_latest_version_it_is(tmp_path):
     assert DataStore(root).latest_paths() == {first[0].workbook_hash: [str(copy.resolve())],
                                               second.workbook_hash: [str(invoices.resolve())]}
 
-    hits = Searcher(root, None).search("INV-2002 Globex", k=5, mode="text")
-    named = sorted((hit["filename"], "333.00" in hit["text"]) for hit in hits)
-    assert named == [("copy.csv", False), ("invoices.csv", True)]
+    for all_versions in (False, True):
+        hits = Searcher(root, None, all_versions).search("INV-2002 Globex", k=5, mode="text")
+        named = sorted((hit["filename"], "333.00" in hit["text"]) for hit in hits)
+        assert named == [("copy.csv", False), ("invoices.csv", True)], all_versions
 
 
 def test_a_path_back_to_earlier_bytes_is_a_new_version(tmp_path):
