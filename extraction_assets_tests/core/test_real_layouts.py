@@ -362,6 +362,33 @@ def test_kind5_a_row_of_hidden_zeros_is_data_not_a_group_label(count_tokens):
     assert {rec["Group"] for _, role, rec in rows if role == "data"} == {"Morning"}
 
 
+def test_kind5_one_row_missing_its_label_is_no_row_group(count_tokens):
+    """Parts listed one a row, one of them missing its name: the empty cell is a missing value,
+    not the continuation of the row above (no fill-down, no ``merged_from``). Labels on the
+    first row of groups of several rows still fill down."""
+    wb = Workbook()
+    ws = wb.active
+    put(ws, [["Part", "Diameter", "Length"], ["Shaft", 20, 300], ["Gear", 80, 25],
+             [None, 12, 40], ["Bearing", 35, 18], ["Key", 6, 30], ["Pin", 4, 22]])
+    style(ws, "A1:C1", bold=True)
+    out = run(wb, count_tokens)
+    (table,) = tables_of(out)
+    rows = records(out, table)
+    assert [rec.get("Part") for _, _, rec in rows] == [
+        "Shaft", "Gear", None, "Bearing", "Key", "Pin"]
+    assert all(r["merged_from"] in (None, "{}") for r in out["records"])
+
+    wb = Workbook()
+    ws = wb.active
+    put(ws, [["Region", "Month", "Sales"], ["North", "Jan", 5], [None, "Feb", 6],
+             ["South", "Jan", 7], [None, "Feb", 8], ["West", "Jan", 9], [None, "Feb", 3]])
+    style(ws, "A1:C1", bold=True)
+    out = run(wb, count_tokens)
+    (table,) = tables_of(out)
+    assert [rec["Region"] for _, _, rec in records(out, table)] == [
+        "North", "North", "South", "South", "West", "West"]
+
+
 # -- kind 6: side-by-side tables with no empty column between them -----------------------------
 def test_kind6_a_lone_column_across_empty_columns_is_a_column_of_the_table(count_tokens):
     """A table of contents whose ``Page`` column stands two empty columns right of ``Topic |

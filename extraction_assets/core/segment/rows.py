@@ -85,7 +85,8 @@ def mark_data_rows(ctx: SheetContext, block: Block) -> None:
                              + ("; their labels filled down in column "
                                 + ", ".join(column_letter(c) for c in free) if free else ""))
         return
-    # row-group labels: leftmost column labelled only on the first row of each group
+    # row-group labels: leftmost column labelled only on the first row of each group, and at
+    # least half the groups over two or more rows
     c0 = cols[0]
     at_c0 = col == c0
     labelled = np.add.reduceat(at_c0, starts) > 0
@@ -94,6 +95,11 @@ def mark_data_rows(ctx: SheetContext, block: Block) -> None:
     label_is_text = np.add.reduceat(at_c0 & ctx.is_str[cells], starts) > 0
     blank = data & ~labelled
     if not blank.any() or not label_is_text[data & labelled].all():
+        return
+    # most groups run over several rows: one unlabelled row among labelled ones is a value
+    # missing from that row, not a group to fill
+    shown = labelled[data]
+    if 2 * int((shown[:-1] & ~shown[1:]).sum()) < int(shown.sum()):
         return
     if (np.add.reduceat(~at_c0, starts) > 0)[data].all():
         block.row_group_cols = [c0]
