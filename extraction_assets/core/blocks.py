@@ -95,13 +95,16 @@ class PivotTable:
     cell to the first row and column of values (the rows above are its header rows, the
     columns left of it its row labels); ``row_items`` gives the type of each body row from
     ``first_data_row`` on (``data``, or §18.10.1.44's ``default``, ``sum``, ``grand``...:
-    subtotal and grand total rows)."""
+    subtotal and grand total rows); ``first_header_row`` is the 0-based offset of the first
+    row of column items (the rows above it show the column fields' captions, ``Column
+    Labels``, ``Values``)."""
 
     name: str
     ref: str
     first_data_row: int = 1
     first_data_col: int = 1
     row_items: tuple[str, ...] = ()
+    first_header_row: int = 0
 
 
 @dataclass

@@ -244,16 +244,17 @@ def test_kind4_a_pivot_table_is_read_as_its_part_lays_it_out(count_tokens):
     (table,) = tables_of(out)
     assert (table["a1_range"], table["header_row_count"]) == ("A3:E10", 2)
     assert table["total_rows"] == [7, 10] and table["row_group_cols"] == [1]
-    # the column field's caption (C3) labels its own column; the items row labels each
-    assert headers(out, table) == ["Sum of Volume > Date", "Hour", "Customer > ECTRT", "SCL",
-                                   "Grand Total"]
+    # the column field's caption (C3) heads every value column (it names the column axis, as
+    # the second trial found: it labelled only its own column); the items row labels each
+    assert headers(out, table) == ["Sum of Volume > Date", "Hour", "Customer > ECTRT",
+                                   "Customer > SCL", "Customer > Grand Total"]
     rows = records(out, table)
     assert [(r, role) for r, role, _ in rows] == [(5, "data"), (6, "data"), (7, "total"),
                                                   (8, "data"), (9, "data"), (10, "total")]
     # the row label Excel shows once per group is carried down to the group's rows
     assert [rec["Sum of Volume > Date"] for _, _, rec in rows] == [
         "09/06", "09/06", "09/06 Total", "09/07", "09/07", "Grand Total"]
-    assert rows[1][2]["SCL"] == 9.96
+    assert rows[1][2]["Customer > SCL"] == 9.96
 
 
 # -- kind 5: one table cut by empty rows and group label rows ----------------------------------

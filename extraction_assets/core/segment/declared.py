@@ -35,7 +35,8 @@ def declared_tables(objects: list[SheetObject]
         elif obj.kind == "pivot_table":
             pivot_tables.setdefault(obj.sheet_name, []).append(PivotTable(
                 obj.name or "", obj.ref, details.get("first_data_row", 1),
-                details.get("first_data_col", 1), tuple(details.get("row_items", []))))
+                details.get("first_data_col", 1), tuple(details.get("row_items", [])),
+                details.get("first_header_row", 0)))
     return list_objects, pivot_tables
 
 
@@ -90,7 +91,9 @@ def pivot_blocks(ctx: SheetContext, pivots: list[PivotTable], taken: list[Block]
     """``table`` blocks of the sheet's pivot tables, as Excel laid them out (§18.10.1.49
     ``location``): the location's range; its rows above ``first_data_row`` are the header rows
     (in the rows of column items above the last header row, a label stands for the columns to
-    its right up to the next label, as Excel shows outer column items once); the row items
+    its right up to the next label, as Excel shows outer column items once; the captions of the
+    column fields above the column items, ``Column Labels`` or ``Year`` and ``Values``, head
+    every value column, as they name the whole column axis); the row items
     that are no body rows (subtotals, grand total) are total rows; with two or more row label
     columns, the outer ones show each label once per group and are filled down. A pivot table
     whose range is not valid A1, holds no cell or overlaps a block already made is left to the
@@ -116,9 +119,18 @@ def pivot_blocks(ctx: SheetContext, pivots: list[PivotTable], taken: list[Block]
         labels = UniqueLabels()
         carried: dict[int, str] = {}
         levels_of: dict[int, list[str]] = {c: [] for c in range(c1, c2 + 1)}
+        # rows of column field captions above the column items (when items rows follow): each
+        # caption heads every value column, in their order
+        items_row = r1 + pt.first_header_row if r1 + pt.first_header_row <= leaf else r1
+        captions = list(dict.fromkeys(
+            ctx.text(p) for p in ctx.cells_in(r1, first_value, items_row - 1, c2).tolist()))
+        for c in range(first_value, c2 + 1):
+            levels_of[c].extend(captions)
         for r in range(r1, leaf + 1):
             carried.clear()
             for c in range(c1, c2 + 1):
+                if r < items_row and c >= first_value:
+                    continue  # a caption, above
                 p = ctx.find(r, c)
                 text = ctx.text(p) if p is not None else ""
                 if not text and r < leaf and c > first_value and r >= r1 + 1:
