@@ -149,21 +149,25 @@ def run_batches(instance: DagsterInstance, store: DataStore, batches: list[list[
     tag = uuid.uuid4().hex
     reported: dict[int, str] = {}  # index -> status
     started: set[str] = set()  # step keys of the batches whose step started
-    stopping: list[bool] = []  # one item once on_stopping was called
+    stopping = threading.Event()  # set once on_stopping was called
     finished = threading.Event()
 
     def report() -> None:
-        seen = 0
+        run_id, cursor = None, None  # read on from the last event seen, never the whole log
         while True:
             last = finished.is_set()
-            runs = instance.get_runs(filters=RunsFilter(tags={INGEST_TAG: tag}), limit=1)
-            entries = instance.all_logs(runs[0].run_id) if runs else []
-            for entry in entries[seen:]:
+            if run_id is None:
+                runs = instance.get_runs(filters=RunsFilter(tags={INGEST_TAG: tag}), limit=1)
+                run_id = runs[0].run_id if runs else None
+            page = instance.get_records_for_run(run_id, cursor=cursor) if run_id else None
+            if page is not None:
+                cursor = page.cursor
+            for entry in (r.event_log_entry for r in (page.records if page else ())):
                 if entry.dagster_event and entry.dagster_event.is_step_start:
                     started.add(entry.dagster_event.step_key)
-                if (on_stopping and not stopping and entry.dagster_event
+                if (on_stopping and not stopping.is_set() and entry.dagster_event
                         and _tells_interrupt(entry.dagster_event)):
-                    stopping.append(True)
+                    stopping.set()
                     on_stopping()
                 if entry.user_message.startswith(RESULT_LINE):
                     data = json.loads(entry.user_message[len(RESULT_LINE):])
@@ -171,7 +175,8 @@ def run_batches(instance: DagsterInstance, store: DataStore, batches: list[list[
                     if k not in reported:
                         reported[k] = data["status"]
                         done(k, IngestResult(**data))
-            seen = len(entries)
+            if page is not None and page.has_more:
+                continue
             if last:
                 return
             finished.wait(POLL_S)

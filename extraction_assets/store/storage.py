@@ -281,20 +281,13 @@ class DataStore:
         path's versions ordered by registration time, then hash, as in the
         ``workbook_versions`` view). The same bytes registered under two paths are the latest
         of both until one of them gets other content."""
-        latest: dict[str, tuple] = {}
-        for row in self._sources():
-            key = (row["registered_at"], row["workbook_hash"])
-            if row["source_path"] not in latest or key > latest[row["source_path"]]:
-                latest[row["source_path"]] = key
-        paths: dict[str, list[str]] = {}
-        for path, (_, workbook_hash) in sorted(latest.items()):
-            paths.setdefault(workbook_hash, []).append(path)
-        return paths
+        return _latest_paths(self._sources())
 
     def superseded_hashes(self) -> set[str]:
         """Content hashes that are no longer the latest version of any path they were
         registered under (see :meth:`latest_paths`)."""
-        return {row["workbook_hash"] for row in self._sources()} - set(self.latest_paths())
+        rows = self._sources()
+        return {row["workbook_hash"] for row in rows} - set(_latest_paths(rows))
 
     def blob_path(self, workbook_hash: str) -> Path:
         """Path of the stored bytes of a hash (whether or not they are stored yet)."""
@@ -380,3 +373,16 @@ class DataStore:
     def release(self, tables: list[str], workbook_hash: str) -> None:
         """Stop holding these tables of a partition in memory (see :meth:`write_table`)."""
         _HELD.release([self.table_path(table, workbook_hash) for table in tables])
+
+
+def _latest_paths(sources: list[dict]) -> dict[str, list[str]]:
+    """:meth:`DataStore.latest_paths` of the rows of the ``sources`` table."""
+    latest: dict[str, tuple] = {}
+    for row in sources:
+        key = (row["registered_at"], row["workbook_hash"])
+        if row["source_path"] not in latest or key > latest[row["source_path"]]:
+            latest[row["source_path"]] = key
+    paths: dict[str, list[str]] = {}
+    for path, (_, workbook_hash) in sorted(latest.items()):
+        paths.setdefault(workbook_hash, []).append(path)
+    return paths

@@ -15,7 +15,12 @@ from extraction_assets.core.blocks import Block, BlockKind
 from extraction_assets.core.grid import StyledGrid, cell_keys, cells_in_range, find_cell
 from extraction_assets.core.headings import HeadingMap
 from extraction_assets.core.normalize import stripped_text
-from extraction_assets.core.segment.rules import DATA_TYPES, is_total_row, is_unit
+from extraction_assets.core.segment.rules import (
+    DATA_TYPES,
+    MISSING_VALUE_TEXTS,
+    is_total_row,
+    is_unit,
+)
 from extraction_assets.core.totals import aggregates_above
 
 
@@ -61,22 +66,22 @@ class SheetContext:
         table = grid.table
         texts = stripped_text(table.column("display_text"))
         hidden = pc.fill_null(table.column("hidden"), False).combine_chunks()
-        index = np.flatnonzero(as_numpy(pc.and_(pc.not_equal(texts, ""), pc.invert(hidden))))
+        shown_text = as_numpy(pc.not_equal(texts, "")) & ~as_numpy(hidden)
+        index = np.flatnonzero(shown_text)
         take = pa.array(index, pa.int64())
+        rows = as_numpy(table.column("row")).astype(np.int64)
+        cols = as_numpy(table.column("col")).astype(np.int64)
+        typed = as_numpy(pc.fill_null(pc.is_in(table.column("value_type"),
+                                               value_set=pa.array(DATA_TYPES)), False))
         # shown cells holding a number or date that their number format shows blank (zeros
         # hidden by ``0;-0;;@`` or ``#``): no text, yet a value of the row
-        blank = np.flatnonzero(as_numpy(pc.and_(pc.and_(
-            pc.equal(texts, ""), pc.invert(hidden)),
-            pc.fill_null(pc.is_in(table.column("value_type"),
-                                  value_set=pa.array(DATA_TYPES)), False))))
-        self.blank_value_keys = np.sort(cell_keys(
-            as_numpy(table.column("row")).astype(np.int64)[blank],
-            as_numpy(table.column("col")).astype(np.int64)[blank]))
+        blank = np.flatnonzero(~shown_text & ~as_numpy(hidden) & typed)
+        self.blank_value_keys = np.sort(cell_keys(rows[blank], cols[blank]))
         self.grid = grid
         self.headings = headings
         self.n = len(index)
-        self.row = as_numpy(table.column("row")).astype(np.int64)[index]
-        self.col = as_numpy(table.column("col")).astype(np.int64)[index]
+        self.row = rows[index]
+        self.col = cols[index]
         self.key = cell_keys(self.row, self.col)
         self.hidden_rows = list(grid.hidden_rows)
         self.hidden_columns = list(grid.hidden_columns)
@@ -85,7 +90,11 @@ class SheetContext:
         self.texts = texts.take(take)
         vtype = table.column("value_type").take(take)
         self.is_str = as_numpy(pc.fill_null(pc.equal(vtype, "string"), False))
-        self.typed = as_numpy(pc.fill_null(pc.is_in(vtype, value_set=pa.array(DATA_TYPES)), False))
+        self.typed = typed[index]
+        #: a text standing for a missing value (:data:`~.rules.MISSING_VALUE_TEXTS`)
+        self.is_missing = self.is_str & as_numpy(pc.fill_null(pc.is_in(
+            pc.utf8_lower(pc.utf8_trim_whitespace(self.texts)),
+            value_set=pa.array(sorted(MISSING_VALUE_TEXTS), pa.string())), False))
         self.is_error = as_numpy(pc.fill_null(pc.equal(vtype, "error"), False))
         self.is_date = as_numpy(pc.fill_null(pc.equal(vtype, "date"), False))
         self.bold = as_numpy(pc.fill_null(table.column("bold").take(take), False))

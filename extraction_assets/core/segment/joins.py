@@ -7,8 +7,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from extraction_assets.core.a1 import column_letter
 from extraction_assets.core.segment.context import (
@@ -23,7 +21,6 @@ from extraction_assets.core.segment.context import (
 from extraction_assets.core.segment.rules import (
     MAX_HEADER_ROWS,
     MAX_REGIONS,
-    MISSING_VALUE_TEXTS,
     NOTE_RE,
 )
 from extraction_assets.core.segment.signals import header_like
@@ -32,9 +29,6 @@ from extraction_assets.core.segment.signals import header_like
 MAX_CONTINUATION_GAP = 8
 #: Most empty rows (as shown) between a table's header rows and its first data row.
 MAX_HEADER_GAP = 2
-
-
-_MISSING = pa.array(sorted(MISSING_VALUE_TEXTS), pa.string())
 
 
 @dataclass
@@ -55,9 +49,7 @@ class ColumnProfile:
 
 def column_profile(ctx: SheetContext, cells: np.ndarray) -> ColumnProfile:
     logical = ctx.logical(cells)
-    missing = ctx.is_str[logical] & pc.fill_null(pc.is_in(
-        pc.utf8_lower(pc.utf8_trim_whitespace(ctx.texts.take(pa.array(logical, pa.int64())))),
-        value_set=_MISSING), False).to_numpy(zero_copy_only=False)
+    missing = ctx.is_missing[logical]
     cols, n = np.unique(ctx.col[logical[~missing]], return_counts=True)
     typed_cols, n_typed = np.unique(ctx.col[logical[ctx.typed[logical]]], return_counts=True)
     _, per_row = np.unique(ctx.row[logical], return_counts=True)
