@@ -36,6 +36,7 @@ from dagster import (
 from extraction_assets.app.ingest import (
     INTERRUPTED_RUN,
     NOT_STARTED,
+    QUIET_LOGGERS,
     IngestResult,
     _Item,
     _run_config,
@@ -141,7 +142,7 @@ def run_batches(instance: DagsterInstance, store: DataStore, batches: list[list[
         [{"k": i.k, "path": i.path, "workbook_hash": i.workbook_hash, "size": i.size,
           "assets": [a.key.path[-1] for a in i.assets]} for i in batch] for batch in batches]}
     run_config: dict = {"ops": {"plan": {"config": {"work": json.dumps(work)}}},
-                        "loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+                        **QUIET_LOGGERS}
     if not celery_broker:
         run_config["execution"] = {"config": {"multiprocess": {
             "max_concurrent": jobs,

@@ -304,14 +304,14 @@ class _Runner:
 
 def materialize_batches(runner: _Runner, items: list[_Item],
                         done: Callable[[int, IngestResult], None], stop: threading.Event,
-                        jobs: int = 1, batch_files: int = BATCH_FILES) -> None:
+                        batch_files: int = BATCH_FILES) -> None:
     """Materialize ``items`` in this process, batch after batch (:func:`plan_batches` with
-    ``jobs`` and ``batch_files``); the files of a batch that failed on one partition are
-    planned again (their stale assets). ``done`` gets each file's result; after ``stop`` is set (an interrupt) no run
-    starts and the files left are ``interrupted`` (:data:`NOT_STARTED`)."""
+    ``batch_files``); the files of a batch that failed on one partition are planned again
+    (their stale assets). ``done`` gets each file's result; after ``stop`` is set (an
+    interrupt) no run starts and the files left are ``interrupted`` (:data:`NOT_STARTED`)."""
     order = {key: n for n, key in enumerate(
         runner.instance.get_dynamic_partitions(workbook_partitions.name))}
-    queue = deque(plan_batches(items, order, jobs, batch_files=batch_files))
+    queue = deque(plan_batches(items, order, batch_files=batch_files))
     while queue and not stop.is_set():
         batch = queue.popleft()
         try:
@@ -334,7 +334,7 @@ def materialize_batches(runner: _Runner, items: list[_Item],
             else:
                 done(item.k, IngestResult(item.path, item.workbook_hash, "success",
                                           counts=summarize(runner.store, item.workbook_hash)))
-        queue.extendleft(reversed(plan_batches(retry, order, jobs, batch_files=batch_files)))
+        queue.extendleft(reversed(plan_batches(retry, order, batch_files=batch_files)))
     for batch in queue:
         for item in batch:
             done(item.k, IngestResult(item.path, item.workbook_hash, "interrupted",
@@ -374,11 +374,11 @@ def ingest_paths(
     The files are materialized in batches, one Dagster run each, of at most ``batch_files``
     files (default :data:`BATCH_FILES`; :func:`plan_batches`): fewer files a run report
     progress and keep finished work after an interrupt sooner, more pay Dagster's cost per run
-    less often. ``jobs`` = 1 runs them one after the other in this process; ``jobs`` > 1 runs that many at
-    a time, each step in a process of Dagster's multiprocess executor (or on the Celery workers
-    of ``celery_broker``, e.g. ``redis://host:6379/0``), every run on the same instance and
-    data dir (their writes meet on the file locks of the DuckDB views and the LanceDB table).
-    ``on_result`` is called after each file (for progress output; in completion order: the
+    less often. ``jobs`` = 1 runs them one after the other in this process; ``jobs`` > 1 runs
+    that many at a time, each step in a process of Dagster's multiprocess executor (or on the
+    Celery workers of ``celery_broker``, e.g. ``redis://host:6379/0``), every run on the same
+    instance and data dir (their writes meet on the file locks of the DuckDB views and the
+    LanceDB table). ``on_result`` is called after each file (for progress output; in completion order: the
     files of a batch when its run ends). A missing or unreadable file is a ``failed`` result,
     not an error. An interrupt (Ctrl-C, SIGTERM) stops the runs in progress and starts no
     further run: those files are ``interrupted`` results, and a later ingest of the same files
@@ -530,7 +530,7 @@ def refresh_stale(
                     todo.append(_Item(k, path, workbook_hash, tuple(stale),
                                       blob.stat().st_size if blob.exists() else 0))
             if todo:
-                runner = _Runner(instance, store, embedder, None, dict(QUIET_LOGGERS))
+                runner = _Runner(instance, store, embedder, None, _run_config(None))
                 materialize_batches(runner, todo, done, stop)
     finally:
         loading.join()
@@ -542,12 +542,13 @@ def fan_out(instance: DagsterInstance, store: DataStore, items: list[_Item], job
             max_tokens: int | None, celery_broker: str | None,
             done: Callable[[int, IngestResult], None], batch_files: int = BATCH_FILES,
             on_stopping: Callable[[], None] | None = None) -> None:
-    """Materialize ``items`` in batches of at most ``batch_files`` files, ``jobs`` at a time, through Dagster's executors (see
-    :mod:`extraction_assets.app.batches`); ``done`` gets each file's result as its batch
-    reports it."""
+    """Materialize ``items`` in batches of at most ``batch_files`` files, ``jobs`` at a time,
+    through Dagster's executors (see :mod:`extraction_assets.app.batches`); ``done`` gets each
+    file's result as its batch reports it."""
     from extraction_assets.app.batches import run_batches
 
     order = {key: n for n, key in enumerate(
         instance.get_dynamic_partitions(workbook_partitions.name))}
-    run_batches(instance, store, plan_batches(items, order, jobs, batch_files=batch_files), jobs, embedder, passwords,
-                max_tokens, celery_broker, done, on_stopping)
+    batches = plan_batches(items, order, jobs, batch_files=batch_files)
+    run_batches(instance, store, batches, jobs, embedder, passwords, max_tokens, celery_broker,
+                done, on_stopping)

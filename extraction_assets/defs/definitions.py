@@ -1,11 +1,10 @@
-"""The Dagster ``Definitions`` of the project (loaded by ``workspace.yaml``), and the
-``ingest_workbook`` job as the processes of a run rebuild it (:func:`ingest_job_for`)."""
+"""The Dagster ``Definitions`` of the project (loaded by ``workspace.yaml``)."""
 
 from __future__ import annotations
 
 import os
 
-from dagster import Definitions, ExecutorDefinition, JobDefinition
+from dagster import Definitions, ExecutorDefinition
 
 from extraction_assets.defs.assets import ALL_ASSETS
 from extraction_assets.defs.resources import (
@@ -67,17 +66,6 @@ def make_definitions(data_dir: str | None = None,
         },
         executor=celery_executor_def(celery_broker) if celery_broker else None,
     )
-
-
-def ingest_job_for(data_dir: str, embedder: dict | None = None,
-                   celery_broker: str | None = None) -> JobDefinition:
-    """The ``ingest_workbook`` job of :func:`make_definitions` for a data dir and an embedder
-    configuration (``EmbedderResource`` fields). A run that crosses process boundaries names
-    this function (``dagster.build_reconstructable_job``): the executor's step processes and
-    Celery workers rebuild the job from it. Passwords are never part of it: those processes
-    read ``$EXTRACTION_ASSETS_PASSWORDS``."""
-    return make_definitions(data_dir, EmbedderResource(**embedder) if embedder else None,
-                            celery_broker=celery_broker).resolve_job_def(ingest_job.name)
 
 
 defs = make_definitions(celery_broker=os.environ.get(ENV_CELERY_BROKER) or None)

@@ -110,14 +110,14 @@ def open_pdf(data: bytes, limits: Limits, passwords: Sequence[str], sheets: Shee
         for i in range(len(pdf)):
             page = pdf[i]
             try:
-                fact, paragraphs = _read_page(pdfium, page, i + 1)
+                fact, paragraphs = _read_page(page, i + 1)
             finally:
                 page.close()
             facts.append(fact)
             texts.append(paragraphs)
     finally:
         pdf.close()
-    digital = [f.number for f in facts if f.route == "digital"]
+    digital = {f.number for f in facts if f.route == "digital"}
     structured = _docling_pages(data, limits, sheets.issues) if digital else None
     builders = []
     for fact, paragraphs in zip(facts, texts):
@@ -157,7 +157,7 @@ def _load(pdfium, data: bytes, passwords: Sequence[str]):
                                  else "the PDF is encrypted and no configured password opens it")
 
 
-def _read_page(pdfium, page, number: int) -> tuple[PageFacts, list[str]]:
+def _read_page(page, number: int) -> tuple[PageFacts, list[str]]:
     """A page's facts and the paragraphs of its text layer."""
     import pypdfium2.raw as raw
 
@@ -251,10 +251,11 @@ def _route_issues(facts: list[PageFacts], issues: list[Issue], structured: bool)
                                              "text layer: OCR is not configured, no text read"),
     }
     for route, what in said.items():
-        if what and pages(route):
+        listed = pages(route)
+        if what and listed:
             code, message = what
             issues.append(Issue("parsed_sheets", None, None, "info", code,
-                                f"page {pages(route)}: {message}"))
+                                f"page {listed}: {message}"))
 
 
 def models_path() -> Path | None:
