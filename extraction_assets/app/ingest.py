@@ -372,17 +372,17 @@ def ingest_paths(
     materialize (default: all six).
 
     The files are materialized in batches, one Dagster run each, of at most ``batch_files``
-    files (default :data:`BATCH_FILES`; :func:`plan_batches`): fewer files a run report
-    progress and keep finished work after an interrupt sooner, more pay Dagster's cost per run
-    less often. ``jobs`` = 1 runs them one after the other in this process; ``jobs`` > 1 runs
-    that many at a time, each step in a process of Dagster's multiprocess executor (or on the
-    Celery workers of ``celery_broker``, e.g. ``redis://host:6379/0``), every run on the same
-    instance and data dir (their writes meet on the file locks of the DuckDB views and the
-    LanceDB table). ``on_result`` is called after each file (for progress output; in completion order: the
-    files of a batch when its run ends). A missing or unreadable file is a ``failed`` result,
-    not an error. An interrupt (Ctrl-C, SIGTERM) stops the runs in progress and starts no
-    further run: those files are ``interrupted`` results, and a later ingest of the same files
-    redoes only them; with ``jobs`` > 1, ``on_stopping`` is called when the runs got the
+    files (default :data:`BATCH_FILES`; :func:`plan_batches`): fewer files a run report progress
+    and keep finished work after an interrupt sooner, more pay Dagster's cost per run less
+    often. ``jobs`` = 1 runs them one after the other in this process; ``jobs`` > 1 runs that
+    many at a time, each step in a process of Dagster's multiprocess executor (or on the Celery
+    workers of ``celery_broker``, e.g. ``redis://host:6379/0``), every run on the same instance
+    and data dir (their writes meet on the file locks of the DuckDB views and the LanceDB
+    table). ``on_result`` is called after each file (for progress output; in completion order:
+    the files of a batch when its run ends). A missing or unreadable file is a ``failed``
+    result, not an error. An interrupt (Ctrl-C, SIGTERM) stops the runs in progress and starts
+    no further run: those files are ``interrupted`` results, and a later ingest of the same
+    files redoes only them; with ``jobs`` > 1, ``on_stopping`` is called when the runs got the
     interrupt (their steps in progress then end). Returns one result per file, in the order
     given.
 
