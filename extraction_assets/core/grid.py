@@ -21,7 +21,7 @@ GRID_SCHEMA = pa.schema([
     ("formula", pa.string()), ("value_status", pa.string()), ("number_format", pa.string()),
     ("display_text", pa.string()), ("bold", pa.bool_()), ("italic", pa.bool_()),
     ("font_size", pa.float64()), ("font_rgb", pa.string()), ("fill_rgb", pa.string()),
-    ("has_border", pa.bool_()), ("merged_from", pa.string()), ("merge_range", pa.string()),
+    ("has_border", pa.bool_()), ("indent", pa.int32()), ("merged_from", pa.string()), ("merge_range", pa.string()),
     ("cf_affected", pa.bool_()), ("hidden", pa.bool_()),
 ])
 GRID_COLUMNS = tuple(GRID_SCHEMA.names)
@@ -64,7 +64,9 @@ class StyledGrid:
     ``iso_value`` holds the ISO date/time of a date-formatted number; ``merged_from`` is the
     top-left reference of the merged range that covers the cell (``None`` for the top-left cell
     itself); ``merge_range`` is the merged range a cell belongs to; ``hidden`` is true when the
-    cell's row or column is hidden. ``hidden_rows`` / ``hidden_columns`` are 1-based indices.
+    cell's row or column is hidden; ``indent`` is the cell's alignment indent in levels
+    (ECMA-376 §18.8.1 ``alignment/@indent``, 0 when not written: how row labels show their
+    hierarchy). ``hidden_rows`` / ``hidden_columns`` are 1-based indices.
     """
 
     sheet_index: int

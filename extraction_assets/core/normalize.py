@@ -125,6 +125,7 @@ def _style_arrays(workbook: WorkbookStyles) -> dict[str, pa.Array]:
         "font_rgb": pa.array([resolve_color(s.font_color, theme, indexed) for s in styles], pa.string()),
         "fill_rgb": pa.array([resolve_color(s.fill_color, theme, indexed) for s in styles], pa.string()),
         "has_border": pa.array([s.has_border for s in styles], pa.bool_()),
+        "indent": pa.array([s.indent for s in styles], pa.int32()),
         "is_date": pa.array([is_date_format(s.number_format) for s in styles], pa.bool_()),
     }
 
@@ -380,7 +381,7 @@ def _grid_slice(cells: pa.Table, styles: dict[str, pa.Array], date1904: bool, me
         "number_format": attrs["number_format"], "display_text": typed["display_text"],
         "bold": attrs["bold"], "italic": attrs["italic"], "font_size": attrs["font_size"],
         "font_rgb": attrs["font_rgb"], "fill_rgb": attrs["fill_rgb"],
-        "has_border": attrs["has_border"],
+        "has_border": attrs["has_border"], "indent": attrs["indent"],
         "merged_from": pa.nulls(n, pa.string()), "merge_range": pa.nulls(n, pa.string()),
         "cf_affected": pa.array(np.zeros(n, dtype=bool)),
         "hidden": pa.array(np.zeros(n, dtype=bool)),

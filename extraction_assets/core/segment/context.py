@@ -18,6 +18,7 @@ from extraction_assets.core.normalize import stripped_text
 from extraction_assets.core.segment.rules import (
     DATA_TYPES,
     MISSING_VALUE_TEXTS,
+    NUMBER_TEXT,
     is_total_row,
     is_unit,
 )
@@ -47,6 +48,13 @@ def as_numpy(values) -> np.ndarray:
     """A numpy copy of an Arrow array or chunked array without nulls."""
     return values.to_numpy(zero_copy_only=False) if isinstance(values, pa.Array) else \
         values.to_numpy()
+
+
+def text_numbers(texts: pa.Array) -> np.ndarray:
+    """The numbers that texts matching :data:`~.rules.NUMBER_TEXT` read as (float64; a percent
+    as its number, ``12%`` → 12.0; a comparison ``<.0001`` as its bound)."""
+    bare = pc.replace_substring_regex(texts, r"[<>≤≥$€£¥,%]", "")
+    return as_numpy(pc.cast(pc.replace_substring(bare, "−", "-"), pa.float64()))
 
 
 class SheetContext:
@@ -89,8 +97,13 @@ class SheetContext:
         self.scol = self.col - np.searchsorted(np.asarray(self.hidden_columns, np.int64), self.col)
         self.texts = texts.take(take)
         vtype = table.column("value_type").take(take)
-        self.is_str = as_numpy(pc.fill_null(pc.equal(vtype, "string"), False))
-        self.typed = typed[index]
+        is_str = as_numpy(pc.fill_null(pc.equal(vtype, "string"), False))
+        #: a text cell that reads as a number (:data:`~.rules.NUMBER_TEXT`): for the rules a
+        #: number (``typed``, not ``is_str``, its value in ``number``); its record keeps the text
+        self.text_number = is_str & as_numpy(pc.fill_null(pc.match_substring_regex(
+            self.texts, NUMBER_TEXT), False))
+        self.is_str = is_str & ~self.text_number
+        self.typed = typed[index] | self.text_number
         #: a text standing for a missing value (:data:`~.rules.MISSING_VALUE_TEXTS`)
         self.is_missing = self.is_str & as_numpy(pc.fill_null(pc.is_in(
             pc.utf8_lower(pc.utf8_trim_whitespace(self.texts)),
@@ -104,8 +117,14 @@ class SheetContext:
         self.fill_code = as_numpy(pc.fill_null(fills.indices, -1)).astype(np.int32)
         self.fill_values = fills.dictionary.to_pylist()
         self.border = as_numpy(pc.fill_null(table.column("has_border").take(take), False))
+        #: alignment indent in levels (how row labels show their hierarchy)
+        self.indent = as_numpy(pc.fill_null(table.column("indent").take(take), 0)).astype(np.int32)
         #: the cell's number (``nan`` for none) and formula (Arrow, null for none)
         self.number = as_numpy(pc.fill_null(table.column("number_value").take(take), np.nan))
+        if self.text_number.any():
+            at = np.flatnonzero(self.text_number)
+            self.number = self.number.copy()
+            self.number[at] = text_numbers(self.texts.take(pa.array(at, pa.int64())))
         self.formula = table.column("formula").take(take).combine_chunks()
         self.has_formula = as_numpy(pc.is_valid(self.formula))
         self._merged_from = table.column("merged_from").take(take).combine_chunks()

@@ -252,11 +252,16 @@ def _text_header_depth(ctx: SheetContext, block: Block, depth: int) -> int:
     several plain rows (``Maximum | Annual`` over ``(lb/hr) | (tpy)``, a unit row under the
     labels), up to :data:`MAX_HEADER_ROWS` rows. A row of text whose columns hold text below
     (a group label over row labels) is data, and so are rows of text when they and the header
-    row above fill every column the data uses (a header of several rows leaves cells empty)."""
+    row above fill every column the data uses (a header of several rows leaves cells empty).
+    A row whose only cell is in the table's first column labels the rows under it (a
+    row-group label), not the columns: the header stops above it."""
     extra = 0
     while depth + extra < MAX_HEADER_ROWS:
         cells = row_cells(ctx, block, block.min_row + depth + extra)
         if not len(cells) or not ctx.is_str[cells].all() or is_label(ctx.text(cells[0])):
+            break
+        if len(cells) == 1 and ctx.col[cells[0]] == block.min_col and ctx.merge_width(
+                cells[0]) == 1:
             break
         extra += 1
     if not extra:

@@ -26,7 +26,15 @@ DATA_TYPES = ("number", "date", "bool")
 MISSING_VALUE_TEXTS = frozenset({
     "#n/a", "#n/a n/a", "#na", "-1.#ind", "-1.#qnan", "-nan", "1.#ind", "1.#qnan", "<na>",
     "n/a", "na", "null", "nan", "none", "-", "--", "–", "—", "－", "―", "?", "？", "??", "tbd",
-    "tba", "unknown", "不明", "未定", "なし", "無し", "未"})
+    "tba", "unknown", "不明", "未定", "なし", "無し", "未", ".", "..", "...", "…"})
+#: Text that reads as a number (Arrow regex, matched on the stripped display text): an optional
+#: sign or comparison (``<.0001``), currency symbol, digits with ``,`` thousands separators or
+#: none, decimals and a percent sign — ``'35.3'``, ``'1,091.0'``, ``'-5%'``, ``'$1,200'``.
+#: Statistical agencies publish numbers as text (StatCan, HiTab); such a cell is numeric
+#: evidence for every structure decision while its record keeps the text. Parentheses
+#: (``(1)``) are not read as negatives: they number columns far more often in text.
+NUMBER_TEXT = (r"^[<>≤≥]?[+\-−]?[$€£¥]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|"
+               r"\.\d+)%?$")
 #: A first-column line at least this long (and much longer than the column's values) is a note.
 LONG_NOTE = 30
 
