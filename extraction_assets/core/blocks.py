@@ -120,6 +120,11 @@ class Block:
     of each group (a renderer fills them down);
     ``group_rows`` are the sheet rows of a table that hold only a group label (a label row
     heading the rows under it; a record of role ``group``);
+    ``group_levels`` gives the nesting level of each of ``group_rows`` (0 the outermost);
+    ``row_label_cols`` are the sheet columns whose values name each row (its row header after
+    its group labels, outermost first): a record's row path is its group labels, then these;
+    ``unit_rows`` are the sheet rows of a table that state the unit of its columns for the rows
+    below them (no record; see :func:`~.segment.rows.unit_rows_of`);
     ``unit`` is the unit line of a table (``(単位：千円)``, ``Unit: USD``), else ``None``;
     ``source_ref`` is where a document's block comes from in its source (Docling's item
     reference ``#/tables/0``, ``page 2 paragraph 3`` on a PDF's text layer), ``None`` on a
@@ -145,6 +150,9 @@ class Block:
     total_rows: list[int] = field(default_factory=list)
     row_group_cols: list[int] = field(default_factory=list)
     group_rows: list[int] = field(default_factory=list)
+    group_levels: list[int] = field(default_factory=list)
+    row_label_cols: list[int] = field(default_factory=list)
+    unit_rows: list[int] = field(default_factory=list)
     unit: str | None = None
     markup: dict[str, str] = field(default_factory=dict)
     source_ref: str | None = None

@@ -167,6 +167,8 @@ def blocks_from_tables(blocks: pa.Table, block_columns: pa.Table) -> list[Block]
                   columns.get(row["block_id"], []), row["text"] or "", level=row["level"],
                   skip_rows=row["skip_rows"] or [], total_rows=row["total_rows"] or [],
                   row_group_cols=row["row_group_cols"] or [], group_rows=row["group_rows"] or [],
+                  group_levels=row["group_levels"] or [],
+                  row_label_cols=row["row_label_cols"] or [], unit_rows=row["unit_rows"] or [],
                   unit=row["unit"], source_ref=row.get("source_ref"))
             for row in blocks.to_pylist()]
 
@@ -183,6 +185,7 @@ def records_table(workbook_hash: str, filename: str, records: RecordSet) -> pa.T
         "row": pa.array(records.rows, pa.int32()), "a1_range": records.a1_ranges,
         "role": pa.array(records.roles, pa.string()), "record": records.record_json(),
         "display": records.display_json(), "merged_from": records.merged_json(),
+        "row_path": pa.array(records.row_paths, pa.list_(pa.string())),
         "filename": constant_column(filename, n),
     }, schema=memory_schema("records"))
 

@@ -71,7 +71,8 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("n_cells", I64), ("reasons", LS), ("text", S), ("level", I32),
         ("skip_rows", pa.list_(I32)), ("total_rows", pa.list_(I32)),
         ("row_group_cols", pa.list_(I32)), ("group_rows", pa.list_(I32)),
-        ("unit", S), ("source_ref", S),
+        ("group_levels", pa.list_(I32)), ("row_label_cols", pa.list_(I32)),
+        ("unit_rows", pa.list_(I32)), ("unit", S), ("source_ref", S),
     ]),
     "block_columns": pa.schema([
         ("workbook_hash", S), ("block_id", S), ("sheet_name", S), ("position", I32),
@@ -81,7 +82,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "records": pa.schema([
         ("workbook_hash", S), ("block_id", S), ("sheet_name", S), ("row", I32),
         ("a1_range", S), ("role", S), ("record", S), ("display", S), ("merged_from", S),
-        ("filename", S),
+        ("row_path", LS), ("filename", S),
     ]),
     "chunks": pa.schema([
         ("workbook_hash", S), ("chunk_id", S), ("chunk_index", I32), ("sheet_name", S),

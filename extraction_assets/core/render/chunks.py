@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+import numpy as np
+
 from extraction_assets.core.a1 import range_ref
 from extraction_assets.core.blocks import RECORD_KINDS, Block, BlockKind
 from extraction_assets.core.render.escape import md_cell, md_text
@@ -173,30 +175,46 @@ _PLANNED = 64
 
 def _table_pieces(block: Block, records: TableRecords | None, counter: _Counter,
                   max_tokens) -> list[_Piece]:
-    head = headings_markdown(block.heading_path)
+    """The pieces of a table: runs of its record lines under its header line, cut within
+    ``max_tokens`` and at each units row (the rows of each units section under a header
+    naming their units, see :meth:`~.records.TableRecords.keys`); a piece's heading path ends
+    with the group labels above its first record (see :meth:`~.records.TableRecords.groups_above`)."""
     columns = block.columns
-    header = header_lines(columns)
     if records is None or not len(records):
-        return [_Piece(block.heading_path, header, [block.block_id], [block.a1_range], [])]
+        return [_Piece(block.heading_path, header_lines([c.header for c in columns]),
+                       [block.block_id], [block.a1_range], [])]
     lines = records.lines()
     overhead = counter.one("")
-    base = counter.one(f"{head}\n\n{header}")
     costs = [n - overhead + 1 for n in counter.many(lines)]
     rows = records.rows.tolist()
+    sections = records.sections
+    bounds = [*np.flatnonzero(np.r_[True, sections[1:] != sections[:-1]]).tolist(), len(rows)]
 
-    def body(start: int, end: int) -> str:
-        return f"{header}\n" + "\n".join(lines[start:end])
+    def path(start: int) -> list[str]:
+        """The heading path of a piece starting at record ``start``: the block's, then the
+        group labels above that record (their rows are in an earlier piece)."""
+        return [*block.heading_path, *records.groups_above(start)]
 
     pieces: list[_Piece] = []
     block_id = block.block_id
-    for start, end, n_tokens in _runs(costs, base, max_tokens,
-                                      lambda a, b: f"{head}\n\n{body(a, b)}", counter):
-        if n_tokens > max_tokens and len(columns) > 1:
-            pieces += _wide_row_pieces(block, records, start, counter, max_tokens)
-        else:
-            a1 = range_ref(rows[start], block.min_col, rows[end - 1], block.max_col)
-            pieces.append(_Piece(block.heading_path, body(start, end), [block_id], [a1],
-                                 rows[start:end], n_tokens=n_tokens))
+    for first, last in zip(bounds, bounds[1:]):
+        header = header_lines(records.keys(int(sections[first])))
+
+        def body(start: int, end: int) -> str:
+            return f"{header}\n" + "\n".join(lines[start:end])
+
+        base = counter.one(f"{headings_markdown(block.heading_path)}\n\n{header}")
+        for start, end, n_tokens in _runs(
+                costs[first:last], base, max_tokens,
+                lambda a, b: f"{headings_markdown(path(first + a))}\n\n"
+                             f"{body(first + a, first + b)}", counter):
+            start, end = first + start, first + end
+            if n_tokens > max_tokens and len(columns) > 1:
+                pieces += _wide_row_pieces(block, records, start, counter, max_tokens)
+            else:
+                a1 = range_ref(rows[start], block.min_col, rows[end - 1], block.max_col)
+                pieces.append(_Piece(path(start), body(start, end), [block_id], [a1],
+                                     rows[start:end], n_tokens=n_tokens))
     return pieces
 
 
@@ -211,7 +229,8 @@ def _wide_row_pieces(block: Block, records: TableRecords, i: int, counter: _Coun
     display = dict(zip((c.col for c in block.columns), records.row_display(i)))
 
     def body(cols) -> str:
-        return "\n".join([header_lines(cols), row_line([shown[c.col] for c in cols])])
+        return "\n".join([header_lines([c.header for c in cols]),
+                          row_line([shown[c.col] for c in cols])])
 
     key_cost = counter.one(f"{head}\n\n{body(block.columns[:1])}")
     lead = block.columns[:1] if key_cost <= max_tokens // 4 else []

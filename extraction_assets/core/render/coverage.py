@@ -54,7 +54,9 @@ def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: Re
             rows = grid.keys[inside] // (MAX_COL + 1)
             if block.kind == BlockKind.TABLE:
                 header = rows < block.min_row + block.header_row_count
-                data = ~header & ~np.isin(rows, block.skip_rows) & ~reached[inside]
+                # a units row's cells are in the keys of the records below it
+                data = ~header & ~np.isin(rows, [*block.skip_rows, *block.unit_rows]) \
+                    & ~reached[inside]
                 every = {level for c in block.columns for level in c.header_levels}
                 every |= {c.header for c in block.columns}
                 for p in inside[header].tolist():

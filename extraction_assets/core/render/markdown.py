@@ -26,9 +26,9 @@ def row_line(cells: list[str]) -> str:
     return "| " + " | ".join(md_cell(c) for c in cells) + " |"
 
 
-def header_lines(columns: list) -> str:
-    """The GFM header line and delimiter row of ``columns``."""
-    return row_line([c.header for c in columns]) + "\n|" + "|".join(" --- " for _ in columns) + "|"
+def header_lines(headers: list[str]) -> str:
+    """The GFM header line and delimiter row of the column ``headers``."""
+    return row_line(headers) + "\n|" + "|".join(" --- " for _ in headers) + "|"
 
 
 def joined(head: list[str], lines: pa.Array, tail: list[str] = ()) -> pa.Array:
@@ -43,4 +43,4 @@ def joined(head: list[str], lines: pa.Array, tail: list[str] = ()) -> pa.Array:
 def table_markdown(block: Block, records: TableRecords) -> pa.Array:
     """The whole table as a GFM pipe table (flattened headers, then one line per record), as
     one :func:`joined` text."""
-    return joined([header_lines(block.columns)], records.line_array())
+    return joined([header_lines([c.header for c in block.columns])], records.line_array())

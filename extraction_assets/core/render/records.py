@@ -22,7 +22,8 @@ from extraction_assets.core.render.escape import html_texts, json_strings, md_ce
 
 @dataclass
 class Record:
-    """One table row as a record; ``row`` is the 1-based sheet row."""
+    """One table row as a record; ``row`` is the 1-based sheet row, ``row_path`` its row
+    header levels, outermost first (see :meth:`RecordSet._row_paths`)."""
 
     block_id: str
     sheet_name: str
@@ -32,6 +33,7 @@ class Record:
     record: dict
     display: dict
     merged_from: dict
+    row_path: list[str]
 
 
 def _typed_json(cells: pa.Table) -> pa.Array:
@@ -102,7 +104,7 @@ def _table_plan(grid: StyledGrid, base: int, nonblank: np.ndarray, block: Block)
     keys = grid.keys[positions]
     column = slot_of[keys % (MAX_COL + 1) - block.min_col]
     row = keys // (MAX_COL + 1)
-    skipped = sorted(set(grid.hidden_rows) | set(block.skip_rows))
+    skipped = sorted(set(grid.hidden_rows) | set(block.skip_rows) | set(block.unit_rows))
     keep = (column >= 0) & ~np.isin(row, skipped)
     positions, column, row = positions[keep], column[keep], row[keep]
     shown = nonblank[positions]
@@ -119,6 +121,29 @@ def _table_plan(grid: StyledGrid, base: int, nonblank: np.ndarray, block: Block)
     shows = shows.reshape(len(rows), n)
     first = source[np.arange(len(rows)) * n + shows.argmax(axis=1)]
     return _Plan(block, rows, source, shows, first)
+
+
+def _section_headers(grid: StyledGrid, plan: _Plan) -> tuple[np.ndarray, list[list[str]]]:
+    """The keys of a block's records by units section: ``(section of each record, [headers of
+    section 0, 1, …])``. Section 0 (above the first units row, or the whole block) has the
+    columns' headers; the section under units row ``block.unit_rows[s - 1]`` has each
+    column's header with the unit that row gives it appended (``2015 > grams``), unless its
+    header path already ends with it."""
+    block = plan.block
+    keys = [[c.header for c in block.columns]]
+    if not block.unit_rows or plan.first is None:
+        return np.zeros(len(plan.rows), np.int64), keys
+    unit_rows = sorted(block.unit_rows)
+    texts = grid.table.column("display_text")
+    for r in unit_rows:
+        section = []
+        for c in block.columns:
+            p = grid.find(r, c.col)
+            unit = " ".join((texts[p].as_py() or "").split()) if p is not None else ""
+            section.append(c.header if c.group or not unit or c.header_levels[-1:] == [unit]
+                           else f"{c.header} > {unit}")
+        keys.append(section)
+    return np.searchsorted(np.array(unit_rows), plan.rows, side="right"), keys
 
 
 def _form_plan(grid: StyledGrid, base: int, block: Block) -> _Plan:
@@ -155,6 +180,7 @@ class RecordSet:
         nonblank = pc.not_equal(stripped_text(self.cells.column("display_text")), "").to_numpy(
             zero_copy_only=False) if self.cells.num_rows else np.zeros(0, bool)
         plans: list[_Plan] = []
+        grids_of: list[StyledGrid] = []
         base = 0
         #: each grid's first position in :attr:`cells` (in the order given)
         self.bases: list[int] = []
@@ -164,6 +190,7 @@ class RecordSet:
             for block in blocks:
                 plans.append(_form_plan(grid, base, block) if block.kind == BlockKind.KEY_VALUE
                              else _table_plan(grid, base, local, block))
+                grids_of.append(grid)
             base += len(grid)
         self.blocks = [p.block for p in plans]
         counts = np.array([len(p.rows) for p in plans], np.int64)
@@ -176,10 +203,19 @@ class RecordSet:
         source = np.concatenate([p.source for p in plans]) if plans else np.zeros(0, np.int64)
         # entries of record i: offsets[i]:offsets[i + 1]
         self.offsets = np.r_[0, np.cumsum(widths[self.block_of])].astype(np.int64)
-        header_start = np.r_[0, np.cumsum(widths)]
-        self.headers = pa.array([c.header for p in plans for c in p.block.columns], pa.string())
+        # the keys of each block's records: one list of headers per units section
+        sections = [_section_headers(grids_of[k], p) for k, p in enumerate(plans)]
+        #: each record's units section in its block, and each block's keys by section
+        self.sections = np.concatenate([s for s, _ in sections]) if plans else \
+            np.zeros(0, np.int64)
+        self.section_keys = [keys for _, keys in sections]
+        header_start = np.r_[0, np.cumsum([len(keys) * widths[k]
+                                             for k, (_, keys) in enumerate(sections)])]
+        self.headers = pa.array([key for _, keys in sections for section in keys
+                                 for key in section], pa.string())
         self.header_of = pa.array(np.concatenate(
-            [header_start[k] + np.tile(np.arange(widths[k]), counts[k]) for k in range(len(plans))])
+            [header_start[k] + np.tile(np.arange(widths[k]), counts[k])
+             + np.repeat(sections[k][0] * widths[k], widths[k]) for k in range(len(plans))])
             if plans else np.zeros(0, np.int64))
         #: whether each cell (by position in :attr:`cells`) is a record's own value
         self.reached = np.zeros(self.cells.num_rows, dtype=bool)
@@ -187,6 +223,7 @@ class RecordSet:
         roles, overrides = self._roles_and_fills(plans, source)
         self.roles = roles
         self._gather(source, overrides)
+        self.row_paths = self._row_paths(plans)
         self.a1_ranges = self._ranges(plans)
         self._cache: dict = {}
 
@@ -269,6 +306,43 @@ class RecordSet:
         entries = np.array(sorted(marked), np.int64)
         self.markup = scatter(pa.nulls(len(source), pa.string()), entries,
                               pa.array([marked[e] for e in entries.tolist()], pa.string()))
+
+    def _row_paths(self, plans: list[_Plan]) -> list[list[str]]:
+        """The row path of each record (its row header levels, outermost first): the labels of
+        the group rows above it, each nesting level replacing the deeper ones
+        (``block.group_rows``, ``block.group_levels``), then its values in
+        ``block.row_label_cols`` (filled down where they are); a group row's path ends with
+        its own label, a form's is empty."""
+        out: list[list[str]] = []
+        #: how many of the first levels of each row path are group labels (the rest: its own)
+        self.group_depths: list[int] = []
+        for k, plan in enumerate(plans):
+            block, n, r0 = plan.block, len(plan.block.columns), int(self.record_start[k])
+            if plan.first is None or not len(plan.rows) or not (
+                    block.group_rows or block.row_label_cols):
+                out.extend([] for _ in plan.rows)
+                self.group_depths.extend(0 for _ in plan.rows)
+                continue
+            slots = [j for c in block.row_label_cols for j, column in enumerate(block.columns)
+                     if column.col == c and not column.group][:len(block.row_label_cols)]
+            e0 = int(self.entry_start[k])
+            labels = [self.display.take(pa.array(e0 + np.arange(len(plan.rows)) * n + j))
+                      .to_pylist() for j in slots]
+            levels = dict(zip(block.group_rows, block.group_levels or [0] * len(block.group_rows)))
+            stack: list[str] = []
+            for i, row in enumerate(plan.rows.tolist()):
+                if row in levels and self.roles[r0 + i] == "group":
+                    label = next((t for t in self.display.slice(e0 + i * n, n).to_pylist() if t),
+                                 "")
+                    del stack[levels[row]:]
+                    self.group_depths.append(len(stack))
+                    stack.append(" ".join(label.split()))
+                    out.append(list(stack))
+                    continue
+                self.group_depths.append(len(stack))
+                out.append([*stack, *(" ".join(column[i].split()) for column in labels
+                                      if column[i])])
+        return out
 
     def _ranges(self, plans: list[_Plan]) -> pa.Array:
         """The A1 range of each record: its row across the block's columns (``B3:E3``, ``B3``
@@ -366,7 +440,8 @@ class RecordSet:
         return self._cached("html", lambda: self._per_record(build))
 
     def texts(self) -> pa.Array:
-        """Each record as ``Header: value; Header: value`` (empty cells left out)."""
+        """Each record as ``Row > path; Header: value; Header: value`` (its row path first
+        where it has one, empty cells left out)."""
         return self._cached("texts", self._build_texts)
 
     def _build_texts(self) -> pa.Array:
@@ -379,7 +454,10 @@ class RecordSet:
                 labels.take(self.header_of.slice(e0, e1 - e0)), display, "").filter(
                 pa.array(keep))
             return per_row(pairs, np.r_[0, np.cumsum(keep)][offsets], "; ")
-        return self._per_record(build)
+        texts = self._per_record(build)
+        paths = pa.array([" > ".join(path) for path in self.row_paths], pa.string())
+        return pc.if_else(pc.equal(paths, ""), texts, pc.if_else(
+            pc.equal(texts, ""), paths, pc.binary_join_element_wise(paths, texts, "; ")))
 
     def records(self, block_id: str) -> TableRecords:
         """The records of one block (empty when it has none)."""
@@ -406,7 +484,7 @@ class TableRecords:
     """
 
     def __init__(self, records: RecordSet, k: int):
-        self.set, self.block = records, records.blocks[k]
+        self.set, self.block, self.k = records, records.blocks[k], k
         self.r0, self.r1 = int(records.record_start[k]), int(records.record_start[k + 1])
         self.e0, self.e1 = int(records.entry_start[k]), int(records.entry_start[k + 1])
 
@@ -489,15 +567,34 @@ class TableRecords:
         n, at = self.n_columns, self.e0 + i * self.n_columns
         return pc.coalesce(self.set.markup.slice(at, n), self.set.display.slice(at, n)).to_pylist()
 
+    @property
+    def row_paths(self) -> list[list[str]]:
+        return self.set.row_paths[self.r0:self.r1]
+
+    @property
+    def sections(self) -> np.ndarray:
+        """The units section of each record (0 above the block's first units row)."""
+        return self.set.sections[self.r0:self.r1]
+
+    def keys(self, section: int) -> list[str]:
+        """The keys of the records of units ``section``: each column's header, with the unit
+        of that section where the block has units rows (see :func:`_section_headers`)."""
+        return self.set.section_keys[self.k][section]
+
+    def groups_above(self, i: int) -> list[str]:
+        """The labels of the group rows heading record ``i`` (outermost first; a group row's
+        own label not included)."""
+        return self.set.row_paths[self.r0 + i][:self.set.group_depths[self.r0 + i]]
+
     def __getitem__(self, i: int) -> Record:
         n, block, at = self.n_columns, self.block, self.e0 + i * self.n_columns
-        headers = [c.header for c in block.columns]
+        headers = self.set.headers.take(self.set.header_of.slice(at, n)).to_pylist()
         values = [json.loads(v) for v in self.set.values.slice(at, n).to_pylist()]
         merged = self.set.merged_from.slice(at, n).to_pylist()
         return Record(block.block_id, block.sheet_name, int(self.rows[i]),
                       self.a1_ranges[i].as_py(), self.roles[i], dict(zip(headers, values)),
                       dict(zip(headers, self.row_display(i))),
-                      {h: m for h, m in zip(headers, merged) if m})
+                      {h: m for h, m in zip(headers, merged) if m}, self.row_paths[i])
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))

@@ -134,6 +134,7 @@ class SheetContext:
         #: whether a cell is the top-left cell of a merged range
         self.anchors = self.owns & as_numpy(pc.is_valid(self._merge_range))
         self._text: dict[int, str] = {}
+        self._blank_merges: list[tuple[int, int, int, int]] | None = None
 
     # -- lookups ----------------------------------------------------------------------------
     def find(self, r: int, c: int) -> int | None:
@@ -159,6 +160,19 @@ class SheetContext:
 
     def rc(self, p) -> tuple[int, int]:
         return int(self.row[p]), int(self.col[p])
+
+    def blank_merges(self) -> list[tuple[int, int, int, int]]:
+        """Merged ranges whose anchor cell shows nothing, as ``(r1, c1, r2, c2)`` (1-based,
+        inclusive), in sheet order; computed once per sheet."""
+        if self._blank_merges is None:
+            table = self.grid.table
+            anchors = table.filter(pc.and_(pc.and_(
+                pc.is_valid(table.column("merge_range")), pc.is_null(table.column("merged_from"))),
+                pc.equal(pc.fill_null(pc.utf8_trim_whitespace(table.column("display_text")), ""),
+                         "")))
+            self._blank_merges = [parse_range(rng)
+                                  for rng in anchors.column("merge_range").to_pylist()]
+        return self._blank_merges
 
     def is_hidden_row(self, r: int) -> bool:
         """Whether sheet row ``r`` is hidden."""

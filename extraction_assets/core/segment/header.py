@@ -247,7 +247,7 @@ def next_row_cells(ctx: SheetContext, block: Block, r: int) -> np.ndarray:
 
 
 def _text_header_depth(ctx: SheetContext, block: Block, depth: int) -> int:
-    """``depth`` extended by rows of text only under the header rows, when the first row
+    """``depth`` extended by rows of text only (or year labels) under the header rows, when the first row
     holding a number or date below them has one in a column each such row labels: a header of
     several plain rows (``Maximum | Annual`` over ``(lb/hr) | (tpy)``, a unit row under the
     labels), up to :data:`MAX_HEADER_ROWS` rows. A row of text whose columns hold text below
@@ -258,7 +258,8 @@ def _text_header_depth(ctx: SheetContext, block: Block, depth: int) -> int:
     extra = 0
     while depth + extra < MAX_HEADER_ROWS:
         cells = row_cells(ctx, block, block.min_row + depth + extra)
-        if not len(cells) or not ctx.is_str[cells].all() or is_label(ctx.text(cells[0])):
+        if not len(cells) or is_label(ctx.text(cells[0])) or not all(
+                ctx.is_str[p] or is_year_label(ctx, p) for p in cells.tolist()):
             break
         if len(cells) == 1 and ctx.col[cells[0]] == block.min_col and ctx.merge_width(
                 cells[0]) == 1:
@@ -266,10 +267,12 @@ def _text_header_depth(ctx: SheetContext, block: Block, depth: int) -> int:
         extra += 1
     if not extra:
         return depth
-    after = next_row_cells(ctx, block, block.min_row + depth + extra)
-    typed = set(ctx.col[after[ctx.typed[after]]].tolist())
-    if not typed:
+    after = row_cells(ctx, block, block.min_row + depth + extra, block.max_row)
+    after = after[ctx.typed[after]]
+    if not len(after):
         return depth
+    # the first row of numbers or dates (a group label row may come between)
+    typed = set(ctx.col[after[ctx.row[after] == ctx.row[after[0]]]].tolist())
     for r in range(block.min_row + depth, block.min_row + depth + extra):
         cols = set(ctx.col[row_cells(ctx, block, r)].tolist())
         if not cols & typed:

@@ -9,9 +9,15 @@ import pyarrow.compute as pc
 
 from extraction_assets.core.a1 import column_letter
 from extraction_assets.core.blocks import Block, Column
-from extraction_assets.core.segment.context import SheetContext, as_numpy, band_styles, styled_cells
+from extraction_assets.core.segment.context import (
+    SheetContext,
+    as_numpy,
+    band_styles,
+    is_year_label,
+    styled_cells,
+)
 from extraction_assets.core.segment.rules import AGGREGATE_HINT, TOTAL_WORDS
-from extraction_assets.core.segment.signals import UniqueLabels
+from extraction_assets.core.segment.signals import UniqueLabels, header_text
 from extraction_assets.core.totals import (
     TOTAL_HINT_RE,
     TOTAL_LABEL_RE,
@@ -59,9 +65,29 @@ def mark_data_rows(ctx: SheetContext, block: Block) -> None:
     if block.skip_rows:
         block.reasons.append("rows repeating the header (not data): "
                              + ", ".join(map(str, block.skip_rows)))
-    group = group_rows_of(ctx, block, cells, starts, data)
+    units = unit_rows_of(ctx, block, cells, starts, data)
+    if units.any():
+        data &= ~units
+        block.unit_rows = numbers[units].tolist()
+        block.reasons.append("units rows (the unit of each column for the rows below, no "
+                             "record): " + ", ".join(map(str, block.unit_rows[:20])))
+        _consistent_units(ctx, block)
+    group, levels = group_rows_of(ctx, block, cells, starts, data)
+    _mark_groups(ctx, block, cells, starts, numbers, col, data, group, levels)
+    block.row_label_cols = row_label_columns(ctx, block, cells, starts, data)
+
+
+def _mark_groups(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np.ndarray,
+                 numbers: np.ndarray, col: np.ndarray, data: np.ndarray, group: np.ndarray,
+                 levels: np.ndarray) -> None:
+    """Group label rows (with their nesting levels) or, failing those, a row-group column of
+    labels on the first row of each group: see :func:`mark_data_rows`."""
+    cols = [c.col for c in block.columns]
     if group.any():
         block.group_rows = numbers[group].tolist()
+        block.group_levels = levels[group].tolist()
+        if max(block.group_levels) > 0:
+            block.reasons.append(f"group labels nest {max(block.group_levels) + 1} levels deep")
         data &= ~group
         group_cols = sorted(set(ctx.col[cells[starts[group]]].tolist()))
         others = np.isin(np.arange(len(starts)), np.flatnonzero(data))
@@ -113,36 +139,166 @@ _MAX_GROUP_CANDIDATES = 10_000
 
 
 def group_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np.ndarray,
-                data: np.ndarray) -> np.ndarray:
-    """Which data rows of a table are group labels (bool array over the rows ``starts``
-    indexes): rows whose only value is a text in one of the table's first two columns (no
-    number or date shown blank by its format beside it: a row of hidden zeros is data),
-    followed by a data row of two or more cells, the label styled unlike that row's cell in
-    its column (bold or filled where it is not) or that row leaving its column empty (DECO's
-    ``GroupHead``: a label row heading the rows under it)."""
+                  data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which data rows of a table are group labels, and the nesting level of each (0 the
+    outermost): ``(bool array, int array)`` over the rows ``starts`` indexes.
+
+    A candidate is a row whose only value is a text in one of the table's first two columns
+    (no number or date shown blank by its format beside it: a row of hidden zeros is data).
+    A run of candidates (consecutive among the data rows) followed by a data row of two or
+    more cells heads it when the run's last label is styled unlike that row's cell in its
+    column (bold or filled where it is not), indented less than it, or that row leaves its
+    column empty, or the label's row holds an empty band merged across the value columns
+    (DECO's ``GroupHead``: a label row heading the rows under it); then every
+    label of the run is a group label, the earlier ones the outer groups
+    (``Aged 9 to 18 years`` over ``Food and beverages`` over the rows ``2004``, ``2015``).
+
+    Levels: where the group labels are indented unlike one another, by indent (less indent,
+    outer group); else by their place in their run, a run ending at the innermost level (a
+    lone label after data rows replaces the innermost group, a run of two its parent too)."""
     out = np.zeros(len(starts), dtype=bool)
+    level = np.zeros(len(starts), dtype=np.int64)
     logical = ctx.owns[cells]
     per_row = np.add.reduceat(logical.astype(np.int64), starts) if len(starts) else starts
     first_cols = [c.col for c in block.columns[:2]]
     firsts = cells[starts]
     candidates = np.flatnonzero(data & (per_row == 1) & ctx.is_str[firsts]
                                 & np.isin(ctx.col[firsts], first_cols) & ctx.owns[firsts])
-    if len(block.columns) < 2 or len(candidates) > _MAX_GROUP_CANDIDATES:
+    if len(block.columns) < 2 or len(candidates) > _MAX_GROUP_CANDIDATES or not len(candidates):
+        return out, level
+    ends = np.r_[starts[1:], len(cells)]
+    is_candidate = np.zeros(len(starts), dtype=bool)
+    is_candidate[candidates] = True
+    spanned = _blank_merged_rows(ctx, block)
+    runs: list[list[int]] = []
+    run: list[int] = []
+    for i in np.flatnonzero(data).tolist():
+        if is_candidate[i] and not ctx.has_blank_values(int(ctx.row[firsts[i]]), block.min_col,
+                                                        block.max_col):
+            run.append(i)
+            continue
+        if run and per_row[i] >= 2 and (int(ctx.row[firsts[run[-1]]]) in spanned or _heads(
+                ctx, firsts[run[-1]], cells[starts[i]:ends[i]])):
+            runs.append(run)
+        run = []
+    if not runs:
+        return out, level
+    marked = [i for run in runs for i in run]
+    out[marked] = True
+    indents = ctx.indent[firsts[marked]]
+    distinct = np.unique(indents)
+    if len(distinct) > 1:
+        level[marked] = np.searchsorted(distinct, indents)
+    else:
+        deepest = max(len(run) for run in runs)
+        for run in runs:
+            level[run] = np.arange(deepest - len(run), deepest)
+    return out, level
+
+
+def _blank_merged_rows(ctx: SheetContext, block: Block) -> set[int]:
+    """Rows of ``block`` holding a blank merged range across two or more of its columns right
+    of its first column (a label row whose value cells were merged into one empty band)."""
+    out: set[int] = set()
+    for r1, c1, r2, c2 in ctx.blank_merges():
+        if (r1 == r2 and block.min_row <= r1 <= block.max_row and c1 > block.min_col
+                and block.min_col < c2 <= block.max_col and c2 > c1):
+            out.add(r1)
+    return out
+
+
+def _heads(ctx: SheetContext, p: int, row: np.ndarray) -> bool:
+    """Whether the label cell ``p`` heads the data row of cells ``row`` below it: that row
+    leaves its column empty, or the label is styled unlike the row's cell there (bold or
+    filled where it is not) or indented less."""
+    same = row[ctx.col[row] == ctx.col[p]]
+    if not len(same):
+        return True
+    if ctx.indent[p] < ctx.indent[same[0]]:
+        return True
+    label = np.array([p])
+    return bool(styled_cells(ctx, label)[0]) and band_styles(ctx, label) != band_styles(
+        ctx, same[:1])
+
+
+#: Most characters of a unit word in a units row (``percent``, ``$ thousands``, ``grams``).
+_UNIT_TEXT = 24
+
+
+def unit_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np.ndarray,
+                 data: np.ndarray) -> np.ndarray:
+    """Which data rows of a table are units rows (bool array over the rows ``starts``
+    indexes): rows of short texts only (at most :data:`_UNIT_TEXT` characters, no number),
+    none in the table's first column (where row labels sit), over columns that hold numbers
+    in the next data row — ``%``, ``percent``, ``grams``, ``$ thousands`` under a section label
+    (HiTab's StatCan tables). A units row states the unit of its columns for the rows below
+    it: header material, never a record."""
+    out = np.zeros(len(starts), dtype=bool)
+    if len(block.columns) < 2:
         return out
     ends = np.r_[starts[1:], len(cells)]
-    for i in candidates.tolist():
-        nxt = i + 1
-        if nxt >= len(starts) or not data[nxt] or per_row[nxt] < 2:
+    rows = np.flatnonzero(data).tolist()
+    for k, i in enumerate(rows[:-1]):
+        row = ctx.logical(cells[starts[i]:ends[i]])
+        if not len(row) or not ctx.is_str[row].all() or (ctx.col[row] == block.min_col).any():
             continue
-        p = firsts[i]
-        if ctx.has_blank_values(int(ctx.row[p]), block.min_col, block.max_col):
+        if any(len(t) > _UNIT_TEXT for t in ctx.texts_of(row)):
             continue
-        row = cells[starts[nxt]:ends[nxt]]
-        same = row[ctx.col[row] == ctx.col[p]]
-        label = np.array([p])
-        if not len(same) or (styled_cells(ctx, label)[0]
-                             and band_styles(ctx, label) != band_styles(ctx, same[:1])):
+        below = cells[starts[rows[k + 1]]:ends[rows[k + 1]]]
+        numbers = set(ctx.col[below[ctx.typed[below] & ~ctx.is_date[below]]].tolist())
+        spans = [range(int(ctx.col[p]), int(ctx.col[p]) + ctx.merge_width(p)) for p in row]
+        if numbers and all(numbers & set(span) for span in spans):
             out[i] = True
+    return out
+
+
+def _consistent_units(ctx: SheetContext, block: Block) -> None:
+    """Where every units row of ``block`` gives a column the same unit, that unit is the last
+    level of the column's header path (the column's unit); units that differ between the
+    sections of a table stay in the units rows (the records of each section carry theirs)."""
+    units: dict[int, set[str]] = {}
+    for r in block.unit_rows:
+        for c in block.columns:
+            p = ctx.find(r, c.col)
+            units.setdefault(c.col, set()).add(header_text(ctx.text(p)) if p is not None else "")
+    if any(len(texts) > 1 for texts in units.values()):
+        return
+    labels = UniqueLabels()
+    for c in block.columns:
+        (unit,) = units[c.col]
+        if unit and not c.group and (not c.header_levels or c.header_levels[-1] != unit):
+            c.header_levels = [*c.header_levels, unit] if not c.header.startswith(
+                "Column ") else [unit]
+            c.header = " > ".join(c.header_levels)
+        c.header = labels.unique(c.header)
+    block.reasons.append("the units rows agree: each column's unit ends its header path")
+
+
+def row_label_columns(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np.ndarray,
+                      data: np.ndarray) -> list[int]:
+    """The sheet columns whose values name each data row (its row header), outermost first:
+    the row-group columns filled down, then the first other column when it holds text (not
+    numbers or dates) in most of the data rows that have a value there, and a value in at
+    least half of them (the stub: ``Water``, ``2004`` under ``Food and beverages``)."""
+    out = list(block.row_group_cols)
+    rows = np.flatnonzero(data)
+    columns = [c.col for c in block.columns if not c.group and c.col not in out]
+    if not len(rows) or not columns:
+        return out
+    c = columns[0]
+    firsts = []
+    ends = np.r_[starts[1:], len(cells)]
+    for i in rows.tolist():
+        row = cells[starts[i]:ends[i]]
+        at = row[ctx.col[row] == c]
+        if len(at):
+            firsts.append(int(at[0]))
+    if 2 * len(firsts) < len(rows):
+        return out
+    text = int(np.count_nonzero(ctx.is_str[firsts]))
+    years = sum(is_year_label(ctx, p) for p in firsts)
+    if 2 * (text + years) > len(firsts):
+        out.append(c)
     return out
 
 

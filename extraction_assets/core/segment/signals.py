@@ -100,15 +100,17 @@ class UniqueLabels:
 def groups_below(ctx: SheetContext, below_row: int, c1: int, c2: int, span: tuple[int, int],
                   depth: int = MAX_HEADER_ROWS - 1) -> bool:
     """Whether a merged range over columns ``c1..c2`` is a parent header of ``below_row``, a
-    row with no numbers or dates between columns ``span``: two or more text cells under it, or
+    row with no numbers or dates between columns ``span``: two or more text cells (or year
+    labels, ``2004 | 2015``) under it, or
     one merged text cell of exactly its columns that is itself the parent of the row below it
     (parents stacked over one another, at most ``depth`` rows down). A list whose rows are all
     merged across the same columns (``A2:B2``, ``A3:B3``...) is data, not a stack of parents:
     a merge groups columns only where some row below holds distinct cells under it."""
     below = ctx.logical(ctx.cells_in(below_row, c1, below_row, c2))
     if len(below) >= 2:
-        return bool(ctx.is_str[below].all()) and not bool(
-            ctx.typed[ctx.cells_in(below_row, span[0], below_row, span[1])].any())
+        row = ctx.cells_in(below_row, span[0], below_row, span[1])
+        return all(ctx.is_str[p] or is_year_label(ctx, p) for p in below.tolist()) and not any(
+            ctx.typed[p] and not is_year_label(ctx, p) for p in row.tolist())
     if len(below) != 1 or not ctx.is_string(below[0]) or depth <= 1:
         return False
     rng = ctx.merge_range(below[0])
