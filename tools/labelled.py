@@ -1,4 +1,5 @@
-"""Score table, header-row and total-row detection against human-labelled real spreadsheets.
+"""Score table, header-row and total-row detection, and header and row paths, against
+human-labelled real spreadsheets.
 
 The labelled sets live in ``$EXTRACTION_ASSETS_LABELLED`` (default ``<repo>/../shared/labelled``;
 its ``README.md`` gives the format):
@@ -9,6 +10,11 @@ its ``README.md`` gives the format):
   them. Complete per annotated sheet, so tables are scored for precision and recall.
 * ``tasi/`` — web spreadsheets of the Tasi table-structure set (ISSTA 2021): ``truth.json``
   lists the tables its authors studied, not every table of a sheet, so only recall is scored.
+* ``hitab/`` — one-sheet StatCan tables of HiTab (ACL 2022) with people's questions; the gold
+  cells and rows of ``questions.jsonl`` score **header paths** and **row paths** (below).
+
+Every set is scored whole and by fold (:mod:`tools.folds`: rules are tuned looking at folds 0
+and 1 only; folds 2 and 3 are held apart and measure generalisation).
 
 Only the labelled sheets are scored (the annotation tool's own sheets ``Range_Annotations_Data``,
 ``Annotation_Status_Data`` and ``Usage_Log`` never are). A predicted table is a ``table``
@@ -32,6 +38,19 @@ labels that hold no ``Data`` cell, against the block's ``group_rows``; a group l
 first data row of its group is a row-group column's label instead). Accuracy is the share of
 matched tables whose row set is exactly the labelled one; precision and recall over the rows
 are given too.
+
+For HiTab (:func:`evaluate_hitab`) every stage runs, to ``rendered_chunks``. Paths are compared
+level by level after :func:`norm_path` (whitespace collapsed, blank levels dropped); the gold
+``col_labels`` read the sheet as a person does (a units row such as ``percent`` or ``%`` is a
+level, a vertically merged label one level, a merged parent repeats over its columns) and
+needed no other allowance.
+
+* **header paths** — per distinct sheet column of the gold cells: the ``header_levels`` of that
+  column in the table block holding the cell equal its ``col_labels``;
+* **row paths** — per distinct sheet row of the gold cells and rows: the record's ``row_path``
+  (row-group labels outermost first, then the row label) ends in the ``row_label`` and, when the
+  gold names a ``row_group``, holds it before that (:func:`row_path_ok`);
+* **row is a record** — a record exists for the gold row at all.
 """
 
 from __future__ import annotations
@@ -42,6 +61,7 @@ from pathlib import Path
 
 from extraction_assets.core.a1 import parse_range
 from extraction_assets.pipeline import run_pipeline
+from tools.folds import fold_of, fold_subsets
 from tools.paths import shared_dir
 
 #: Sheets the DECO annotation tool adds to each workbook (never scored).
@@ -266,11 +286,14 @@ def failures(predicted: list[dict], truth: list[dict]) -> list[dict]:
 
 def evaluate_labelled(root: Path | None = None, sets: tuple[str, ...] = ("deco", "tasi")) -> dict:
     """Run the real stages (parse → normalize → segment) on every file of each labelled set
-    present under ``root`` (:func:`~tools.paths.shared_dir` ``labelled`` by default) and score them.
+    present under ``root`` (:func:`~tools.paths.shared_dir` ``labelled`` by default) and score them,
+    the whole set and each subset of its folds (:mod:`tools.folds`).
 
-    Returns ``{set: {"scores": score_tables(...), "failures": failures(...), "files": int,
-    "errors": [str]}}``; a set whose folder is absent is left out. A file that cannot be read
-    counts its tables as missed and is listed in ``errors``."""
+    Returns ``{set: {"scores": score_tables(...), "folds": {subset: {"folds", "files",
+    "scores"}}, "file_folds": {file: fold}, "failures": failures(...), "files": int,
+    "errors": [str]}}``, ``folds`` keyed as :func:`~tools.folds.fold_subsets` and each failure
+    carrying its file's ``fold``; a set whose folder is absent is left out. A file that cannot be
+    read counts its tables as missed and is listed in ``errors``."""
     root = shared_dir("labelled", root)
     out = {}
     for name in sets:
@@ -289,11 +312,20 @@ def evaluate_labelled(root: Path | None = None, sets: tuple[str, ...] = ("deco",
                 continue
             pred.extend(predicted_tables(seg, doc, set(sheets_by_doc.get(doc, ()))))
         recall_only = name == "tasi"
-        fails = failures(pred, truth)
+        file_folds = {doc: fold_of(doc) for doc in truth_by_doc}
+        fails = [{**f, "fold": file_folds[f["doc"]]} for f in failures(pred, truth)]
         if recall_only:
             fails = [f for f in fails if f["expected"] is not None]
+        folds = {}
+        for subset, members in fold_subsets().items():
+            docs = {doc for doc, fold in file_folds.items() if fold in members}
+            folds[subset] = {"folds": list(members), "files": len(docs),
+                             "scores": score_tables([p for p in pred if p["doc"] in docs],
+                                                    [t for t in truth if t["doc"] in docs],
+                                                    recall_only=recall_only)}
         out[name] = {"scores": score_tables(pred, truth, recall_only=recall_only),
-                     "failures": fails, "files": len(truth_by_doc), "errors": errors}
+                     "folds": folds, "file_folds": file_folds, "failures": fails,
+                     "files": len(truth_by_doc), "errors": errors}
     return out
 
 
@@ -312,4 +344,186 @@ def format_scores(name: str, scores: dict) -> list[str]:
             s = scores[key]
             lines.append(f"  {label:<17} accuracy {s['accuracy']:.3f} ({s['correct']}/"
                          f"{s['tables']} tables); rows {prf(s['rows'])}")
+    return lines
+
+
+def _subset_label(subset: str, folds: list[int]) -> str:
+    name = subset.replace("_", " ")
+    return f"fold {subset}" if subset.isdigit() else f"{name} ({','.join(map(str, folds))})"
+
+
+def format_folds(res: dict) -> list[str]:
+    """Report lines of one table set's :func:`evaluate_labelled` result by fold: the whole set,
+    the look and held-apart folds and each fold, with the tables' exact / IoU ≥ 0.8 / EoB-2 F1
+    (recall for a recall-only set) and the header-row accuracy where the set labels header
+    rows."""
+    key = "f1" if "f1" in res["scores"]["exact"] else "recall"
+    rows = [("whole", {"files": res["files"], "scores": res["scores"]})]
+    rows += [(_subset_label(k, v["folds"]), v) for k, v in res["folds"].items()]
+    has_header = "header_rows" in res["scores"]
+    lines = [f"  {'by fold':<18} {'files':>5} {'tables':>6}  {'exact':>6} {'IoU>=0.8':>8} "
+             f"{'EoB-2':>6}  ({key})" + ("  header rows" if has_header else "")]
+    for label, r in rows:
+        s = r["scores"]
+        line = (f"  {label:<18} {r['files']:>5} {s['n_truth']:>6}  {s['exact'][key]:>6.3f} "
+                f"{s['iou'][key]:>8.3f} {s['eob'][key]:>6.3f}")
+        if has_header:
+            h = s.get("header_rows")
+            line += (f"        {h['accuracy']:.3f} ({h['correct']}/{h['tables']})" if h
+                     else "        -")
+        lines.append(line)
+    return lines
+
+
+# -- HiTab: header paths and row paths ------------------------------------------------------------
+def norm_path(levels: list[str] | None) -> list[str]:
+    """A header or row path as compared: each level whitespace-collapsed (``" ".join(s.split())``,
+    as the sources differ in spaces and line breaks, never in words), blank levels dropped (a
+    blank level names nothing)."""
+    return [t for t in (" ".join(str(s).split()) for s in levels or ()) if t]
+
+
+def hitab_gold(root: Path) -> dict[str, dict]:
+    """HiTab gold by file name (``root/hitab/questions.jsonl``, see the set's README):
+    ``{file: {"columns": {col: {"ref", "row", "col_labels"}}, "rows": {row: {"row_label",
+    "row_group", "cols"}}}}`` — one entry per distinct sheet column of the gold cells (its first
+    cell's ``ref`` and ``row``) and per distinct sheet row of the gold cells and gold rows
+    (``cols``: the sheet columns of its gold cells, 1-based; empty for a gold row). Columns and
+    rows are 1-based sheet numbers; ``table`` gold names no cell and is left out."""
+    out: dict[str, dict] = {}
+    path = root / "hitab" / "questions.jsonl"
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        q = json.loads(line)
+        gold = out.setdefault(q["file"], {"columns": {}, "rows": {}})
+        for cell in q["gold"].get("cells", []):
+            _, col, _, _ = parse_range(cell["ref"])
+            gold["columns"].setdefault(col, {"ref": cell["ref"], "row": cell["row"],
+                                             "col_labels": cell["col_labels"]})
+        for item in q["gold"].get("cells", []) + q["gold"].get("rows", []):
+            row = gold["rows"].setdefault(item["row"], {"row_label": item["row_label"],
+                                                        "row_group": item["row_group"],
+                                                        "cols": set()})
+            if "ref" in item:
+                row["cols"].add(parse_range(item["ref"])[1])
+    return out
+
+
+def row_path_ok(path: list[str], row_label: str, row_group: str | None) -> bool:
+    """Whether a record's row path (:func:`norm_path`-ed) reads a gold row: its last level is the
+    row label, and when the gold names a group, that group is one of the levels before it (the
+    gold names one group level, so deeper nesting is no fault; with no group named, groups above
+    are not penalised either)."""
+    label = " ".join(row_label.split())
+    if not path or path[-1] != label:
+        return False
+    return row_group is None or " ".join(row_group.split()) in path[:-1]
+
+
+def hitab_checks(tables: dict, gold: dict) -> list[dict]:
+    """The header-path and row-path checks of one HiTab file, from its pipeline output
+    ``tables`` (``blocks``, ``block_columns``, ``records``; a missing ``records.row_path``
+    column reads as empty paths) and its :func:`hitab_gold` entry.
+
+    Returns ``[{"what": "header" | "row", "where": A1 column or row number, "expected": [str],
+    "predicted": [str] | None, "correct": bool}]`` (row checks also ``"record": bool``): a column's
+    predicted path is the ``header_levels`` of its sheet column in the ``table`` block holding
+    its first gold cell (``None``: no table or no such column), correct when equal to
+    ``col_labels`` under :func:`norm_path`; a row's is the ``row_path`` of its record in the
+    ``table`` block holding the row (the block holding one of its gold cells first, then the
+    leftmost; ``None``: no record), correct by :func:`row_path_ok`. A HiTab file has one
+    sheet, so blocks are not told apart by sheet."""
+    blocks = [b for b in tables["blocks"].to_pylist() if b["kind"] == "table"] \
+        if "blocks" in tables else []
+    columns = tables["block_columns"].to_pylist() if "block_columns" in tables else []
+    records = tables["records"].to_pylist() if "records" in tables else []
+    out = []
+    for col, g in sorted(gold["columns"].items()):
+        block = next((b for b in blocks if b["min_row"] <= g["row"] <= b["max_row"]
+                      and b["min_col"] <= col <= b["max_col"]), None)
+        column = block and next((c for c in columns if c["block_id"] == block["block_id"]
+                                 and c["col"] == col and not c["group_label"]), None)
+        predicted = norm_path(column["header_levels"]) if column else None
+        expected = norm_path(g["col_labels"])
+        out.append({"what": "header", "where": g["ref"].rstrip("0123456789"),
+                    "expected": expected, "predicted": predicted,
+                    "correct": predicted == expected})
+    by_block = {b["block_id"]: b for b in blocks}
+    for row, g in sorted(gold["rows"].items()):
+        found = sorted((r for r in records if r["row"] == row and r["block_id"] in by_block),
+                       key=lambda r: (not any(by_block[r["block_id"]]["min_col"] <= c
+                                              <= by_block[r["block_id"]]["max_col"]
+                                              for c in g["cols"]),
+                                      by_block[r["block_id"]]["min_col"]))
+        predicted = norm_path(found[0].get("row_path")) if found else None
+        expected = norm_path(([g["row_group"]] if g["row_group"] else []) + [g["row_label"]])
+        out.append({"what": "row", "where": row, "expected": expected, "predicted": predicted,
+                    "record": bool(found),
+                    "correct": bool(found) and row_path_ok(predicted, g["row_label"],
+                                                           g["row_group"])})
+    return out
+
+
+def _hitab_scores(checks: list[dict]) -> dict:
+    def rate(items: list[dict], key: str) -> dict:
+        n = sum(bool(c[key]) for c in items)
+        return {"correct": n, "total": len(items), "accuracy": n / len(items) if items else 1.0}
+
+    header = [c for c in checks if c["what"] == "header"]
+    rows = [c for c in checks if c["what"] == "row"]
+    return {"header_paths": rate(header, "correct"), "row_paths": rate(rows, "correct"),
+            "row_is_record": rate(rows, "record")}
+
+
+def evaluate_hitab(root: Path | None = None) -> dict:
+    """Run every stage (to ``rendered_chunks``, words as tokens) on each HiTab file with gold
+    cells or rows under ``root`` (:func:`~tools.paths.shared_dir` ``labelled`` by default) and
+    score its header paths and row paths (:func:`hitab_checks`), the whole set and each subset
+    of its folds (:mod:`tools.folds`).
+
+    Returns ``{}`` when ``root/hitab/questions.jsonl`` is absent, else ``{"files": int,
+    "scores": {"header_paths", "row_paths", "row_is_record": {"correct", "total",
+    "accuracy"}}, "folds": {subset: {"folds", "files", "scores"}}, "file_folds": {file: fold},
+    "failures": [check + {"doc", "fold"}], "errors": [str]}``. A file that cannot be read
+    fails all its checks and is listed in ``errors``."""
+    root = shared_dir("labelled", root)
+    if not (root / "hitab" / "questions.jsonl").is_file():
+        return {}
+    checks, errors = [], []
+    for doc, gold in sorted(hitab_gold(root).items()):
+        try:
+            tables = run_pipeline((root / "hitab" / "files" / doc).read_bytes(), filename=doc,
+                                  count_tokens=lambda s: len(s.split()))
+        except Exception as exc:  # noqa: BLE001 - an unreadable file fails its checks
+            errors.append(f"{doc}: {type(exc).__name__}: {exc}")
+            tables = {}
+        checks += [{**c, "doc": doc, "fold": fold_of(doc)} for c in hitab_checks(tables, gold)]
+    file_folds = {doc: fold_of(doc) for doc in sorted({c["doc"] for c in checks})}
+    folds = {subset: {"folds": list(members),
+                      "files": sum(f in members for f in file_folds.values()),
+                      "scores": _hitab_scores([c for c in checks if c["fold"] in members])}
+             for subset, members in fold_subsets().items()}
+    return {"files": len(file_folds), "scores": _hitab_scores(checks), "folds": folds,
+            "file_folds": file_folds, "failures": [c for c in checks if not c["correct"]],
+            "errors": errors}
+
+
+def format_hitab(res: dict) -> list[str]:
+    """Report lines of an :func:`evaluate_hitab` result: header-path accuracy, row-path
+    accuracy and the row-is-a-record rate, for the whole set and by fold."""
+    def cell(s: dict) -> str:
+        return f"{s['accuracy']:.3f} ({s['correct']}/{s['total']})"
+
+    lines = [f"labelled hitab ({res['files']} files with gold cells or rows)"]
+    lines += [f"  {label:<15} {cell(res['scores'][key])}" for key, label in
+              (("header_paths", "header paths"), ("row_paths", "row paths"),
+               ("row_is_record", "row is a record"))]
+    lines.append(f"  {'by fold':<18} {'files':>5}  {'header paths':<16} {'row paths':<16} "
+                 "row is a record")
+    for label, r in [("whole", res)] + [(_subset_label(k, v["folds"]), v)
+                                        for k, v in res["folds"].items()]:
+        s = r["scores"]
+        lines.append(f"  {label:<18} {r['files']:>5}  {cell(s['header_paths']):<16} "
+                     f"{cell(s['row_paths']):<16} {cell(s['row_is_record'])}")
     return lines

@@ -3,7 +3,7 @@
 Usage::
 
     python -m tools.evaluate [--seeds N] [--start S] [--corpus DIR]
-                                         [--labelled DIR] [--json OUT]
+                             [--labelled DIR] [--json OUT] [--worst N] [--show-held-apart]
 
 Three label sets are scored with the real pipeline (:func:`~.score.predict` runs the stages
 through ``segmented_blocks`` with :func:`extraction_assets.pipeline.run_pipeline`):
@@ -55,7 +55,10 @@ range"):
 (c) **Human-labelled real spreadsheets** under ``$EXTRACTION_ASSETS_LABELLED`` (default
     ``<repo>/../shared/labelled``): DECO's Enron workbooks and the Tasi web spreadsheets, scored
     by :mod:`tools.labelled` (exact / IoU >= 0.8 / EoB-2 tables; for DECO also
-    header, total and group label rows).
+    header, total and group label rows), and HiTab's StatCan tables (header paths and row paths
+    of the cells and rows its questions use). Each set is scored whole and by fold
+    (:mod:`tools.folds`); failures are listed for the look folds only unless
+    ``--show-held-apart``.
 
 Modules: :mod:`.generate` (the layouts), :mod:`.score` (prediction, scores, failure kinds),
 :mod:`.truth` (corpus ground truth), :mod:`.runs` (the report).

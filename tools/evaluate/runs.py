@@ -12,7 +12,14 @@ from pathlib import Path
 from tools.evaluate.generate import generate_layout
 from tools.evaluate.score import diagnose, predict, score
 from tools.evaluate.truth import corpus_truth
-from tools.labelled import evaluate_labelled, format_scores
+from tools.folds import LOOK_FOLDS
+from tools.labelled import (
+    evaluate_hitab,
+    evaluate_labelled,
+    format_folds,
+    format_hitab,
+    format_scores,
+)
 from tools.paths import shared_dir
 
 
@@ -64,10 +71,19 @@ def _fmt_scores(name: str, s: dict) -> str:
             f"{header:<18}  {rows}")
 
 
+def _worst_first(fails: list[dict]) -> list[dict]:
+    """Failures of the files with most failures first (a file's in their own order)."""
+    per_doc = Counter(f["doc"] for f in fails)
+    return sorted(fails, key=lambda f: (-per_doc[f["doc"]], f["doc"]))
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point: print scores for the generator's tables, its forms (``key_value``
-    ranges) and the corpus, failure kinds and the worst examples; ``--json OUT`` also writes
-    everything as JSON (the forms under ``generator.forms``). Returns the exit code (0)."""
+    ranges), the corpus and the labelled sets (DECO and Tasi tables, HiTab header and row
+    paths; each whole and by fold, :mod:`tools.folds`), failure kinds and the worst examples —
+    of the labelled sets only their look folds' unless ``--show-held-apart``; ``--json OUT``
+    also writes everything as JSON (the forms under ``generator.forms``, the labelled sets
+    under ``labelled``, with the same failures left out). Returns the exit code (0)."""
     ap = argparse.ArgumentParser(description="Score table segmentation against labelled workbooks.")
     ap.add_argument("--seeds", type=int, default=200, help="generated layouts (default 200)")
     ap.add_argument("--start", type=int, default=0, help="first seed (default 0)")
@@ -77,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
                     "$EXTRACTION_ASSETS_LABELLED or ../shared/labelled)")
     ap.add_argument("--json", dest="json_out", default=None, help="write results as JSON here")
     ap.add_argument("--worst", type=int, default=15, help="worst examples to print")
+    ap.add_argument("--show-held-apart", action="store_true",
+                    help="also list (and write to --json) the failures of the labelled sets' "
+                    "held-apart folds (see tools.folds); by default only the look folds'")
     args = ap.parse_args(argv)
 
     results: dict = {}
@@ -121,14 +140,36 @@ def main(argv: list[str] | None = None) -> int:
                       + (f"  features={','.join(f['features'])}" if f['features'] else ""))
                 shown += 1
     labelled = evaluate_labelled(shared_dir("labelled", args.labelled))
+    hitab = evaluate_hitab(shared_dir("labelled", args.labelled))
+    if hitab:
+        labelled["hitab"] = hitab
     for name, res in labelled.items():
+        hidden = 0
+        if not args.show_held_apart:
+            hidden = sum(f["fold"] not in LOOK_FOLDS for f in res["failures"])
+            res["failures"] = [f for f in res["failures"] if f["fold"] in LOOK_FOLDS]
         print()
-        print("\n".join(format_scores(f"labelled {name} ({res['files']} files)", res["scores"])))
+        if name == "hitab":
+            print("\n".join(format_hitab(res)))
+        else:
+            print("\n".join(format_scores(f"labelled {name} ({res['files']} files)",
+                                         res["scores"])))
+            print("\n".join(format_folds(res)))
         for e in res["errors"]:
             print(f"  error: {e}")
-        for f in res["failures"][:max(args.worst, 0)]:
-            print(f"  {f['doc']} [{f['sheet']}] expected {f['expected'] or '-'} predicted "
-                  f"{', '.join(f['predicted']) or '-'}: {f['what']}")
+        if args.worst > 0 and res["failures"]:
+            print(f"  worst examples ({'all folds' if args.show_held_apart else 'look folds'}"
+                  + (f"; {hidden} on held-apart folds not shown" if hidden else "") + "):")
+        shown = res["failures"] if name != "hitab" else _worst_first(res["failures"])
+        for f in shown[:max(args.worst, 0)]:
+            if name == "hitab":
+                print(f"    {f['doc']} {f['what']} {f['where']}: expected "
+                      f"{' > '.join(f['expected'])} predicted "
+                      + ("-" if f["predicted"] is None else ' > '.join(f["predicted"]) or "[]")
+                      + ("" if f.get("record", True) else " (no record)"))
+            else:
+                print(f"    {f['doc']} [{f['sheet']}] expected {f['expected'] or '-'} predicted "
+                      f"{', '.join(f['predicted']) or '-'}: {f['what']}")
     results["labelled"] = labelled
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, ensure_ascii=False, indent=1, default=str),
