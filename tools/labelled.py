@@ -45,8 +45,9 @@ level by level after :func:`norm_path` (whitespace collapsed, blank levels dropp
 level, a vertically merged label one level, a merged parent repeats over its columns) and
 needed no other allowance.
 
-* **header paths** — per distinct sheet column of the gold cells: the ``header_levels`` of that
-  column in the table block holding the cell equal its ``col_labels``;
+* **header paths** — per distinct sheet column of the gold cells: the key of the cell in its
+  row's record (the column's header path, with the unit of its units section), else the
+  ``header_levels`` of that column in the table block holding the cell, equal its ``col_labels``;
 * **row paths** — per distinct sheet row of the gold cells and rows: the record's ``row_path``
   (row-group labels outermost first, then the row label) ends in the ``row_label`` and, when the
   gold names a ``row_group``, holds it before that (:func:`row_path_ok`);
@@ -428,7 +429,9 @@ def hitab_checks(tables: dict, gold: dict) -> list[dict]:
 
     Returns ``[{"what": "header" | "row", "where": A1 column or row number, "expected": [str],
     "predicted": [str] | None, "correct": bool}]`` (row checks also ``"record": bool``): a column's
-    predicted path is the ``header_levels`` of its sheet column in the ``table`` block holding
+    predicted path is the key of its first gold cell in that row's record (the column's
+    ``header_levels``, with the unit of the record's units section where the table has units
+    rows), else the ``header_levels`` of its sheet column in the ``table`` block holding
     its first gold cell (``None``: no table or no such column), correct when equal to
     ``col_labels`` under :func:`norm_path`; a row's is the ``row_path`` of its record in the
     ``table`` block holding the row (the block holding one of its gold cells first, then the
@@ -442,9 +445,15 @@ def hitab_checks(tables: dict, gold: dict) -> list[dict]:
     for col, g in sorted(gold["columns"].items()):
         block = next((b for b in blocks if b["min_row"] <= g["row"] <= b["max_row"]
                       and b["min_col"] <= col <= b["max_col"]), None)
-        column = block and next((c for c in columns if c["block_id"] == block["block_id"]
-                                 and c["col"] == col and not c["group_label"]), None)
+        mine = sorted((c for c in columns if block and c["block_id"] == block["block_id"]),
+                      key=lambda c: c["position"])
+        column = next((c for c in mine if c["col"] == col and not c["group_label"]), None)
         predicted = norm_path(column["header_levels"]) if column else None
+        record = column and next((r for r in records if r["block_id"] == block["block_id"]
+                                  and r["row"] == g["row"]), None)
+        if record:  # the key the cell's record has (a units section's unit included)
+            predicted = norm_path(list(json.loads(record["record"]))[mine.index(column)]
+                                  .split(" > "))
         expected = norm_path(g["col_labels"])
         out.append({"what": "header", "where": g["ref"].rstrip("0123456789"),
                     "expected": expected, "predicted": predicted,
