@@ -29,12 +29,22 @@ Rules (deterministic, no model), each checked against human-labelled real spread
   ``title`` blocks while at least two rows of the region hold several cells: a merged title row
   spanning the table or a merged section label above a header is a title, never a header row.
   Label/value lines (``Facility: | Conover``) above a header row are a ``key_value`` block.
+  A **caption** row of two or three text cells from the first column (``Volumes | MMBtu``)
+  directly above a row spanning the table that names more columns over numbers is a ``title``
+  (its last cell, when it names a unit, a ``text`` block whose ``unit`` becomes the table's),
+  and the row under it is the header (:func:`~.classify.caption_above_header`).
 * A region of at least two rows and two columns with a row of several cells is a ``table``;
   inside it, a single-cell row followed by a new header row starts another table (the single
-  cell is its title), and so does the header repeated under a total row (a stack of tables).
+  cell is its title), and so does the header repeated under a total row (a stack of tables),
+  and so does a second **border box**: every cell bordered, the rows falling into two boxes of
+  different columns, the lower starting with a header-like row under data rows
+  (:func:`~.classify.stacked_border_boxes`).
   Trailing single-cell rows that read as notes (``※``, ``Note:``, ``*``, a long line in the
   first column or a merged long line) become a ``text`` block, and so does a last column with
   no header and text on few rows (notes beside the rows).
+* **Prose is no header**: a text-only region whose first row holds prose
+  (:func:`~.rules.reads_as_prose`) over a column of prose is ``text``, not a table; label /
+  prose pairs are a ``key_value`` form (see below).
 * Other regions are split into heading lines (``title`` blocks with a ``level``) and ``text``
   blocks; a lone cell is a ``title``. A lone non-heading cell just under a table that no table
   takes as its title, or any lone cell that reads as a note, is ``text``.
@@ -51,7 +61,8 @@ Rules (deterministic, no model), each checked against human-labelled real spread
   columns written right beside its rows; the rules run on the cells outside them.
 * **Forms**: a region whose rows are label/value pairs (labels ending with a colon, or bold
   labels over plain values, or unique labels whose values mix types or start with a number,
-  which no header row would hold) is a ``key_value`` block, one pair per :class:`~extraction_assets.core.blocks.Column` (see
+  which no header row would hold, or short labels each followed by prose) is a ``key_value``
+  block, one pair per :class:`~extraction_assets.core.blocks.Column` (see
   :func:`~.forms.key_value_block`).
 * A table's header is its first row, extended downwards while a merged range anchored in the
   header spans more rows or groups text cells over a sub-header row, by rows styled like the

@@ -14,6 +14,7 @@ from extraction_assets.core.segment.context import (
     RegionRows,
     SheetContext,
     as_numpy,
+    is_year_label,
     make_block,
     row_texts,
     size_label,
@@ -26,6 +27,8 @@ from extraction_assets.core.segment.rules import (
     is_label,
     is_total_row,
     is_unit,
+    is_unit_word,
+    reads_as_prose,
 )
 from extraction_assets.core.segment.signals import header_like, is_group_header
 from extraction_assets.core.totals import aggregates_above
@@ -48,6 +51,7 @@ def classify_region(ctx: SheetContext, cells: np.ndarray, join_reasons: list[str
                 and key_value_block(ctx, rows, order[1:], []) is not None)
 
     # peel single-cell leading rows off a wider region (or off a form) as titles / headings
+    captioned = None  # the header row under a caption (:func:`caption_above_header`)
     while peelable():
         first = ctx.logical(rows[order[0]])
         units = [p for p in first.tolist() if is_unit(ctx.text(p))]
@@ -60,6 +64,12 @@ def classify_region(ctx: SheetContext, cells: np.ndarray, join_reasons: list[str
             rows[order[0]] = line[~in_unit]
             first = ctx.logical(rows[order[0]])
         if len(first) != 1:
+            why = caption_above_header(ctx, rows, order)
+            if why:
+                out.extend(caption_blocks(ctx, first, why))
+                order.pop(0)
+                captioned = order[0]
+                continue
             break
         if is_group_header(ctx, rows, order, first[0]):
             break
@@ -106,8 +116,9 @@ def classify_region(ctx: SheetContext, cells: np.ndarray, join_reasons: list[str
                         block.reasons.append(f"split from the table above: {why}")
                 out.extend(below)
                 return out
-    # the header repeated after a total row starts the next table of a stack
-    split = repeated_header_after_total(ctx, rows, order)
+    # the header repeated after a total row, or a second border box, starts the next table
+    split = (repeated_header_after_total(ctx, rows, order)
+             or stacked_border_boxes(ctx, rows, order))
     if split:
         idx, why = split
         out.extend(classify_region(ctx, rows.cells_of(order[:idx]), join_reasons))
@@ -130,18 +141,99 @@ def classify_region(ctx: SheetContext, cells: np.ndarray, join_reasons: list[str
     rest = rows.cells_of(order)
     r0, c0, r1, c1 = ctx.bbox(rest)
     form = key_value_block(ctx, rows, order, join_reasons)
+    prose = None if form else prose_header(ctx, rows, order)
     if form:
         out.append(form)
+    elif prose:
+        out.append(make_block(ctx, rest, BlockKind.TEXT, [prose, *join_reasons]))
     elif r1 > r0 and c1 > c0 and len(ctx.logical(rest)) >= 2:
-        out.append(make_block(ctx, rest, BlockKind.TABLE, [
+        table = make_block(ctx, rest, BlockKind.TABLE, [
             "connected region of non-empty cells", f"{r1 - r0 + 1} rows x {c1 - c0 + 1} columns",
-            *join_reasons]))
+            *join_reasons])
+        if r0 == captioned:
+            table.header_row_count = 1  # at least: the caption rule read row r0 as the header
+        out.append(table)
     else:
         out.extend(text_blocks(ctx, rows, order))
     if notes:
         out.append(make_block(ctx, rows.cells_of(notes), BlockKind.TEXT,
                                [f"note under the table: {note_why}"]))
     return out
+
+
+#: Most rows under a prose header cell :func:`prose_header` reads.
+PROSE_ROWS = 200
+
+
+def prose_header(ctx: SheetContext, rows: RegionRows, order: list[int]) -> str | None:
+    """Why a region of text is prose, not a table (``None`` if it may be a table): its first
+    row of several cells holds a cell that reads as prose (:func:`~.rules.reads_as_prose`), no
+    cell of the region holds a number or date, and the column of that cell holds prose in at
+    least half of the (first :data:`PROSE_ROWS`) rows below that reach it. A column header is
+    a label, not a sentence: annotation text (a label, then a sentence, row after row) is
+    ``text``; a header row asking questions over short answers stays a table's."""
+    head = next((r for r in order if len(ctx.logical(rows[r])) >= 2), None)
+    if head is None or ctx.typed[ctx.logical(rows.cells_of(order))].any():
+        return None
+    first = ctx.logical(rows[head])
+    cols = [int(ctx.col[p]) for p in first.tolist() if reads_as_prose(ctx.text(p))]
+    if not cols:
+        return None
+    i = order.index(head)
+    below = ctx.logical(rows.cells_of(order[i + 1:i + 1 + PROSE_ROWS]))
+    below = below[ctx.col[below] == cols[0]]
+    prose = sum(reads_as_prose(t) for t in ctx.texts_of(below))
+    if not len(below) or 2 * prose < len(below):
+        return None
+    return (f"row {head} reads as prose, not column labels, over text rows holding prose in "
+            f"its column ({prose} of {len(below)}): text, not a table")
+
+
+def caption_above_header(ctx: SheetContext, rows: RegionRows, order: list[int]) -> str | None:
+    """Why the first row of ``order`` is a caption above the table's header row (``None`` if it
+    is not): two or three unmerged text cells side by side from the region's first column
+    (``Volumes | MMBtu``), directly above a row spanning the table's columns (from that first
+    column to the last column of the five rows below it) that starts with a text cell and
+    holds text, dates or year labels (no other numbers) in at least two more columns beyond
+    the caption, over numbers in those columns within the next five rows. A header row naming
+    only the first columns of a table whose next row names them all is a caption (a title and
+    its unit)."""
+    if len(order) < 3 or order[1] != order[0] + 1:
+        return None
+    first, second = ctx.logical(rows[order[0]]), ctx.logical(rows[order[1]])
+    cols = ctx.col[first]
+    if not (2 <= len(first) <= 3 and len(second) >= 3 and bool(ctx.is_str[first].all())
+            and np.array_equal(cols, np.arange(cols[0], cols[0] + len(first)))
+            and all(ctx.merge_width(p) == 1 for p in first.tolist())
+            and ctx.col[second[0]] == cols[0] and ctx.is_string(second[0])):
+        return None
+    beyond = second[ctx.col[second] > cols[-1]]
+    numbers = ctx.typed[second] & ~ctx.is_date[second]
+    if len(beyond) < 2 or any(not is_year_label(ctx, p) for p in second[numbers].tolist()):
+        return None
+    below = ctx.logical(rows.cells_of(order[2:7]))
+    if (cols[0] != rows.col_span(order)[0]
+            or ctx.col[second[-1]] < (ctx.col[below].max() if len(below) else 0)):
+        return None  # the header row spans the table's columns, the caption starts with it
+    below = below[ctx.typed[below] & ~ctx.is_date[below]]
+    named = np.isin(ctx.col[beyond], ctx.col[below])
+    if 2 * int(named.sum()) < len(beyond):
+        return None
+    return (f"row {order[0]} ({len(first)} cells) names only the first columns of the header "
+            f"row {order[1]} below it, which names {len(second)} over numbers: a caption")
+
+
+def caption_blocks(ctx: SheetContext, cells: np.ndarray, why: str) -> list[Block]:
+    """The blocks of a caption row (:func:`caption_above_header`): a ``title`` of its cells,
+    and when its last cell names a unit (:func:`is_unit_word`) that cell as a ``text`` block
+    whose ``unit`` is its text (the unit of the table under it, see
+    :func:`~.titles.attach_titles`)."""
+    last = cells[-1:]
+    if not is_unit_word(ctx.text(last[0])):
+        return [make_block(ctx, cells, BlockKind.TITLE, [why])]
+    unit = make_block(ctx, last, BlockKind.TEXT, [why, "unit beside the caption"])
+    unit.unit = unit.text
+    return [make_block(ctx, cells[:-1], BlockKind.TITLE, [why]), unit]
 
 
 def repeated_header_after_total(ctx: SheetContext, rows: RegionRows, order: list[int]
@@ -178,6 +270,43 @@ def repeated_header_after_total(ctx: SheetContext, rows: RegionRows, order: list
             if any(aggregates_above(f, above) for f in formulas.to_pylist()):
                 return idx, (f"row {order[idx]} repeats the header of the table above under its "
                              f"total row {above}: the next table of a stack")
+    return None
+
+
+def stacked_border_boxes(ctx: SheetContext, rows: RegionRows, order: list[int]
+                         ) -> tuple[int, str] | None:
+    """Where a region whose every value-carrying cell has a border falls into two border boxes
+    stacked with no empty row between them: ``(index in order, reason)`` of the first row of
+    the lower box, else ``None``. The lower box starts at a row whose columns (first to last
+    cell) differ from the row's above and are exactly the columns of the rows from it down,
+    unlike those of the rows above it (one box wider than the other), and that row reads as a
+    header row (:func:`~.signals.header_like`: text over numbers or dates, or styled); each box
+    has two rows or more, and the upper one holds numbers or dates under its first row (data
+    rows: a header band whose row labels sit only in its last row is no box of its own). The
+    normalized grid tells only whether a cell has a border (not which sides) and keeps no
+    empty cell, so a box is the columns its bordered cells span."""
+    cells = ctx.logical(rows.cells_of(order))
+    if len(order) < 4 or not len(cells) or not ctx.border[cells].all():
+        return None
+    r = ctx.row[cells]
+    starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
+    if len(starts) != len(order):
+        return None
+    lo = np.minimum.reduceat(ctx.col[cells], starts)
+    hi = np.maximum.reduceat(ctx.col[cells], starts)
+    top_lo, top_hi = np.minimum.accumulate(lo), np.maximum.accumulate(hi)
+    low_lo = np.minimum.accumulate(lo[::-1])[::-1]
+    low_hi = np.maximum.accumulate(hi[::-1])[::-1]
+    edge = ((lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1])) & (lo[1:] == low_lo[1:]) \
+        & (hi[1:] == low_hi[1:]) & ((top_lo[:-1] != low_lo[1:]) | (top_hi[:-1] != low_hi[1:]))
+    typed_rows = np.flatnonzero(np.add.reduceat(ctx.typed[cells].astype(np.int64), starts))
+    for k in (np.flatnonzero(edge) + 1).tolist():
+        if 2 <= k <= len(order) - 2 and len(typed_rows) and 0 < typed_rows[0] < k:
+            why = header_like(ctx, rows, order, k)
+            if why:
+                return k, (f"row {order[k]} starts a border box of columns {int(lo[k])}-"
+                           f"{int(hi[k])} under one of columns {int(top_lo[k - 1])}-"
+                           f"{int(top_hi[k - 1])}: the next table of a stack ({why})")
     return None
 
 

@@ -11,7 +11,7 @@ from extraction_assets.core.segment.context import (
     is_year_label,
     make_block,
 )
-from extraction_assets.core.segment.rules import is_label
+from extraction_assets.core.segment.rules import is_label, reads_as_prose
 from extraction_assets.core.segment.signals import UniqueLabels, header_like
 
 
@@ -29,7 +29,9 @@ def key_value_block(ctx: SheetContext, rows: RegionRows, order: list[int],
     * every label is bold and no value is; or
     * there are three or more pairs, the labels are unique, the first row is not a header row
       and the values below it mix types (text with numbers or dates): a table's column keeps
-      one type.
+      one type; or
+    * there are three or more pairs, each a label and prose (:func:`prose_pairs`): annotation
+      text, label / sentence lines.
     """
     if not order:
         return None
@@ -77,6 +79,9 @@ def key_value_block(ctx: SheetContext, rows: RegionRows, order: list[int],
                 and ctx.typed[pairs[0][1]] and not is_year_label(ctx, pairs[0][1])):
             why = ("unique labels in one column, the first followed by a number or date: no "
                    "header row, label/value pairs")
+        if why is None and len(pairs) >= 3 and prose_pairs(ctx, pairs):
+            why = ("short labels in one column, each followed by prose (the first too: no "
+                   "header row, column headers are labels, not sentences)")
     if why is None:
         return None
     cells = rows.cells_of(order)
@@ -94,6 +99,16 @@ def key_value_block(ctx: SheetContext, rows: RegionRows, order: list[int],
         lines.append(f"{name}: {ctx.text(value) if value is not None else ''}".rstrip())
     block.text = "\n".join(lines)
     return block
+
+
+def prose_pairs(ctx: SheetContext, pairs: list[tuple[int, int | None]]) -> bool:
+    """Whether label/value ``pairs`` are annotation text: every value a text, the first and at
+    least four in five reading as prose (:func:`~.rules.reads_as_prose`), no label reading as
+    prose. The first value being prose rules out a header row above label/description rows."""
+    if any(v is None or not ctx.is_string(v) or reads_as_prose(ctx.text(k)) for k, v in pairs):
+        return False
+    prose = [reads_as_prose(ctx.text(v)) for _, v in pairs]
+    return prose[0] and 5 * sum(prose) >= 4 * len(prose)
 
 
 def not_a_form(ctx: SheetContext, rows: RegionRows, order: list[int]) -> bool:

@@ -19,8 +19,11 @@ from extraction_assets.core.segment.signals import UniqueLabels, groups_below, h
 
 def find_header(ctx: SheetContext, block: Block, declared: int = 0) -> None:
     """Header rows and columns of a table block (see the module docstring). ``declared`` is
-    the number of header rows the source declares (a document's table): the header has at
-    least that many rows."""
+    the number of header rows the source declares (a document's table); the block's own
+    ``header_row_count`` those the segmentation already read (the header row under a caption,
+    :func:`~.classify.caption_above_header`): the header has at least the larger number of
+    rows."""
+    declared = max(declared, block.header_row_count)
     set_header_rows(ctx, block, _header_depth(ctx, block, declared))
 
 
@@ -38,7 +41,8 @@ def _header_depth(ctx: SheetContext, block: Block, declared: int = 0) -> int:
         depth += 1
     if declared > depth:
         depth = declared
-        block.reasons.append(f"the source declares {declared} header rows")
+        block.reasons.append(f"{declared} header rows declared (by the source, or by a "
+                             "caption row above the header)")
     depth = min(depth, MAX_HEADER_ROWS, block.max_row - block.min_row)
     if depth <= 1 and not declared and _first_row_is_data(ctx, block):
         depth = 0

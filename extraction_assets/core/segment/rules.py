@@ -18,6 +18,16 @@ UNIT_RE = re.compile(
     r"(千|百万|十億|万|億)?円\s*[)）\]］】]?\s*$)",
     re.IGNORECASE,
 )
+#: A cell naming the unit of a table's values beside its caption (``Volumes | MMBtu``): a
+#: currency (code or sign), percent, a unit of energy, power, volume, mass or time, or a rate
+#: of one (``$/MMBtu``, ``bbl/d``), in brackets or not.
+UNIT_WORD_RE = re.compile(
+    r"^\s*[(（\[]?\s*(?:[$€£¥%]|usd|eur|gbp|jpy|cad|chf|cents?|percent|"
+    r"(?:mm?|b|k|t)?(?:btu|cf|wh|w)|dths?|dekatherms?|therms?|bbls?|barrels?|gal(?:lons?)?|"
+    r"m3|tons?|tonnes?|mt|lbs?|kg|hours?|hrs?|days?|"
+    r"\S{1,8}\s*/\s*\S{1,8})\s*[)）\]]?\s*$",
+    re.IGNORECASE,
+)
 #: Types that show a row is data, not a header.
 DATA_TYPES = ("number", "date", "bool")
 #: Texts that stand for a missing value in a column of numbers or dates (compared stripped and
@@ -49,6 +59,19 @@ def reads_as_sentence(text: str) -> bool:
         tail.endswith((".", "!", "?")) and len(tail.split(maxsplit=4)) == 5)
 
 
+#: A text this long, of several words, reads as prose (:func:`reads_as_prose`) even without a
+#: full stop.
+PROSE_CHARS = 50
+
+
+def reads_as_prose(text: str) -> bool:
+    """Whether ``text`` reads as prose rather than a label: a sentence
+    (:func:`reads_as_sentence`) or a text of :data:`PROSE_CHARS` characters or more and six
+    words or more. Column headers are labels; a cell like this is no column header."""
+    return reads_as_sentence(text) or (len(text) >= PROSE_CHARS
+                                       and len(text.split(maxsplit=5)) == 6)
+
+
 #: Most regions the pairwise joins are tried on (sheets with more scattered cells keep 8-neighbourhood).
 MAX_REGIONS = 2000
 #: A label of a form ends with a colon (``Name:``, ``氏名：``).
@@ -59,6 +82,12 @@ MAX_HEADER_ROWS = 4
 
 def is_unit(text: str) -> bool:
     return len(text) <= 40 and bool(UNIT_RE.match(text))
+
+
+def is_unit_word(text: str) -> bool:
+    """Whether ``text`` names a unit on its own (:data:`UNIT_WORD_RE`, ``MMBtu``, ``$/bbl``) or
+    is a unit line (:func:`is_unit`)."""
+    return is_unit(text) or (len(text) <= 20 and bool(UNIT_WORD_RE.match(text)))
 
 
 def is_label(text: str) -> bool:

@@ -8,7 +8,8 @@ from extraction_assets.core.segment.rules import NOTE_RE, UNIT_RE, reads_as_sent
 
 def attach_titles(blocks: list[Block]) -> dict[int, Block]:
     """Make a title line just above a table or form (<= 2 rows up, columns overlapping) its
-    title, and a unit line there its unit; make a lone cell that reads as a note or a unit line,
+    title, and a unit line there (or a text block whose ``unit`` is set: a caption's unit) its
+    unit; make a lone cell that reads as a note or a unit line,
     or, without being a table's title, sits just under a table or reads as a sentence
     (:func:`reads_as_sentence`), ``text``. Returns {id(title block): its table}."""
     for block in blocks:
@@ -35,9 +36,9 @@ def attach_titles(blocks: list[Block]) -> dict[int, Block]:
             used[id(title)] = block
             block.reasons.append(f"title from {title.a1_range}")
         units = [b for b in blocks if b.kind == BlockKind.TEXT and near_above(b, block)
-                 and UNIT_RE.match(b.text) and len(b.text) <= 40]
+                 and (b.unit or (UNIT_RE.match(b.text) and len(b.text) <= 40))]
         if units:
-            block.unit = units[-1].text
+            block.unit = units[-1].unit or units[-1].text
             block.reasons.append(f"unit line {units[-1].a1_range}: {block.unit}")
     for block in blocks:
         if block.kind != BlockKind.TITLE or block.level is not None or id(block) in used:
