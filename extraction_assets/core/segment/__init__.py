@@ -75,6 +75,16 @@ Rules (deterministic, no model), each checked against human-labelled real spread
   header is named by its letter; repeated labels get `` (2)``, `` (3)``... Columns covered by a
   horizontal merge in the leaf header row with no values of their own, and fully empty
   columns, are not columns of the table.
+* **Numbers stored as text** (``'35.3'``, ``'1,091.0'``, :data:`~.rules.NUMBER_TEXT`) are
+  numbers for every rule (the record keeps the text), so a table reads alike however its
+  numbers are stored.
+* **Units rows** (:func:`~.rows.unit_rows_of`): a data row of short texts only (``%``,
+  ``grams``), none in the first column, over columns of numbers is no record; where the units
+  rows agree, each column's unit ends its header path, else the records of each section get
+  keys with their unit.
+* **Row paths**: group label rows nest (a run of label-only rows above a data row, the outer
+  ones first; by indent where labels are indented unlike one another), their labels and the
+  row label columns (``row_label_cols``) give each record its ``row_path``.
 * Inside a table's data: total rows (by evidence, see :mod:`.totals`) stay rows of the table
   and are listed in ``total_rows``; rows repeating the header texts are listed in
   ``skip_rows``; rows holding only a group label in the first columns, styled unlike the rows
