@@ -13,7 +13,6 @@ from extraction_assets.core.segment.context import (
     SheetContext,
     as_numpy,
     band_styles,
-    is_year_label,
     styled_cells,
 )
 from extraction_assets.core.segment.rules import AGGREGATE_HINT, TOTAL_WORDS
@@ -232,18 +231,24 @@ def unit_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np.
     none in the table's first column (where row labels sit), over columns that hold numbers
     in the next data row — ``%``, ``percent``, ``grams``, ``$ thousands`` under a section label
     (HiTab's StatCan tables). A units row states the unit of its columns for the rows below
-    it: header material, never a record."""
+    it: header material, never a record. Judged column-wise; only the candidate rows are
+    looked at one by one."""
     out = np.zeros(len(starts), dtype=bool)
-    if len(block.columns) < 2:
+    if len(block.columns) < 2 or not len(starts):
         return out
+    owns = ctx.owns[cells]
+    short = as_numpy(pc.less_equal(pc.utf8_length(ctx.texts.take(pa.array(cells, pa.int64()))),
+                                   _UNIT_TEXT))
+    bad = owns & (~ctx.is_str[cells] | ~short | (ctx.col[cells] == block.min_col))
+    candidates = data & (np.add.reduceat(owns.astype(np.int64), starts) > 0) & (
+        np.add.reduceat(bad.astype(np.int64), starts) == 0)
     ends = np.r_[starts[1:], len(cells)]
-    rows = np.flatnonzero(data).tolist()
-    for k, i in enumerate(rows[:-1]):
+    rows = np.flatnonzero(data)
+    for i in np.flatnonzero(candidates).tolist():
+        k = int(np.searchsorted(rows, i))
+        if k + 1 >= len(rows):
+            continue
         row = ctx.logical(cells[starts[i]:ends[i]])
-        if not len(row) or not ctx.is_str[row].all() or (ctx.col[row] == block.min_col).any():
-            continue
-        if any(len(t) > _UNIT_TEXT for t in ctx.texts_of(row)):
-            continue
         below = cells[starts[rows[k + 1]]:ends[rows[k + 1]]]
         numbers = set(ctx.col[below[ctx.typed[below] & ~ctx.is_date[below]]].tolist())
         spans = [range(int(ctx.col[p]), int(ctx.col[p]) + ctx.merge_width(p)) for p in row]
@@ -278,27 +283,24 @@ def row_label_columns(ctx: SheetContext, block: Block, cells: np.ndarray, starts
                       data: np.ndarray) -> list[int]:
     """The sheet columns whose values name each data row (its row header), outermost first:
     the row-group columns filled down, then the first other column when it holds text (not
-    numbers or dates) in most of the data rows that have a value there, and a value in at
-    least half of them (the stub: ``Water``, ``2004`` under ``Food and beverages``)."""
+    numbers or dates; year labels count as text) in most of the data rows that have a value
+    there, and a value in at least half of them (the stub: ``Water``, ``2004`` under ``Food and
+    beverages``). Column-wise over the cells."""
     out = list(block.row_group_cols)
-    rows = np.flatnonzero(data)
     columns = [c.col for c in block.columns if not c.group and c.col not in out]
-    if not len(rows) or not columns:
+    n_rows = int(data.sum())
+    if not n_rows or not columns or not len(cells):
         return out
-    c = columns[0]
-    firsts = []
-    ends = np.r_[starts[1:], len(cells)]
-    for i in rows.tolist():
-        row = cells[starts[i]:ends[i]]
-        at = row[ctx.col[row] == c]
-        if len(at):
-            firsts.append(int(at[0]))
-    if 2 * len(firsts) < len(rows):
+    in_data = np.repeat(data, np.diff(np.r_[starts, len(cells)]))
+    firsts = cells[in_data & (ctx.col[cells] == columns[0]) & ctx.owns[cells]]
+    if 2 * len(firsts) < n_rows:
         return out
-    text = int(np.count_nonzero(ctx.is_str[firsts]))
-    years = sum(is_year_label(ctx, p) for p in firsts)
-    if 2 * (text + years) > len(firsts):
-        out.append(c)
+    numbers = ctx.number[firsts]
+    years = (~ctx.is_str[firsts] & (numbers == np.floor(numbers)) & (numbers >= 1900)
+             & (numbers <= 2100) & as_numpy(pc.fill_null(pc.match_substring_regex(
+                 ctx.texts.take(pa.array(firsts, pa.int64())), r"^\d{4}$"), False)))
+    if 2 * int(np.count_nonzero(ctx.is_str[firsts] | years)) > len(firsts):
+        out.append(columns[0])
     return out
 
 
