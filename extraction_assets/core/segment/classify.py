@@ -18,6 +18,7 @@ from extraction_assets.core.segment.context import (
     make_block,
     row_texts,
     size_label,
+    year_labels,
 )
 from extraction_assets.core.segment.forms import key_value_block
 from extraction_assets.core.segment.rules import (
@@ -281,8 +282,8 @@ def stacked_border_boxes(ctx: SheetContext, rows: RegionRows, order: list[int]
     cell) differ from the row's above and are exactly the columns of the rows from it down,
     unlike those of the rows above it (one box wider than the other), and that row reads as a
     header row (:func:`~.signals.header_like`: text over numbers or dates, or styled); each box
-    has two rows or more, and the upper one holds numbers or dates under its first row (data
-    rows: a header band whose row labels sit only in its last row is no box of its own). The
+    has two rows or more, and the upper one holds numbers or dates (not year labels) under its
+    first row (data rows: a header band whose row labels sit only in its last row is no box of its own). The
     normalized grid tells only whether a cell has a border (not which sides) and keeps no
     empty cell, so a box is the columns its bordered cells span."""
     cells = ctx.logical(rows.cells_of(order))
@@ -299,7 +300,8 @@ def stacked_border_boxes(ctx: SheetContext, rows: RegionRows, order: list[int]
     low_hi = np.maximum.accumulate(hi[::-1])[::-1]
     edge = ((lo[1:] != lo[:-1]) | (hi[1:] != hi[:-1])) & (lo[1:] == low_lo[1:]) \
         & (hi[1:] == low_hi[1:]) & ((top_lo[:-1] != low_lo[1:]) | (top_hi[:-1] != low_hi[1:]))
-    typed_rows = np.flatnonzero(np.add.reduceat(ctx.typed[cells].astype(np.int64), starts))
+    values = ctx.typed[cells] & ~year_labels(ctx, cells)  # a year label heads columns
+    typed_rows = np.flatnonzero(np.add.reduceat(values.astype(np.int64), starts))
     for k in (np.flatnonzero(edge) + 1).tolist():
         if 2 <= k <= len(order) - 2 and len(typed_rows) and 0 < typed_rows[0] < k:
             why = header_like(ctx, rows, order, k)

@@ -403,6 +403,14 @@ def is_year_label(ctx: SheetContext, p) -> bool:
     return bool(v == v and v == int(v) and 1900 <= v <= 2100 and ctx.text(p) == str(int(v)))
 
 
+def year_labels(ctx: SheetContext, cells: np.ndarray) -> np.ndarray:
+    """:func:`is_year_label` of each of ``cells`` (bool array), column-wise."""
+    numbers = ctx.number[cells]
+    whole = (numbers == np.floor(numbers)) & (numbers >= 1900) & (numbers <= 2100)
+    return whole & as_numpy(pc.fill_null(pc.match_substring_regex(
+        ctx.texts.take(pa.array(cells, pa.int64())), r"^\d{4}$"), False))
+
+
 def size_label(ctx: SheetContext, p) -> str:
     size = ctx.font_size(p)
     size = ctx.headings.body_size if size is None else size

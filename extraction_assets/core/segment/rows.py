@@ -14,6 +14,7 @@ from extraction_assets.core.segment.context import (
     as_numpy,
     band_styles,
     styled_cells,
+    year_labels,
 )
 from extraction_assets.core.segment.rules import AGGREGATE_HINT, TOTAL_WORDS
 from extraction_assets.core.segment.signals import UniqueLabels, header_text
@@ -295,11 +296,7 @@ def row_label_columns(ctx: SheetContext, block: Block, cells: np.ndarray, starts
     firsts = cells[in_data & (ctx.col[cells] == columns[0]) & ctx.owns[cells]]
     if 2 * len(firsts) < n_rows:
         return out
-    numbers = ctx.number[firsts]
-    years = (~ctx.is_str[firsts] & (numbers == np.floor(numbers)) & (numbers >= 1900)
-             & (numbers <= 2100) & as_numpy(pc.fill_null(pc.match_substring_regex(
-                 ctx.texts.take(pa.array(firsts, pa.int64())), r"^\d{4}$"), False)))
-    if 2 * int(np.count_nonzero(ctx.is_str[firsts] | years)) > len(firsts):
+    if 2 * int(np.count_nonzero(ctx.is_str[firsts] | year_labels(ctx, firsts))) > len(firsts):
         out.append(columns[0])
     return out
 
