@@ -13,7 +13,7 @@ import json
 
 import pytest
 from openpyxl import Workbook
-from openpyxl.styles import Alignment, Border, Side
+from openpyxl.styles import Alignment, Border, Font, Side
 
 from extraction_assets.core.render.records import RecordSet
 from extraction_assets.pipeline import run_pipeline
@@ -232,3 +232,20 @@ def test_a_units_row_under_the_header_is_a_header_level_not_the_first_record():
     by_row = records(tables)
     assert by_row[6]["row_path"] == ["No certificate"]
     assert json.loads(by_row[6]["record"])["Region 3 > English > percent"] == "5.3"
+
+
+def test_a_paragraph_above_rows_is_no_group_label_to_fill_down():
+    wb = Workbook()
+    ws = wb.active
+    ws.append(["Part", "Supplier", "Qty", "Price"])
+    for cell in ws[1]:
+        cell.font = Font(bold=True)
+    ws.append(["Parts ordered in March were checked by the warehouse team before payment."])
+    ws["A2"].font = Font(bold=True)
+    for k in range(12):
+        ws.append([f"P-{k:03d}", f"Supplier {k % 3}", k + 1, 2.5 * k])
+    tables = run(wb)
+    by_row = records(tables)
+    assert by_row[2]["role"] == "data"
+    assert all(r["row_path"] == [r["row_path"][-1]] for r in by_row.values() if r["row"] > 2)
+    assert by_row[5]["row_path"] == ["P-002"]

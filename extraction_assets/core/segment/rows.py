@@ -16,7 +16,7 @@ from extraction_assets.core.segment.context import (
     styled_cells,
     year_labels,
 )
-from extraction_assets.core.segment.rules import AGGREGATE_HINT, TOTAL_WORDS
+from extraction_assets.core.segment.rules import AGGREGATE_HINT, TOTAL_WORDS, reads_as_sentence
 from extraction_assets.core.segment.signals import UniqueLabels, header_text
 from extraction_assets.core.totals import (
     TOTAL_HINT_RE,
@@ -144,7 +144,8 @@ def group_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np
     outermost): ``(bool array, int array)`` over the rows ``starts`` indexes.
 
     A candidate is a row whose only value is a text in one of the table's first two columns
-    (no number or date shown blank by its format beside it: a row of hidden zeros is data).
+    (no number or date shown blank by its format beside it: a row of hidden zeros is data),
+    not a sentence (:func:`~.rules.reads_as_sentence`: a paragraph is no label to fill down).
     A run of candidates (consecutive among the data rows) followed by a data row of two or
     more cells heads it when the run's last label is styled unlike that row's cell in its
     column (bold or filled where it is not), indented less than it, or that row leaves its
@@ -174,7 +175,8 @@ def group_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np
     run: list[int] = []
     for i in np.flatnonzero(data).tolist():
         if is_candidate[i] and not ctx.has_blank_values(int(ctx.row[firsts[i]]), block.min_col,
-                                                        block.max_col):
+                                                        block.max_col) and not reads_as_sentence(
+                ctx.text(firsts[i])):
             run.append(i)
             continue
         if run and per_row[i] >= 2 and (int(ctx.row[firsts[run[-1]]]) in spanned or _heads(
