@@ -1,6 +1,7 @@
 """Segmentation faults by kind, each on a fixture built here with openpyxl: a caption row with a
 unit above the header (not the header), label / sentence annotation text (not a table) and two
-bordered tables stacked with no empty row (two tables)."""
+bordered tables stacked with no empty row, of other widths or under a second styled header (two
+tables)."""
 
 from __future__ import annotations
 
@@ -124,3 +125,33 @@ def test_bordered_header_band_with_row_labels_in_its_last_row_stays_one_table():
     _, blocks = segment(wb)
     (table,) = tables(blocks)
     assert (table.header_row_count, headers(table)[:2]) == (3, ["Region", "Orders > Actual > H1"])
+
+
+def test_stacked_tables_of_one_width_split_at_the_second_styled_header():
+    rows = [["Region", "Q1", "Q2"], ["North", 10, 11], ["South", 20, 21], ["East", 30, 31],
+            ["Dept", "Head", "Budget"], ["Sales", "Kim", 1000], ["Ops", "Lee", 2000],
+            ["IT", "Ng", 3000]]
+    wb, ws = sheet_of("Org", rows)
+    thin = Side(style="thin")
+    for row in ws["A1:C8"]:
+        for cell in row:
+            cell.border = Border(left=thin, right=thin, top=thin, bottom=thin)
+    for r in (1, 5):
+        for cell in ws[r]:
+            cell.font = Font(bold=True)
+    grid, blocks = segment(wb)
+    assert [(b.a1_range, b.header_row_count) for b in tables(blocks)] == [("A1:C4", 1),
+                                                                         ("A5:C8", 1)]
+    assert records(grid, tables(blocks)[1])[-1] == {"Dept": "IT", "Head": "Ng", "Budget": 3000}
+
+
+def test_a_header_repeated_at_a_page_break_stays_in_its_table():
+    rows = [["Region", "Q1", "Q2"], *[[f"R{i}", i, i + 1] for i in range(5)],
+            ["Region", "Q1", "Q2"], *[[f"S{i}", i, i + 1] for i in range(5)]]
+    wb, ws = sheet_of("Org", rows)
+    for r in (1, 7):
+        for cell in ws[r]:
+            cell.font = Font(bold=True)
+    _, blocks = segment(wb)
+    (table,) = tables(blocks)
+    assert table.a1_range == "A1:C12" and table.skip_rows == [7]

@@ -38,7 +38,8 @@ Rules (deterministic, no model), each checked against human-labelled real spread
   cell is its title), and so does the header repeated under a total row (a stack of tables),
   and so does a second **border box**: every cell bordered, the rows falling into two boxes of
   different columns, the lower starting with a header-like row under data rows
-  (:func:`~.classify.stacked_border_boxes`).
+  (:func:`~.classify.stacked_border_boxes`), and a second header row styled as the first,
+  with other labels, under data rows (:func:`~.classify.second_header_row`).
   Trailing single-cell rows that read as notes (``※``, ``Note:``, ``*``, a long line in the
   first column or a merged long line) become a ``text`` block, and so does a last column with
   no header and text on few rows (notes beside the rows).

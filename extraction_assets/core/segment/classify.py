@@ -14,10 +14,12 @@ from extraction_assets.core.segment.context import (
     RegionRows,
     SheetContext,
     as_numpy,
+    band_styles,
     is_year_label,
     make_block,
     row_texts,
     size_label,
+    styled_cells,
     year_labels,
 )
 from extraction_assets.core.segment.forms import key_value_block
@@ -117,9 +119,10 @@ def classify_region(ctx: SheetContext, cells: np.ndarray, join_reasons: list[str
                         block.reasons.append(f"split from the table above: {why}")
                 out.extend(below)
                 return out
-    # the header repeated after a total row, or a second border box, starts the next table
+    # the header repeated after a total row, a second border box or a second header row
+    # styled as the first starts the next table
     split = (repeated_header_after_total(ctx, rows, order)
-             or stacked_border_boxes(ctx, rows, order))
+             or stacked_border_boxes(ctx, rows, order) or second_header_row(ctx, rows, order))
     if split:
         idx, why = split
         out.extend(classify_region(ctx, rows.cells_of(order[:idx]), join_reasons))
@@ -271,6 +274,50 @@ def repeated_header_after_total(ctx: SheetContext, rows: RegionRows, order: list
             if any(aggregates_above(f, above) for f in formulas.to_pylist()):
                 return idx, (f"row {order[idx]} repeats the header of the table above under its "
                              f"total row {above}: the next table of a stack")
+    return None
+
+
+def second_header_row(ctx: SheetContext, rows: RegionRows, order: list[int]
+                      ) -> tuple[int, str] | None:
+    """Where a second header row starts the next table of a stack with no empty row between
+    them: ``(index in order, reason)`` of the first such row, else ``None``. The region's
+    first row of several cells (its header) is styled (bold or filled); the second is a row of
+    text labels only across at least 80 % as many columns, styled as the first (same bold and
+    fill), under a data row (numbers or dates, not styled so), heading rows of numbers or
+    dates (:func:`~.signals.header_like`), and not a repeat of the first's labels (a header
+    repeated at a page break stays inside its table). Column-wise over the region; only rows
+    passing the per-row counts are looked at one by one."""
+    cells = rows.cells_of(order)
+    if len(order) < 5 or not len(cells):
+        return None
+    r = ctx.row[cells]
+    starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
+    if len(starts) != len(order):
+        return None
+    owns = ctx.owns[cells].astype(np.int64)
+    n = np.add.reduceat(owns, starts)
+    first = int(np.argmax(n >= 2))
+    head = ctx.logical(rows[order[first]])
+    if n[first] < 2 or not styled_cells(ctx, head).all():
+        return None
+    style, labels = band_styles(ctx, head), row_texts(ctx, head)
+    text = np.add.reduceat(owns * ctx.is_str[cells], starts)
+    styled = np.add.reduceat(owns * styled_cells(ctx, cells), starts)
+    candidates = (n >= max(2, -(-4 * len(head) // 5))) & (text == n) & (styled == n)
+    candidates[:first + 2] = False
+    candidates[-1] = False
+    for k in np.flatnonzero(candidates).tolist():
+        row, above = ctx.logical(rows[order[k]]), ctx.logical(rows[order[k - 1]])
+        if band_styles(ctx, row) != style or styled_cells(ctx, above).all() or not (
+                ctx.typed[above] & ~year_labels(ctx, above)).any():
+            continue
+        texts = row_texts(ctx, row)
+        if 5 * sum(texts.get(c) == t for c, t in labels.items()) >= 4 * len(labels):
+            continue
+        why = header_like(ctx, rows, order, k)
+        if why:
+            return k, (f"row {order[k]} is a second header row styled as the first under data "
+                       f"rows: the next table of a stack ({why})")
     return None
 
 
