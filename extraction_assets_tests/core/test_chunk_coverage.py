@@ -1,5 +1,5 @@
-"""Issue kind 8, "Visible text in no chunk": every non-empty visible cell's text reaches a
-chunk.
+"""Issue kind 8, "Visible text in no chunk": every non-empty visible cell's text reaches a chunk,
+and the lost-value rule (``values_in_output``) counts chunks, not renderings.
 
 Instruction lines at the top of a form (an e-mail address, a fax number, a deadline, each a
 bold cell on its own row) are ``title`` blocks; the fixtures are built here with openpyxl and
@@ -14,7 +14,7 @@ import pytest
 from openpyxl import Workbook
 from openpyxl.styles import Font
 
-from extraction_assets.pipeline import run_pipeline
+from extraction_assets.pipeline import run_pipeline, stages
 
 INSTRUCTIONS = ["Send the completed form to orders@example.com",
                 "Fax: +44 20 7946 0018",
@@ -81,3 +81,32 @@ def test_kind8_standalone_lines_are_one_text_and_a_title_heads_its_table():
     (notes,) = [c for c in chunks if c["sheet_name"] == "How to return"]
     assert notes["text"].endswith("\n\n" + "\n".join(INSTRUCTIONS[1:]))
 
+
+def test_kind8_a_block_in_no_chunk_is_a_lost_value(monkeypatch):
+    """The rule fails when a block reaches the renderings but no chunk: the chunk of the
+    form's instruction lines dropped, and the table's records of rows 9 and 10."""
+    real = stages.chunk_sheet
+
+    def drop(blocks, records, *args):  # the fault: titles, and two records, in no chunk
+        kept = []
+        for chunk in real(blocks, records, *args):
+            if chunk.sheet_name == "Order form" and INSTRUCTIONS[0] in chunk.text:
+                continue
+            chunk.rows = [r for r in chunk.rows if r not in (9, 10)]
+            kept.append(chunk)
+        return kept
+
+    monkeypatch.setattr(stages, "chunk_sheet", drop)
+    p = stages.parse_stage("wb", order_form()).tables
+    n = stages.normalize_stage("wb", p["parsed_cells"], p["parsed_sheets"], p["styles"],
+                               p["workbook_properties"]).tables
+    s = stages.segment_stage("wb", n["cells"], n["sheets"]).tables
+    out = stages.render_stage("wb", "form.xlsx", n["cells"], n["sheets"], s["blocks"],
+                              s["block_columns"], words, 512)
+    lost = [(i.sheet_name, i.ref, i.severity) for i in out.issues
+            if i.code == "value_not_in_output"]
+    assert ("Order form", "A2", "error") in lost and ("Order form", "A3", "error") in lost
+    assert {("Order form", f"{col}{row}", "error") for col in "ABC" for row in (9, 10)} \
+        <= set(lost)
+    assert out.facts["lost_values"] == len(lost) > 0
+    assert any("record is in no chunk" in i.message for i in out.issues)
