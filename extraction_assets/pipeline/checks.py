@@ -90,8 +90,8 @@ def cell_coverage(cells: pa.Table, sheets: pa.Table, blocks: pa.Table) -> CheckO
 def values_in_output(lost: int, sample: list[str]) -> CheckOutcome:
     """No cell's value lost: ``lost`` cells (of :func:`~extraction_assets.core.render.coverage.
     unreached_cells`, each an ``error`` issue ``value_not_in_output``) reach no record, header or
-    block text; ``sample`` names some as ``Sheet!A1``."""
-    return CheckOutcome(lost == 0, f"{lost} cells with a value reach no record, header or text",
+    block text, or no chunk; ``sample`` names some as ``Sheet!A1``."""
+    return CheckOutcome(lost == 0, f"{lost} cells with a value reach no chunk",
                         {"lost": lost, "lost_sample": sample[:SAMPLE]})
 
 

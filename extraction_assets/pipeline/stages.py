@@ -41,7 +41,7 @@ from extraction_assets.core.ooxml.strings import runs_without_defaults
 from extraction_assets.core.open import open_workbook
 from extraction_assets.core.render.block import render_block
 from extraction_assets.core.render.chunks import Chunk, chunk_sheet
-from extraction_assets.core.render.coverage import unreached_cells
+from extraction_assets.core.render.coverage import ChunkReach, unreached_cells
 from extraction_assets.core.render.records import RecordSet, apply_markup
 from extraction_assets.core.segment import segment_sheet
 from extraction_assets.core.segment.declared import declared_tables
@@ -340,8 +340,10 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
     a list of texts, e.g. :meth:`~extraction_assets.search.embedding.LocalEmbedder.count_tokens_batch`)
     counts table rows and chunks in batches when given. A chunk still over the budget (a single
     cell that cannot be cut) gives a ``warning`` issue; a cell whose value reaches no record,
-    header or block text an ``error`` issue (:func:`lost_value_issues`), counted in ``facts``
-    as ``lost_values`` with up to ten of them in ``lost_values_sample``."""
+    header or block text, or whose block (a table cell: its record) reaches no chunk
+    (:class:`~extraction_assets.core.render.coverage.ChunkReach`), an ``error`` issue
+    (:func:`lost_value_issues`), counted in ``facts`` as ``lost_values`` with up to ten of them
+    in ``lost_values_sample``."""
     grids = {g.sheet_index: g for g in grids_from_tables(cells, sheets)}
     by_sheet: dict[int, list[Block]] = {}
     for block in blocks_from_tables(blocks, block_columns):
@@ -356,7 +358,6 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
     # the records of every table and form of the workbook, built in one pass
     record_set = RecordSet([(grids[i], [b for b in by_sheet[i] if b.kind in RECORD_KINDS])
                             for i in sorted(by_sheet)])
-    lost = unreached_cells([(grids[i], plain[i]) for i in sorted(by_sheet)], record_set)
     records = record_set.by_block()
     chunks: list[Chunk] = []
     issues: list[Issue] = []
@@ -377,10 +378,12 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
                         "chunk_over_budget",
                         f"chunk has {chunk.n_tokens} tokens; the budget is {max_tokens}"))
 
-    issues += lost_value_issues(lost)
     # the records' JSON is built by Arrow while the chunks are cut
     in_threads([cut_chunks, record_set.record_json, record_set.display_json,
                 record_set.merged_json])
+    reach = ChunkReach([b for i in sorted(by_sheet) for b in by_sheet[i]], chunks)
+    lost = unreached_cells([(grids[i], plain[i]) for i in sorted(by_sheet)], record_set, reach)
+    issues += lost_value_issues(lost)
     return StageOutput({"records": records_table(workbook_hash, filename, record_set),
                         "renderings": renderings,
                         "chunks": chunks_table(workbook_hash, chunks)}, issues,
@@ -394,13 +397,12 @@ MAX_LOST_ISSUES = 100
 
 def lost_value_issues(lost: list[tuple[str, str, str, str]]) -> list[Issue]:
     """``error`` issues (code ``value_not_in_output``) for the cells of
-    :func:`~extraction_assets.core.render.coverage.unreached_cells`: one per cell, at most
-    :data:`MAX_LOST_ISSUES`, then one counting the others."""
+    :func:`~extraction_assets.core.render.coverage.unreached_cells` (which give why each reaches
+    no chunk): one per cell, at most :data:`MAX_LOST_ISSUES`, then one counting the others."""
     out = [Issue("rendered_chunks", sheet, ref, "error", "value_not_in_output",
-                 f"{ref} {text[:60]!r}: {where}, so in no record, rendering or chunk")
+                 f"{ref} {text[:60]!r}: {where}")
            for sheet, ref, text, where in lost[:MAX_LOST_ISSUES]]
     if len(lost) > MAX_LOST_ISSUES:
         out.append(Issue("rendered_chunks", None, None, "error", "value_not_in_output",
-                         f"{len(lost) - MAX_LOST_ISSUES} more cells reach no record, rendering "
-                         "or chunk"))
+                         f"{len(lost) - MAX_LOST_ISSUES} more cells reach no chunk"))
     return out

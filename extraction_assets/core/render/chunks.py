@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from extraction_assets.core.a1 import range_ref
-from extraction_assets.core.blocks import RECORD_KINDS, Block, BlockKind
+from extraction_assets.core.blocks import Block, BlockKind
 from extraction_assets.core.render.escape import md_cell, md_text
 from extraction_assets.core.render.markdown import header_lines, headings_markdown, row_line
 from extraction_assets.core.render.records import TableRecords
@@ -78,11 +78,13 @@ def chunk_sheet(
     * a table larger than the budget is split on row boundaries, every chunk repeating the
       header rows under the table's heading path; a single row larger than the budget is split
       by columns, its first column (the row key) repeated in every part;
-    * text (notes, paragraphs, titles that head nothing) becomes paragraphs under its heading
-      path; a text larger than the budget is cut at line, then sentence, boundaries; a
-      level-1 heading (a document section's own heading, which names its sheet and so heads
-      every chunk of it) is no paragraph, unless it is all the sheet holds (a document's title
-      right above its first heading);
+    * text (notes, paragraphs, forms, charts) becomes paragraphs under its heading path; a
+      text larger than the budget is cut at line, then sentence, boundaries;
+    * a title is the heading line of the chunks it heads: one whose text is in no chunk's
+      heading path (a line heading nothing, an instruction line superseded by the next title, a
+      document's heading longer than its sheet's name) is a paragraph under the headings
+      above it (:func:`_paragraph_titles`); consecutive such titles under one path are one
+      paragraph, a line each, cut between lines when over the budget;
     * neighbouring pieces of different blocks under the same heading path are merged while the
       result fits the budget and one of them is smaller than ``min_tokens``;
     * the parts of anything cut are marked ``continuation`` (all but the first).
@@ -93,18 +95,79 @@ def chunk_sheet(
     the rows of a table and its chunks when given.
     """
     counter = _Counter(count_tokens, count_tokens_batch)
-    used = {h for b in blocks for h in b.heading_path[1:]}
-    used |= {b.title for b in blocks if b.kind in RECORD_KINDS and b.title}
-    pieces: list[_Piece] = []
+    # per block in order: its pieces, or the title block itself (decided once all are cut)
+    parts: list[list[_Piece] | Block] = []
     for block in blocks:
         if block.kind == BlockKind.TABLE:
-            pieces += _table_pieces(block, records.get(block.block_id),
-                                    counter, max_tokens)
-        elif block.text and not (block.kind == BlockKind.TITLE
-                                 and (block.text in used or (block.level == 1
-                                                             and len(blocks) > 1))):
-            pieces += _text_pieces(block, count_tokens, max_tokens)
+            parts.append(_table_pieces(block, records.get(block.block_id), counter, max_tokens))
+        elif block.kind == BlockKind.TITLE:
+            parts.append(block)
+        elif block.text:
+            parts.append(_text_pieces(block.heading_path, block.text, [block],
+                                      count_tokens, max_tokens))
+    shown = {h for part in parts if isinstance(part, list) for p in part for h in p.heading_path}
+    paragraphs = _paragraph_titles([p for p in parts if isinstance(p, Block)], shown)
+    pieces: list[_Piece] = []
+    run: list[Block] = []  # consecutive titles made paragraphs under one heading path
+    for part in parts:
+        if isinstance(part, Block) and id(part) not in paragraphs:
+            continue
+        if run and not (isinstance(part, Block) and _parent_path(run[0]) == _parent_path(part)):
+            pieces += _title_pieces(run, counter, max_tokens)
+            run = []
+        if isinstance(part, Block):
+            run.append(part)
+        else:
+            pieces += part
+    if run:
+        pieces += _title_pieces(run, counter, max_tokens)
     return _pack(pieces, count_tokens, max_tokens, min_tokens)
+
+
+def _parent_path(title: Block) -> list[str]:
+    """The heading path above a title: its own, without itself when it is its last heading
+    (a heading's path ends with its own text); never less than the sheet name."""
+    path = title.heading_path or [title.sheet_name]
+    return path[:-1] if len(path) > 1 and title.level is not None and path[-1] == title.text \
+        else path
+
+
+def _paragraph_titles(titles: list[Block], shown: set[str]) -> set[int]:
+    """``id`` of the titles (in sheet order) whose text must be a paragraph: those in no heading
+    path of ``shown`` (the headings of the other blocks' chunks) nor of the paragraphs made
+    of the titles below them (decided bottom-up: a title heading a line below it is that
+    paragraph's heading)."""
+    shown = set(shown)
+    out: set[int] = set()
+    for title in reversed(titles):
+        if title.text and title.text not in shown:
+            out.add(id(title))
+            shown.update(_parent_path(title))
+    return out
+
+
+def _title_pieces(run: list[Block], counter: _Counter, max_tokens) -> list[_Piece]:
+    """Consecutive titles as paragraphs of one line each under their heading path
+    (:func:`_parent_path`): as many lines a piece as the budget holds (:func:`_runs`), a
+    line over the budget cut alone (:func:`_text_pieces`)."""
+    path = _parent_path(run[0])
+    head = headings_markdown(path)
+    lines = [md_text(t.text) for t in run]
+    overhead = counter.one("")
+    costs = [n - overhead + 1 for n in counter.many(lines)]
+    pieces: list[_Piece] = []
+    for start, end, n_tokens in _runs(costs, counter.one(head), max_tokens,
+                                      lambda a, b: f"{head}\n\n" + "\n".join(lines[a:b]), counter):
+        if n_tokens > max_tokens:
+            pieces += _text_pieces(path, run[start].text, [run[start]], counter.one, max_tokens)
+        else:
+            titles = run[start:end]
+            pieces.append(_Piece(path, "\n".join(lines[start:end]),
+                                 [t.block_id for t in titles], [t.a1_range for t in titles],
+                                 sorted({r for t in titles
+                                         for r in range(t.min_row, t.max_row + 1)}),
+                                 n_tokens=n_tokens))
+    return pieces
 
 
 def _text(piece: _Piece) -> str:
@@ -255,20 +318,24 @@ def _wide_row_pieces(block: Block, records: TableRecords, i: int, counter: _Coun
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 
 
-def _text_pieces(block: Block, count_tokens, max_tokens) -> list[_Piece]:
-    """The paragraphs of a text block within the budget; the text is cut where it is plain,
-    and each part counted and written escaped (:func:`md_text`)."""
-    head = headings_markdown(block.heading_path)
-    rows = list(range(block.min_row, block.max_row + 1))
+def _text_pieces(heading_path: list[str], text: str, blocks: list[Block], count_tokens,
+                 max_tokens) -> list[_Piece]:
+    """The paragraphs of ``text`` (that of ``blocks``) under ``heading_path`` within the
+    budget; the text is cut where it is plain, and each part counted and written escaped
+    (:func:`md_text`)."""
+    head = headings_markdown(heading_path)
+    rows = sorted({r for b in blocks for r in range(b.min_row, b.max_row + 1)})
+    block_ids = [b.block_id for b in blocks]
+    a1_ranges = [b.a1_range for b in blocks]
 
     def cost(text: str) -> int:
         return count_tokens(f"{head}\n\n{md_text(text)}")
 
-    n_tokens = cost(block.text)
+    n_tokens = cost(text)
     if n_tokens <= max_tokens:
-        return [_Piece(block.heading_path, md_text(block.text), [block.block_id],
-                       [block.a1_range], rows, n_tokens=n_tokens)]
-    units = [u for line in block.text.split("\n") for u in _SENTENCE.split(line) if u.strip()]
+        return [_Piece(heading_path, md_text(text), block_ids, a1_ranges, rows,
+                       n_tokens=n_tokens)]
+    units = [u for line in text.split("\n") for u in _SENTENCE.split(line) if u.strip()]
     bodies: list[str] = []
     for unit in units:
         while cost(unit) > max_tokens and len(unit) > 1:
@@ -281,5 +348,5 @@ def _text_pieces(block: Block, count_tokens, max_tokens) -> list[_Piece]:
             bodies[-1] = f"{bodies[-1]} {unit}"
         else:
             bodies.append(unit)
-    return [_Piece(block.heading_path, md_text(b), [block.block_id], [block.a1_range], rows,
-                   continuation=k > 0) for k, b in enumerate(bodies)]
+    return [_Piece(heading_path, md_text(b), block_ids, a1_ranges, rows, continuation=k > 0)
+            for k, b in enumerate(bodies)]

@@ -1,5 +1,5 @@
-"""The no-value-lost rule: every cell holding a value reaches its block's records, header or text
-(:func:`unreached_cells`)."""
+"""The no-value-lost rule: every cell holding a value reaches its block's records, header or text,
+and that a chunk (:func:`unreached_cells`, :class:`ChunkReach`)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,71 @@ from extraction_assets.core.a1 import MAX_COL, cell_ref
 from extraction_assets.core.blocks import FLOATING_KINDS, Block, BlockKind
 from extraction_assets.core.grid import StyledGrid
 from extraction_assets.core.normalize import stripped_text
+from extraction_assets.core.render.chunks import Chunk
+from extraction_assets.core.render.escape import md_text
+from extraction_assets.core.render.markdown import headings_markdown
 from extraction_assets.core.render.records import RecordSet
 from extraction_assets.core.trust.colour import untagged
 
 
+class ChunkReach:
+    """Which blocks, and which rows of a table, the chunks of a workbook reach.
+
+    ``blocks`` are the blocks the chunks were cut from (as cut: with their markup), ``chunks``
+    the chunks of their sheets. A table reaches a chunk that lists it in ``block_ids``, a
+    record of it one that lists its row in ``rows`` too (:attr:`rows`). A title reaches the
+    chunks that show its text as a heading (in ``heading_path``) or in their body; a text,
+    form, chart or picture block the chunks whose body, among those listing it, holds its text
+    as Markdown writes it (:func:`~.escape.md_text`), whitespace aside (a text cut in parts is
+    their bodies joined). The work grows linearly with the chunks' text and rows.
+
+    Attributes:
+        missing: ``block_id -> why`` of every block that reaches no chunk.
+        rows: ``block_id -> 1-based sheet rows`` (sorted int64 array) of the records of each
+            table that are in a chunk.
+    """
+
+    def __init__(self, blocks: list[Block], chunks: list[Chunk]):
+        tables = {b.block_id for b in blocks if b.kind == BlockKind.TABLE}
+        headings: dict[str, set[str]] = {}
+        bodies: dict[str, list[str]] = {}
+        rows: dict[str, list[list[int]]] = {}
+        for chunk in chunks:
+            headings.setdefault(chunk.sheet_name, set()).update(chunk.heading_path)
+            head = headings_markdown(chunk.heading_path) + "\n\n"
+            body = chunk.text[len(head):] if chunk.text.startswith(head) else chunk.text
+            for block_id in chunk.block_ids:
+                if block_id in tables:
+                    rows.setdefault(block_id, []).append(chunk.rows)
+                else:
+                    bodies.setdefault(block_id, []).append(body)
+        self.rows = {block_id: np.unique(np.concatenate(
+            [np.asarray(r, dtype=np.int64) for r in lists])) for block_id, lists in rows.items()}
+        self.missing: dict[str, str] = {}
+        for block in blocks:
+            if block.kind == BlockKind.TABLE:
+                if block.block_id not in rows:
+                    self.missing[block.block_id] = f"table {block.a1_range} in no chunk"
+            elif not (block.kind == BlockKind.TITLE
+                      and block.text in headings.get(block.sheet_name, ())) and \
+                    _squeezed(md_text(block.text)) not in _squeezed(
+                        "".join(bodies.get(block.block_id, ()))):
+                self.missing[block.block_id] = f"{block.kind} block {block.a1_range} " \
+                    "in no chunk's text"
+
+
+def _squeezed(text: str) -> str:
+    """``text`` without whitespace (a text cut between chunks is found across the cut)."""
+    return "".join(text.split())
+
+
 def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: RecordSet,
-                    ) -> list[tuple[str, str, str, str]]:
+                    reach: ChunkReach | None = None) -> list[tuple[str, str, str, str]]:
     """Every cell that holds a value and reaches no output: ``(sheet name, A1 ref, display
     text, where)``. ``sheets`` are the visible sheets' grids with all their blocks (the grids
-    in the order ``record_set`` was built from, that set holding their tables and forms).
+    in the order ``record_set`` was built from, that set holding their tables and forms);
+    ``reach`` what the chunks cut from them reach (``None``: no chunk is sought, the block's
+    own output suffices).
 
     A non-empty cell of a shown row and column, not covered by a merge (its value is its
     anchor's), must be in a block and, there: in a table's header rows, a level of a column's
@@ -27,7 +83,8 @@ def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: Re
     record's own value (a row repeating the header counts as the header); in a form, its label
     or a value; in any other block, in its text. A colour tag shown after a cell's text
     (:func:`~extraction_assets.core.trust.colour.untagged`) is not part of the value sought
-    in headers, labels and text, which the blocks hold untagged.
+    in headers, labels and text, which the blocks hold untagged. With ``reach``, the block must
+    reach a chunk too and, in a table, a data cell's record (:class:`ChunkReach`).
     """
     out: list[tuple[str, str, str, str]] = []
     for (grid, blocks), base in zip(sheets, record_set.bases):
@@ -65,6 +122,12 @@ def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: Re
                             "in no column's header"
                 for p in inside[data].tolist():
                     lost[p], why[p] = True, f"cell of table {block.a1_range} in no record"
+                if reach is not None and block.block_id not in reach.missing:
+                    unchunked = ~header & ~np.isin(rows, block.skip_rows) & ~lost[inside] \
+                        & ~np.isin(rows, reach.rows[block.block_id])
+                    for p in inside[unchunked].tolist():
+                        lost[p], why[p] = True, f"cell of table {block.a1_range} whose " \
+                            "record is in no chunk"
             elif block.kind == BlockKind.KEY_VALUE:
                 labels = {c.header for c in block.columns} | {
                     level for c in block.columns for level in c.header_levels}
@@ -77,6 +140,9 @@ def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: Re
                     if untagged(texts[p].as_py()).strip() not in block.text:
                         lost[p], why[p] = True, f"cell of {block.kind} block {block.a1_range} " \
                             "not in its text"
+            if reach is not None and block.block_id in reach.missing:
+                for p in inside[~lost[inside]].tolist():
+                    lost[p], why[p] = True, f"cell of {reach.missing[block.block_id]}"
         for p in np.flatnonzero(lost).tolist():
             r, c = divmod(int(grid.keys[p]), MAX_COL + 1)
             out.append((grid.sheet_name, cell_ref(r, c), texts[p].as_py(),
