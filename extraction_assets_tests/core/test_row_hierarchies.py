@@ -249,3 +249,22 @@ def test_a_paragraph_above_rows_is_no_group_label_to_fill_down():
     assert by_row[2]["role"] == "data"
     assert all(r["row_path"] == [r["row_path"][-1]] for r in by_row.values() if r["row"] > 2)
     assert by_row[5]["row_path"] == ["P-002"]
+
+
+def test_rows_above_the_only_units_row_keep_their_columns_without_its_unit():
+    wb = Workbook()
+    ws = wb.active
+    ws.append(["Item", "North", "South"])
+    ws.append(["Orders", "120", "95"])
+    ws.append(["Returns", "7", "4"])
+    ws.append([None, "%", "%"])
+    ws.append(["Return rate", "5.8", "4.2"])
+    ws.append(["Growth", "3.1", "2.0"])
+    tables = run(wb)
+    table = the_table(tables)
+    assert table["unit_rows"] == [4]
+    assert columns(tables, table) == ["Item", "North", "South"]
+    by_row = records(tables)
+    assert json.loads(by_row[2]["record"]) == {"Item": "Orders", "North": "120", "South": "95"}
+    assert json.loads(by_row[5]["record"]) == {"Item": "Return rate", "North > %": "5.8",
+                                               "South > %": "4.2"}

@@ -71,7 +71,10 @@ def mark_data_rows(ctx: SheetContext, block: Block) -> None:
         block.unit_rows = numbers[units].tolist()
         block.reasons.append("units rows (the unit of each column for the rows below, no "
                              "record): " + ", ".join(map(str, block.unit_rows[:20])))
-        _consistent_units(ctx, block)
+        valued = np.add.reduceat((ctx.typed[cells] & ctx.owns[cells]).astype(np.int64),
+                                 starts) > 0
+        if not (data & valued & (numbers < block.unit_rows[0])).any():
+            _consistent_units(ctx, block)
     group, levels = group_rows_of(ctx, block, cells, starts, data)
     _mark_groups(ctx, block, cells, starts, numbers, col, data, group, levels)
     block.row_label_cols = row_label_columns(ctx, block, cells, starts, data)
@@ -263,7 +266,9 @@ def unit_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np.
 def _consistent_units(ctx: SheetContext, block: Block) -> None:
     """Where every units row of ``block`` gives a column the same unit, that unit is the last
     level of the column's header path (the column's unit); units that differ between the
-    sections of a table stay in the units rows (the records of each section carry theirs)."""
+    sections of a table stay in the units rows (the records of each section carry theirs).
+    Called only when no row of values lies above the first units row (those rows have no unit
+    stated)."""
     units: dict[int, set[str]] = {}
     for r in block.unit_rows:
         for c in block.columns:
