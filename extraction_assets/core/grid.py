@@ -21,8 +21,8 @@ GRID_SCHEMA = pa.schema([
     ("formula", pa.string()), ("value_status", pa.string()), ("number_format", pa.string()),
     ("display_text", pa.string()), ("bold", pa.bool_()), ("italic", pa.bool_()),
     ("font_size", pa.float64()), ("font_rgb", pa.string()), ("fill_rgb", pa.string()),
-    ("has_border", pa.bool_()), ("indent", pa.int32()), ("merged_from", pa.string()), ("merge_range", pa.string()),
-    ("cf_affected", pa.bool_()), ("hidden", pa.bool_()),
+    ("has_border", pa.bool_()), ("indent", pa.int32()), ("merged_from", pa.string()),
+    ("merge_range", pa.string()), ("cf_affected", pa.bool_()), ("hidden", pa.bool_()),
 ])
 GRID_COLUMNS = tuple(GRID_SCHEMA.names)
 

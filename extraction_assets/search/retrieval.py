@@ -49,12 +49,16 @@ def record_unit_id(text: str, sheet_name: str, a1_range: str) -> str:
     return hashlib.sha256("\x1f".join(["record", text, sheet_name, a1_range]).encode()).hexdigest()
 
 
-def record_text(place: Sequence[str], display: dict) -> str:
+def record_text(place: Sequence[str], display: dict, row_path: Sequence[str] = ()) -> str:
     """A record's retrieval text: its ``place`` (heading path, then the table title when the
-    path does not end with it) joined by ``" > "``, then ``Header: value`` pairs of its
-    non-empty display values joined by ``"; "``."""
-    values = "; ".join(f"{header}: {value}" for header, value in display.items()
-                       if str(value).strip())
+    path does not end with it) joined by ``" > "``, then its ``row_path`` (row-group labels and
+    row label) joined by ``" > "`` where it has two levels or more (a lone row label is among
+    the values already) and the ``Header: value`` pairs of its non-empty display values, all
+    joined by ``"; "``."""
+    path = " > ".join(row_path) if len(row_path) > 1 else ""
+    values = "; ".join(part for part in (
+        path, *(f"{header}: {value}" for header, value in display.items()
+                if str(value).strip())) if part)
     return PLACE_SEPARATOR.join(part for part in (" > ".join(place), values) if part)
 
 
@@ -83,7 +87,7 @@ def retrieval_units(workbook_hash: str, filename: str, source_path: str, chunks:
         place = list(block["heading_path"])
         if block["title"] and (not place or place[-1] != block["title"]):
             place.append(block["title"])
-        texts.append(record_text(place, json.loads(r["display"])))
+        texts.append(record_text(place, json.loads(r["display"]), r.get("row_path") or ()))
     counts = count_tokens_batch(texts) if texts else []
     for r, text, n_tokens in zip(records, texts, counts):
         units.append(dict(

@@ -18,6 +18,7 @@ from openpyxl.styles import Alignment, Border, Font, Side
 from extraction_assets.core.render.records import RecordSet
 from extraction_assets.pipeline import run_pipeline
 from extraction_assets.pipeline.codecs import blocks_from_tables, grids_from_tables
+from extraction_assets.search.retrieval import record_text
 
 INDENT = Alignment(indent=1)
 
@@ -268,3 +269,13 @@ def test_rows_above_the_only_units_row_keep_their_columns_without_its_unit():
     assert json.loads(by_row[2]["record"]) == {"Item": "Orders", "North": "120", "South": "95"}
     assert json.loads(by_row[5]["record"]) == {"Item": "Return rate", "North > %": "5.8",
                                                "South > %": "4.2"}
+
+
+def test_the_retrieval_text_of_a_record_names_its_row_path():
+    assert record_text(["Sheet", "Table 2"], {"Column A": "2004", "Total": "104"},
+                       ["Aged 2 to 8 years", "Food and beverages", "2004"]) == (
+        "Sheet > Table 2 — Aged 2 to 8 years > Food and beverages > 2004; Column A: 2004; "
+        "Total: 104")
+    # a lone row label is among the values already
+    assert record_text(["Sheet"], {"Item": "Water", "Qty": "3"}, ["Water"]) == \
+        "Sheet — Item: Water; Qty: 3"

@@ -241,7 +241,8 @@ def _table_pieces(block: Block, records: TableRecords | None, counter: _Counter,
     """The pieces of a table: runs of its record lines under its header line, cut within
     ``max_tokens`` and at each units row (the rows of each units section under a header
     naming their units, see :meth:`~.records.TableRecords.keys`); a piece's heading path ends
-    with the group labels above its first record (see :meth:`~.records.TableRecords.groups_above`)."""
+    with the group labels above its first record (see
+    :meth:`~.records.TableRecords.groups_above`)."""
     columns = block.columns
     if records is None or not len(records):
         return [_Piece(block.heading_path, header_lines([c.header for c in columns]),

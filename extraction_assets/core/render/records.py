@@ -441,7 +441,7 @@ class RecordSet:
 
     def texts(self) -> pa.Array:
         """Each record as ``Row > path; Header: value; Header: value`` (its row path first
-        where it has one, empty cells left out)."""
+        where it has two levels or more, empty cells left out)."""
         return self._cached("texts", self._build_texts)
 
     def _build_texts(self) -> pa.Array:
@@ -455,7 +455,8 @@ class RecordSet:
                 pa.array(keep))
             return per_row(pairs, np.r_[0, np.cumsum(keep)][offsets], "; ")
         texts = self._per_record(build)
-        paths = pa.array([" > ".join(path) for path in self.row_paths], pa.string())
+        paths = pa.array([" > ".join(path) if len(path) > 1 else "" for path in self.row_paths],
+                         pa.string())
         return pc.if_else(pc.equal(paths, ""), texts, pc.if_else(
             pc.equal(texts, ""), paths, pc.binary_join_element_wise(paths, texts, "; ")))
 

@@ -330,9 +330,9 @@ def stacked_border_boxes(ctx: SheetContext, rows: RegionRows, order: list[int]
     unlike those of the rows above it (one box wider than the other), and that row reads as a
     header row (:func:`~.signals.header_like`: text over numbers or dates, or styled); each box
     has two rows or more, and the upper one holds numbers or dates (not year labels) under its
-    first row (data rows: a header band whose row labels sit only in its last row is no box of its own). The
-    normalized grid tells only whether a cell has a border (not which sides) and keeps no
-    empty cell, so a box is the columns its bordered cells span."""
+    first row (data rows: a header band whose row labels sit only in its last row is no box of
+    its own). The normalized grid tells only whether a cell has a border (not which sides) and
+    keeps no empty cell, so a box is the columns its bordered cells span."""
     cells = ctx.logical(rows.cells_of(order))
     if len(order) < 4 or not len(cells) or not ctx.border[cells].all():
         return None

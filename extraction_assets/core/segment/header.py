@@ -251,8 +251,9 @@ def next_row_cells(ctx: SheetContext, block: Block, r: int) -> np.ndarray:
 
 
 def _text_header_depth(ctx: SheetContext, block: Block, depth: int) -> int:
-    """``depth`` extended by rows of text only (or year labels) under the header rows, when the first row
-    holding a number or date below them has one in a column each such row labels: a header of
+    """``depth`` extended by rows of text only (or year labels) under the header rows, when
+    the first row holding a number or date below them has one in a column each such row
+    labels: a header of
     several plain rows (``Maximum | Annual`` over ``(lb/hr) | (tpy)``, a unit row under the
     labels), up to :data:`MAX_HEADER_ROWS` rows. A row of text whose columns hold text below
     (a group label over row labels) is data, and so are rows of text when they and the header

@@ -18,7 +18,7 @@ from extraction_assets.pipeline.checks import one_row_per_unit
 from extraction_assets.search.retrieval import index_units, retrieval_units
 from extraction_assets.search.vectors import VectorStore, VectorStoreError
 
-CODE_VERSION = "3"
+CODE_VERSION = "4"
 
 
 @stage_asset(
@@ -29,8 +29,9 @@ CODE_VERSION = "3"
                                 "per retrieval unit of the partition."},
     description=(
         "Retrieval units in the LanceDB table `units`: every chunk, and one unit per record "
-        "('Sheet > Heading > Title — Header: value; ...', pointing at its chunk), each with "
-        "its vector, text, file, sheet, A1 ranges and heading path, in a full-text index. "
+        "('Sheet > Heading > Title — Row > path; Header: value; ...', pointing at its "
+        "chunk), each with its vector, text, file, sheet, A1 ranges and heading path, in a "
+        "full-text index. "
         "Units embedded before with the same model reuse their vector; re-materializing a "
         "partition replaces its rows."
     ),

@@ -14,7 +14,7 @@ from extraction_assets.defs.trust_resources import RedactionResource
 from extraction_assets.pipeline import RunSettings
 from extraction_assets.store.registry import propose_drafts
 
-CODE_VERSION = "6"
+CODE_VERSION = "7"
 
 
 @stage_asset(
