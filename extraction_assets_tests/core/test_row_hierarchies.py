@@ -279,3 +279,60 @@ def test_the_retrieval_text_of_a_record_names_its_row_path():
     # a lone row label is among the values already
     assert record_text(["Sheet"], {"Item": "Water", "Qty": "3"}, ["Water"]) == \
         "Sheet — Item: Water; Qty: 3"
+
+
+def sections_table(indent: bool) -> Workbook:
+    """Two sections (a label, then a units row repeated over every value column), each with
+    age groups over food groups over statistics; the food groups indented when ``indent``."""
+    wb = Workbook()
+    ws = wb.active
+    ws["A1"] = "Table 3: Sugar intake by age group, 2004 and 2015"
+    ws["A3"], ws["B3"], ws["D3"] = "Characteristic", "Males", "Females"
+    ws.merge_cells("B3:C3")
+    ws.merge_cells("D3:E3")
+    for c, year in zip("BCDE", ["2004", "2015"] * 2):
+        ws[f"{c}4"] = year
+    row = 5
+    for section, unit in (("Share of energy", "%"), ("Quantity", "grams")):
+        ws.cell(row, 1, section)
+        for c in range(2, 6):
+            ws.cell(row + 1, c, unit)
+        row += 2
+        for age in ("Aged 2 to 8 years", "Aged 9 to 18 years"):
+            ws.cell(row, 1, age)
+            ws.cell(row + 1, 1, "Food and beverages").alignment = INDENT if indent else Alignment()
+            for k, stat in enumerate(("Mean", "Median")):
+                ws.cell(row + 2 + k, 1, stat).alignment = Alignment(indent=2 if indent else 0)
+                for c in range(2, 6):
+                    ws.cell(row + 2 + k, c, f"{row + k}.{c}")
+            row += 4
+    return wb
+
+
+@pytest.mark.parametrize("indent", [True, False])
+def test_units_rows_repeated_over_the_columns_between_sections_keep_one_table(indent):
+    tables = run(sections_table(indent))
+    table = the_table(tables)
+    assert table["a1_range"] == "A3:E24" and table["header_row_count"] == 2
+    assert table["unit_rows"] == [6, 16]
+    by_row = records(tables)
+    assert by_row[9]["row_path"] == ["Share of energy", "Aged 2 to 8 years",
+                                     "Food and beverages", "Mean"]
+    assert json.loads(by_row[9]["record"])["Females > 2015 > %"] == "7.5"
+    assert by_row[24]["row_path"] == ["Quantity", "Aged 9 to 18 years", "Food and beverages",
+                                      "Median"]
+    assert "Males > 2004 > grams" in json.loads(by_row[24]["record"])
+
+
+def test_a_few_items_without_values_in_a_plain_list_are_no_groups():
+    wb = Workbook()
+    ws = wb.active
+    ws.append(["Item", "Stock", "Ordered"])
+    ws.append(["Bolts", 10, 2])
+    ws.append(["Nuts"])
+    ws.append(["Washers"])
+    for k in range(8):
+        ws.append([f"Part {k}", k, k + 1])
+    by_row = records(run(wb))
+    assert by_row[3]["role"] == by_row[4]["role"] == "data"
+    assert by_row[5]["row_path"] == ["Part 0"]

@@ -33,7 +33,7 @@ from extraction_assets.core.segment.rules import (
     is_unit_word,
     reads_as_prose,
 )
-from extraction_assets.core.segment.signals import header_like, is_group_header
+from extraction_assets.core.segment.signals import header_like, is_group_header, is_units_row
 from extraction_assets.core.totals import aggregates_above
 
 
@@ -104,12 +104,16 @@ def classify_region(ctx: SheetContext, cells: np.ndarray, join_reasons: list[str
             form.reasons.append(f"label/value lines above the header row {order[pairs]}")
             out.append(form)
             del order[:pairs]
-    # a single-cell row followed by a new header row starts another table
+    # a single-cell row followed by a new header row starts another table (a section label
+    # over a units row stays inside it)
     base = rows.index(order[0])
-    for idx in (np.flatnonzero(rows.n_logical[base + 2:base + len(order) - 2] == 1) + 2).tolist():
+    singles = (np.flatnonzero(rows.n_logical[base + 2:base + len(order) - 2] == 1) + 2).tolist()
+    first_col = rows.col_span(order)[0] if singles else 0
+    for idx in singles:
         (p,) = ctx.logical(rows[order[idx]])
         text = ctx.text(p)
-        if not is_total_row(text) and not is_label(text):
+        if not is_total_row(text) and not is_label(text) and not is_units_row(
+                ctx, rows[order[idx + 1]], first_col):
             why = header_like(ctx, rows, order, idx + 1)
             if why:
                 out.extend(classify_region(ctx, rows.cells_of(order[:idx]), join_reasons))

@@ -153,13 +153,18 @@ def group_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np
     more cells heads it when the run's last label is styled unlike that row's cell in its
     column (bold or filled where it is not), indented less than it, or that row leaves its
     column empty, or the label's row holds an empty band merged across the value columns
-    (DECO's ``GroupHead``: a label row heading the rows under it); then every
-    label of the run is a group label, the earlier ones the outer groups
-    (``Aged 9 to 18 years`` over ``Food and beverages`` over the rows ``2004``, ``2015``).
+    (DECO's ``GroupHead``: a label row heading the rows under it); then every label of the
+    run is a group label, the earlier ones the outer groups (``Aged 9 to 18 years`` over
+    ``Food and beverages`` over the rows ``2004``, ``2015``). With none of these signals, a
+    run of two or more labels is a group too where the table has two such runs or more (a
+    hierarchy the sheet repeats), and so is a lone label there styled as one of their labels
+    (bold, fill, size and indent alike).
 
-    Levels: where the group labels are indented unlike one another, by indent (less indent,
-    outer group); else by their place in their run, a run ending at the innermost level (a
-    lone label after data rows replaces the innermost group, a run of two its parent too)."""
+    Levels: by the place of each label in its run, a run ending at the innermost level (the
+    labels of a run nest; a lone label after data rows replaces the innermost group, a run of
+    two its parent too); where the group labels are indented unlike one another, a run whose
+    first label is indented as a label over the rows above starts at that label's level (its
+    sibling: ``Region B`` after ``Region A`` > ``City 2``)."""
     out = np.zeros(len(starts), dtype=bool)
     level = np.zeros(len(starts), dtype=np.int64)
     logical = ctx.owns[cells]
@@ -174,7 +179,7 @@ def group_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np
     is_candidate = np.zeros(len(starts), dtype=bool)
     is_candidate[candidates] = True
     spanned = _blank_merged_rows(ctx, block)
-    runs: list[list[int]] = []
+    heading: list[tuple[list[int], bool]] = []  # runs above a data row, and their signal
     run: list[int] = []
     for i in np.flatnonzero(data).tolist():
         if is_candidate[i] and not ctx.has_blank_values(int(ctx.row[firsts[i]]), block.min_col,
@@ -182,23 +187,39 @@ def group_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np
                 ctx.text(firsts[i])):
             run.append(i)
             continue
-        if run and per_row[i] >= 2 and (int(ctx.row[firsts[run[-1]]]) in spanned or _heads(
-                ctx, firsts[run[-1]], cells[starts[i]:ends[i]])):
-            runs.append(run)
+        if run and per_row[i] >= 2:
+            heading.append((run, int(ctx.row[firsts[run[-1]]]) in spanned or _heads(
+                ctx, firsts[run[-1]], cells[starts[i]:ends[i]])))
         run = []
+    # with no style, indent or merged band to tell them, label rows nest where the sheet
+    # repeats runs of two or more, and a lone label styled as one of those is a group too
+    nested = sum(len(r) >= 2 for r, _ in heading) >= 2
+    runs = [r for r, signal in heading if signal or (nested and len(r) >= 2)]
+    keys = {_style_key(ctx, firsts[i]) for r in runs for i in r}
+    runs = [r for r, signal in heading if r in runs or (
+        nested and len(r) == 1 and _style_key(ctx, firsts[r[0]]) in keys)]
     if not runs:
         return out, level
     marked = [i for run in runs for i in run]
     out[marked] = True
-    indents = ctx.indent[firsts[marked]]
-    distinct = np.unique(indents)
-    if len(distinct) > 1:
-        level[marked] = np.searchsorted(distinct, indents)
-    else:
-        deepest = max(len(run) for run in runs)
-        for run in runs:
-            level[run] = np.arange(deepest - len(run), deepest)
+    indents = ctx.indent[firsts].tolist()
+    informative = len({indents[i] for i in marked}) > 1
+    deepest = max(len(run) for run in runs)
+    path: list[tuple[int, int]] = []  # (level, indent) of the labels over the current row
+    for run in runs:
+        base = deepest - len(run)
+        siblings = [lv for lv, ind in path if ind == indents[run[0]]]
+        if informative and siblings:  # indented as a label over the rows above: its sibling
+            base = min(base, siblings[-1])
+        for j, i in enumerate(run):
+            level[i] = base + j
+            path = [entry for entry in path if entry[0] < base + j] + [(base + j, indents[i])]
     return out, level
+
+
+def _style_key(ctx: SheetContext, p: int) -> tuple:
+    """What tells a label's level apart by its look: bold, fill, font size and indent."""
+    return bool(ctx.bold[p]), int(ctx.fill_code[p]), ctx.font_size(p), int(ctx.indent[p])
 
 
 def _blank_merged_rows(ctx: SheetContext, block: Block) -> set[int]:
@@ -235,7 +256,7 @@ def unit_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np.
     """Which data rows of a table are units rows (bool array over the rows ``starts``
     indexes): rows of short texts only (at most :data:`_UNIT_TEXT` characters, no number),
     none in the table's first column (where row labels sit), over columns that hold numbers
-    in the next data row — ``%``, ``percent``, ``grams``, ``$ thousands`` under a section label
+    in the next data row holding numbers (group labels may come between) — ``%``, ``percent``, ``grams``, ``$ thousands`` under a section label
     (HiTab's StatCan tables). A units row states the unit of its columns for the rows below
     it: header material, never a record. Judged column-wise; only the candidate rows are
     looked at one by one."""
@@ -249,13 +270,15 @@ def unit_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np.
     candidates = data & (np.add.reduceat(owns.astype(np.int64), starts) > 0) & (
         np.add.reduceat(bad.astype(np.int64), starts) == 0)
     ends = np.r_[starts[1:], len(cells)]
-    rows = np.flatnonzero(data)
+    # the data rows holding numbers: a units row states the unit of the next one
+    valued = np.flatnonzero(data & (np.add.reduceat(
+        (owns & ctx.typed[cells] & ~ctx.is_date[cells]).astype(np.int64), starts) > 0))
     for i in np.flatnonzero(candidates).tolist():
-        k = int(np.searchsorted(rows, i))
-        if k + 1 >= len(rows):
+        k = int(np.searchsorted(valued, i))
+        if k >= len(valued):
             continue
         row = ctx.logical(cells[starts[i]:ends[i]])
-        below = cells[starts[rows[k + 1]]:ends[rows[k + 1]]]
+        below = cells[starts[valued[k]]:ends[valued[k]]]
         numbers = set(ctx.col[below[ctx.typed[below] & ~ctx.is_date[below]]].tolist())
         spans = [range(int(ctx.col[p]), int(ctx.col[p]) + ctx.merge_width(p)) for p in row]
         if numbers and all(numbers & set(span) for span in spans):

@@ -19,12 +19,13 @@ UNIT_RE = re.compile(
     re.IGNORECASE,
 )
 #: A cell naming the unit of a table's values beside its caption (``Volumes | MMBtu``): a
-#: currency (code or sign), percent, a unit of energy, power, volume, mass or time, or a rate
-#: of one (``$/MMBtu``, ``bbl/d``), in brackets or not.
+#: currency (code or sign), percent, a unit of energy, power, volume, mass or time, a count
+#: (``number``), a scale (``$ thousands``), or a rate of one (``$/MMBtu``, ``bbl/d``), in brackets or not.
 UNIT_WORD_RE = re.compile(
     r"^\s*[(（\[]?\s*(?:[$€£¥%]|usd|eur|gbp|jpy|cad|chf|cents?|percent|"
     r"(?:mm?|b|k|t)?(?:btu|cf|wh|w)|dths?|dekatherms?|therms?|bbls?|barrels?|gal(?:lons?)?|"
-    r"m3|tons?|tonnes?|mt|lbs?|kg|hours?|hrs?|days?|"
+    r"m3|tons?|tonnes?|mt|lbs?|kg|mg|g|grams?|hours?|hrs?|days?|number|dollars?|"
+    r"(?:[$€£¥]\s*)?(?:thousands?|millions?|billions?)|"
     r"\S{1,8}\s*/\s*\S{1,8})\s*[)）\]]?\s*$",
     re.IGNORECASE,
 )

@@ -16,7 +16,7 @@ from extraction_assets.core.segment.context import (
     is_year_label,
     styled_cells,
 )
-from extraction_assets.core.segment.rules import MAX_HEADER_ROWS
+from extraction_assets.core.segment.rules import MAX_HEADER_ROWS, is_unit_word
 
 
 def header_like(ctx: SheetContext, rows, order: list[int], idx: int) -> str | None:
@@ -45,6 +45,19 @@ def header_like(ctx: SheetContext, rows, order: list[int], idx: int) -> str | No
                 and (ctx.fill_code[nxt] != code).any()):
             return f"row {r} is filled above unfilled rows"
     return None
+
+
+def is_units_row(ctx: SheetContext, cells: np.ndarray, first_col: int) -> bool:
+    """Whether the value-carrying ``cells`` of one row read as a units row: short texts only,
+    none in column ``first_col`` (where row labels sit), every one a unit word
+    (:func:`~.rules.is_unit_word`: ``%``, ``grams``, ``$ thousands``) or all the same text
+    (``% | % | %``, or one cell merged across the columns)."""
+    logical = ctx.logical(cells)
+    if not len(logical) or not ctx.is_str[logical].all() or (ctx.col[logical] == first_col).any():
+        return False
+    texts = ctx.texts_of(logical)
+    return all(len(t) <= 24 for t in texts) and (
+        len(set(texts)) == 1 or all(is_unit_word(t) for t in texts))
 
 
 def styled_like_row_below(ctx: SheetContext, p, side: RegionInfo) -> bool:
