@@ -84,7 +84,8 @@ def chunk_sheet(
       heading path (a line heading nothing, an instruction line superseded by the next title, a
       document's heading longer than its sheet's name) is a paragraph under the headings
       above it (:func:`_paragraph_titles`); consecutive such titles under one path are one
-      paragraph, a line each, cut between lines when over the budget;
+      paragraph, a line each, leading the first chunk of the block below them when it fits
+      (:func:`_lead_with`), else a chunk of their own cut between lines when over the budget;
     * neighbouring pieces of different blocks under the same heading path are merged while the
       result fits the budget and one of them is smaller than ``min_tokens``;
     * the parts of anything cut are marked ``continuation`` (all but the first).
@@ -113,7 +114,11 @@ def chunk_sheet(
         if isinstance(part, Block) and id(part) not in paragraphs:
             continue
         if run and not (isinstance(part, Block) and _parent_path(run[0]) == _parent_path(part)):
-            pieces += _title_pieces(run, counter, max_tokens)
+            led = None if isinstance(part, Block) else _lead_with(run, part, counter, max_tokens)
+            if led is None:
+                pieces += _title_pieces(run, counter, max_tokens)
+            else:
+                part = led
             run = []
         if isinstance(part, Block):
             run.append(part)
@@ -144,6 +149,25 @@ def _paragraph_titles(titles: list[Block], shown: set[str]) -> set[int]:
             out.add(id(title))
             shown.update(_parent_path(title))
     return out
+
+
+def _lead_with(run: list[Block], pieces: list[_Piece], counter: _Counter,
+               max_tokens: int) -> list[_Piece] | None:
+    """``pieces`` (the chunks of the block below a run of paragraph titles) with the titles'
+    lines leading the first one, above its own body, when that piece's heading path starts
+    with the titles' (:func:`_parent_path`: the headings they were left to stand under) and
+    the result fits ``max_tokens``; else ``None``. Lines above a table belong with it: alone,
+    a chunk of a title's words outranks the rows it stands over in search."""
+    parent = _parent_path(run[0])
+    if not pieces or pieces[0].heading_path[:len(parent)] != parent:
+        return None
+    first = pieces[0]
+    lead = _Piece(first.heading_path,
+                  "\n".join(md_text(t.text) for t in run) + "\n\n" + first.body,
+                  [t.block_id for t in run] + first.block_ids,
+                  [t.a1_range for t in run] + first.a1_ranges, first.rows, first.continuation)
+    lead.n_tokens = counter.one(_text(lead))
+    return None if lead.n_tokens > max_tokens else [lead, *pieces[1:]]
 
 
 def _title_pieces(run: list[Block], counter: _Counter, max_tokens) -> list[_Piece]:
