@@ -155,3 +155,14 @@ def test_a_header_repeated_at_a_page_break_stays_in_its_table():
     _, blocks = segment(wb)
     (table,) = tables(blocks)
     assert table.a1_range == "A1:C12" and table.skip_rows == [7]
+
+
+def test_a_note_merged_over_two_rows_under_a_table_is_text():
+    rows = [["Region", "Q1", "Q2"], *[[f"R{i}", i, i + 1] for i in range(5)],
+            ["Note: figures are provisional and will be revised with the audited accounts."]]
+    wb, ws = sheet_of("Notes", rows)
+    ws.merge_cells("A7:C8")
+    grid, blocks = segment(wb)
+    (table,) = tables(blocks)
+    assert table.a1_range == "A1:C6"
+    assert [(b.kind, b.a1_range) for b in blocks if b.kind == "text"] == [("text", "A7:C8")]

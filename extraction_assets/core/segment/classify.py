@@ -138,13 +138,18 @@ def classify_region(ctx: SheetContext, cells: np.ndarray, join_reasons: list[str
     if len(order) < 2 or not wide[base:base + len(order)].any():
         form = key_value_block(ctx, rows, order, join_reasons) if order else None
         return out + ([form] if form else text_blocks(ctx, rows, order))
-    # trailing notes
+    # trailing notes (with the rows a note merged over several rows covers)
     notes: list[int] = []
     while len(order) > 2:
+        covered = []
+        while len(order) > 3 and not rows.n_logical[rows.index(order[-1])] \
+                and order[-1] not in rows._replaced:
+            covered.insert(0, order.pop())
         why = note_row(ctx, rows, order)
         if not why:
+            order.extend(covered)
             break
-        notes.insert(0, order.pop())
+        notes[:0] = [order.pop(), *covered]
         note_why = why
     rest = rows.cells_of(order)
     r0, c0, r1, c1 = ctx.bbox(rest)
