@@ -128,7 +128,7 @@ def _section_headers(grid: StyledGrid, plan: _Plan) -> tuple[np.ndarray, list[li
     section 0, 1, …])``. Section 0 (above the first units row, or the whole block) has the
     columns' headers; the section under units row ``block.unit_rows[s - 1]`` has each
     column's header with the unit that row gives it appended (``2015 > grams``), unless its
-    header path already ends with it."""
+    header path already ends with it; a group row is in the section of the rows it heads."""
     block = plan.block
     keys = [[c.header for c in block.columns]]
     if not block.unit_rows or plan.first is None:
@@ -143,7 +143,13 @@ def _section_headers(grid: StyledGrid, plan: _Plan) -> tuple[np.ndarray, list[li
             section.append(c.header if c.group or not unit or c.header_levels[-1:] == [unit]
                            else f"{c.header} > {unit}")
         keys.append(section)
-    return np.searchsorted(np.array(unit_rows), plan.rows, side="right"), keys
+    section = np.searchsorted(np.array(unit_rows), plan.rows, side="right")
+    # a group row takes the section of the rows it heads (a units row may come between)
+    heads = np.flatnonzero(~np.isin(plan.rows, block.group_rows))
+    if len(heads):
+        nxt = heads[np.minimum(np.searchsorted(heads, np.arange(len(plan.rows))), len(heads) - 1)]
+        section = section[nxt]
+    return section, keys
 
 
 def _form_plan(grid: StyledGrid, base: int, block: Block) -> _Plan:
