@@ -3,10 +3,11 @@
 A partition's **retrieval units** are
 
 * its Markdown chunks (``kind = "chunk"``), as the ``chunks`` table holds them;
-* one unit per record (``kind = "record"``: a table row, a form), whose text names where the
-  row stands and what each value is: ``Sheet > Heading > Table title — Header: value; Header:
-  value``. It cites the record's sheet, A1 range and heading path, and ``chunk_id`` names the
-  chunk that holds its row.
+* one unit per record (``kind = "record"``: a table row, a form) but group label rows (their
+  labels lead the row paths of the rows under them), whose text names where the row stands
+  and what each value is: ``Sheet > Heading > Table title — Row > path; Header: value;
+  Header: value``. It cites the record's sheet, A1 range and heading path, and ``chunk_id``
+  names the chunk that holds its row.
 
 Each unit is one LanceDB row, embedded and in the full-text index (see
 :mod:`extraction_assets.search.vectors`). A chunk's ``unit_id`` is its chunk id, a record's the sha256
@@ -66,9 +67,10 @@ def retrieval_units(workbook_hash: str, filename: str, source_path: str, chunks:
                     records: list[dict], blocks: list[dict],
                     count_tokens_batch: Callable[[Sequence[str]], list[int]]) -> list[dict]:
     """The rows of the LanceDB ``units`` table for one partition (without vectors): its
-    ``chunks`` as they are, then one unit per record of ``records``, each placed by its
-    block of ``blocks`` (heading path, title). Rows of the ``chunks``, ``records`` and
-    ``blocks`` tables as dicts; ``count_tokens_batch`` counts the record texts' tokens."""
+    ``chunks`` as they are, then one unit per record of ``records`` but group label rows,
+    each placed by its block of ``blocks`` (heading path, title). Rows of the ``chunks``,
+    ``records`` and ``blocks`` tables as dicts; ``count_tokens_batch`` counts the record
+    texts' tokens."""
     units = [dict(workbook_hash=workbook_hash, unit_id=c["chunk_id"],
                   kind="chunk", chunk_id=c["chunk_id"], filename=filename,
                   source_path=source_path, sheet_name=c["sheet_name"],
@@ -81,6 +83,8 @@ def retrieval_units(workbook_hash: str, filename: str, source_path: str, chunks:
             holder.setdefault(block_id, c["chunk_id"])
             for row in c["rows"]:
                 holder.setdefault((block_id, row), c["chunk_id"])
+    # a group label row is no unit of its own: its words are in the row paths of its rows
+    records = [r for r in records if r["role"] != "group"]
     texts = []
     for r in records:
         block = by_block[r["block_id"]]

@@ -18,7 +18,7 @@ from openpyxl.styles import Alignment, Border, Font, Side
 from extraction_assets.core.render.records import RecordSet
 from extraction_assets.pipeline import run_pipeline
 from extraction_assets.pipeline.codecs import blocks_from_tables, grids_from_tables
-from extraction_assets.search.retrieval import record_text
+from extraction_assets.search.retrieval import record_text, retrieval_units
 
 INDENT = Alignment(indent=1)
 
@@ -336,3 +336,14 @@ def test_a_few_items_without_values_in_a_plain_list_are_no_groups():
     by_row = records(run(wb))
     assert by_row[3]["role"] == by_row[4]["role"] == "data"
     assert by_row[5]["row_path"] == ["Part 0"]
+
+
+def test_group_label_rows_are_no_retrieval_units_their_rows_carry_them():
+    tables = run(sugars(as_text=True))
+    units = retrieval_units("h", "sugars.xlsx", "sugars.xlsx", tables["chunks"].to_pylist(),
+                            tables["records"].to_pylist(), tables["blocks"].to_pylist(),
+                            lambda texts: [words(t) for t in texts])
+    cited = {u["a1_ranges"][0] for u in units if u["kind"] == "record"}
+    assert cited == {f"A{r}:G{r}" for r in (8, 9, 11, 12, 15, 16, 18, 19)}
+    (unit,) = [u for u in units if u["a1_ranges"] == ["A16:G16"]]
+    assert "Aged 9 to 18 years > Food and beverages > 2015; " in unit["text"]
