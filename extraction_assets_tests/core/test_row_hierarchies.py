@@ -156,17 +156,26 @@ def test_the_same_table_reads_alike_with_numbers_stored_as_text_or_numbers(as_te
         r["row_path"] for r in reference["records"].to_pylist()]
 
 
-def units_table(second_unit: str) -> Workbook:
-    """Two sections under one column header, each a label row then a units row (``%`` merged
-    across the value columns), the numbers stored as text."""
+def two_year_header(title: str, stub: str, left: str, right: str) -> Workbook:
+    """A sheet with ``title`` in A1 and a two-row column header on rows 3-4: ``stub`` in A3,
+    ``left`` and ``right`` merged over two columns each, the years 2004 and 2015 under both."""
     wb = Workbook()
     ws = wb.active
-    ws["A1"] = "Table 1: Beverages consumed, by age"
-    ws["A3"], ws["B3"], ws["D3"] = "Beverage", "Aged 1 to 8 years", "Aged 9 to 13 years"
+    ws["A1"] = title
+    ws["A3"], ws["B3"], ws["D3"] = stub, left, right
     ws.merge_cells("B3:C3")
     ws.merge_cells("D3:E3")
     for c, year in zip("BCDE", ["2004", "2015"] * 2):
         ws[f"{c}4"] = year
+    return wb
+
+
+def units_table(second_unit: str) -> Workbook:
+    """Two sections under one column header, each a label row then a units row (``%`` merged
+    across the value columns), the numbers stored as text."""
+    wb = two_year_header("Table 1: Beverages consumed, by age", "Beverage", "Aged 1 to 8 years",
+                         "Aged 9 to 13 years")
+    ws = wb.active
     row = 5
     for section, unit in (("Percentage consuming the day before", "%"),
                           ("Quantity consumed by consumers", second_unit)):
@@ -284,14 +293,9 @@ def test_the_retrieval_text_of_a_record_names_its_row_path():
 def sections_table(indent: bool) -> Workbook:
     """Two sections (a label, then a units row repeated over every value column), each with
     age groups over food groups over statistics; the food groups indented when ``indent``."""
-    wb = Workbook()
+    wb = two_year_header("Table 3: Sugar intake by age group, 2004 and 2015", "Characteristic",
+                         "Males", "Females")
     ws = wb.active
-    ws["A1"] = "Table 3: Sugar intake by age group, 2004 and 2015"
-    ws["A3"], ws["B3"], ws["D3"] = "Characteristic", "Males", "Females"
-    ws.merge_cells("B3:C3")
-    ws.merge_cells("D3:E3")
-    for c, year in zip("BCDE", ["2004", "2015"] * 2):
-        ws[f"{c}4"] = year
     row = 5
     for section, unit in (("Share of energy", "%"), ("Quantity", "grams")):
         ws.cell(row, 1, section)
