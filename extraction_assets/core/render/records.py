@@ -326,8 +326,8 @@ class RecordSet:
             block, n, r0 = plan.block, len(plan.block.columns), int(self.record_start[k])
             if plan.first is None or not len(plan.rows) or not (
                     block.group_rows or block.row_label_cols):
-                out.extend([] for _ in plan.rows)
-                self.group_depths.extend(0 for _ in plan.rows)
+                out.extend([[]] * len(plan.rows))  # one shared empty path, never changed
+                self.group_depths.extend([0] * len(plan.rows))
                 continue
             slots = [j for c in block.row_label_cols for j, column in enumerate(block.columns)
                      if column.col == c and not column.group][:len(block.row_label_cols)]
@@ -461,6 +461,9 @@ class RecordSet:
                 pa.array(keep))
             return per_row(pairs, np.r_[0, np.cumsum(keep)][offsets], "; ")
         texts = self._per_record(build)
+        if not any(self.group_depths) and not any(
+                len(block.row_label_cols) > 1 for block in self.blocks):
+            return texts  # no record has a path of two levels or more
         paths = pa.array([" > ".join(path) if len(path) > 1 else "" for path in self.row_paths],
                          pa.string())
         return pc.if_else(pc.equal(paths, ""), texts, pc.if_else(

@@ -100,8 +100,11 @@ class SheetContext:
         is_str = as_numpy(pc.fill_null(pc.equal(vtype, "string"), False))
         #: a text cell that reads as a number (:data:`~.rules.NUMBER_TEXT`): for the rules a
         #: number (``typed``, not ``is_str``, its value in ``number``); its record keeps the text
-        self.text_number = is_str & as_numpy(pc.fill_null(pc.match_substring_regex(
-            self.texts, NUMBER_TEXT), False))
+        self.text_number = np.zeros(self.n, dtype=bool)
+        strings = np.flatnonzero(is_str)
+        if len(strings):
+            self.text_number[strings] = as_numpy(pc.fill_null(pc.match_substring_regex(
+                self.texts.take(pa.array(strings, pa.int64())), NUMBER_TEXT), False))
         self.is_str = is_str & ~self.text_number
         self.typed = typed[index] | self.text_number
         #: a text standing for a missing value (:data:`~.rules.MISSING_VALUE_TEXTS`)

@@ -264,11 +264,11 @@ def unit_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np.
     if len(block.columns) < 2 or not len(starts):
         return out
     owns = ctx.owns[cells]
-    short = as_numpy(pc.less_equal(pc.utf8_length(ctx.texts.take(pa.array(cells, pa.int64()))),
-                                   _UNIT_TEXT))
-    bad = owns & (~ctx.is_str[cells] | ~short | (ctx.col[cells] == block.min_col))
+    bad = owns & (~ctx.is_str[cells] | (ctx.col[cells] == block.min_col))
     candidates = data & (np.add.reduceat(owns.astype(np.int64), starts) > 0) & (
         np.add.reduceat(bad.astype(np.int64), starts) == 0)
+    if not candidates.any():
+        return out
     ends = np.r_[starts[1:], len(cells)]
     # the data rows holding numbers: a units row states the unit of the next one
     valued = np.flatnonzero(data & (np.add.reduceat(
@@ -278,6 +278,8 @@ def unit_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np.
         if k >= len(valued):
             continue
         row = ctx.logical(cells[starts[i]:ends[i]])
+        if any(len(t) > _UNIT_TEXT for t in ctx.texts_of(row)):
+            continue
         below = cells[starts[valued[k]]:ends[valued[k]]]
         numbers = set(ctx.col[below[ctx.typed[below] & ~ctx.is_date[below]]].tolist())
         spans = [range(int(ctx.col[p]), int(ctx.col[p]) + ctx.merge_width(p)) for p in row]
