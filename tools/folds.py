@@ -39,11 +39,6 @@ def fold_of(file_name: str) -> int:
     return int(hashlib.sha256(name.encode()).hexdigest(), 16) % N_FOLDS
 
 
-def is_look(file_name: str) -> bool:
-    """Whether a labelled file is in a look fold (its failures may be read while tuning)."""
-    return fold_of(file_name) in LOOK_FOLDS
-
-
 def fold_subsets() -> dict[str, tuple[int, ...]]:
     """The subsets of folds a report scores, by name, in report order: ``look``,
     ``held_apart``, then each fold alone (``"0"`` … ``"3"``)."""

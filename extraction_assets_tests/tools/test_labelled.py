@@ -14,7 +14,7 @@ from openpyxl import Workbook
 
 from extraction_assets.pipeline import run_pipeline
 from tools.evaluate import main
-from tools.folds import HELD_APART_FOLDS, LOOK_FOLDS, N_FOLDS, fold_of, fold_subsets, is_look
+from tools.folds import HELD_APART_FOLDS, LOOK_FOLDS, N_FOLDS, fold_of, fold_subsets
 from tools.labelled import (
     eob,
     evaluate_hitab,
@@ -126,7 +126,8 @@ def test_folds_are_a_fixed_partition_by_base_name():
     for f in folds:  # each file is in exactly one fold, and in the look or held-apart group
         assert sum(f in members for k, members in subsets.items() if k.isdigit()) == 1
         assert (f in subsets["look"]) != (f in subsets["held_apart"])
-    assert [is_look(n) for n in ("5.xlsx", "14.xlsx", "1.xlsx")] == [True, True, False]
+    assert [fold_of(n) in LOOK_FOLDS for n in ("5.xlsx", "14.xlsx", "1.xlsx")] == [
+        True, True, False]
 
 
 # -- HiTab header and row paths ---------------------------------------------------------------

@@ -123,10 +123,10 @@ def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: Re
                 for p in inside[data].tolist():
                     lost[p], why[p] = True, f"cell of table {block.a1_range} in no record"
                 if reach is not None and block.block_id not in reach.missing:
-                    chunked = np.asarray(reach.rows[block.block_id], np.int64)
+                    chunked = reach.rows[block.block_id]  # sorted
                     # a units row is in the header line of the chunks of the rows below it
                     units = np.isin(rows, block.unit_rows) & (
-                        rows < (chunked.max() if len(chunked) else 0))
+                        rows < (chunked[-1] if len(chunked) else 0))
                     unchunked = ~header & ~np.isin(rows, block.skip_rows) & ~lost[inside] \
                         & ~np.isin(rows, chunked) & ~units
                     for p in inside[unchunked].tolist():

@@ -330,7 +330,7 @@ class RecordSet:
                 self.group_depths.extend([0] * len(plan.rows))
                 continue
             slots = [j for c in block.row_label_cols for j, column in enumerate(block.columns)
-                     if column.col == c and not column.group][:len(block.row_label_cols)]
+                     if column.col == c and not column.group]
             e0 = int(self.entry_start[k])
             labels = [self.display.take(pa.array(e0 + np.arange(len(plan.rows)) * n + j))
                       .to_pylist() for j in slots]

@@ -16,7 +16,12 @@ from extraction_assets.core.segment.context import (
     styled_cells,
     year_labels,
 )
-from extraction_assets.core.segment.rules import AGGREGATE_HINT, TOTAL_WORDS, reads_as_sentence
+from extraction_assets.core.segment.rules import (
+    AGGREGATE_HINT,
+    TOTAL_WORDS,
+    UNIT_TEXT_CHARS,
+    reads_as_sentence,
+)
 from extraction_assets.core.segment.signals import UniqueLabels, header_text
 from extraction_assets.core.totals import (
     TOTAL_HINT_RE,
@@ -194,9 +199,9 @@ def group_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np
     # with no style, indent or merged band to tell them, label rows nest where the sheet
     # repeats runs of two or more, and a lone label styled as one of those is a group too
     nested = sum(len(r) >= 2 for r, _ in heading) >= 2
-    runs = [r for r, signal in heading if signal or (nested and len(r) >= 2)]
-    keys = {_style_key(ctx, firsts[i]) for r in runs for i in r}
-    runs = [r for r, signal in heading if r in runs or (
+    heads = [signal or (nested and len(r) >= 2) for r, signal in heading]
+    keys = {_style_key(ctx, firsts[i]) for (r, _), ok in zip(heading, heads) if ok for i in r}
+    runs = [r for (r, _), ok in zip(heading, heads) if ok or (
         nested and len(r) == 1 and _style_key(ctx, firsts[r[0]]) in keys)]
     if not runs:
         return out, level
@@ -227,8 +232,8 @@ def _blank_merged_rows(ctx: SheetContext, block: Block) -> set[int]:
     of its first column (a label row whose value cells were merged into one empty band)."""
     out: set[int] = set()
     for r1, c1, r2, c2 in ctx.blank_merges():
-        if (r1 == r2 and block.min_row <= r1 <= block.max_row and c1 > block.min_col
-                and block.min_col < c2 <= block.max_col and c2 > c1):
+        if r1 == r2 and block.min_row <= r1 <= block.max_row and \
+                block.min_col < c1 < c2 <= block.max_col:
             out.add(r1)
     return out
 
@@ -247,17 +252,14 @@ def _heads(ctx: SheetContext, p: int, row: np.ndarray) -> bool:
         ctx, same[:1])
 
 
-#: Most characters of a unit word in a units row (``percent``, ``$ thousands``, ``grams``).
-_UNIT_TEXT = 24
-
-
 def unit_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np.ndarray,
                  data: np.ndarray) -> np.ndarray:
     """Which data rows of a table are units rows (bool array over the rows ``starts``
-    indexes): rows of short texts only (at most :data:`_UNIT_TEXT` characters, no number),
-    none in the table's first column (where row labels sit), over columns that hold numbers
-    in the next data row holding numbers (group labels may come between) — ``%``, ``percent``, ``grams``, ``$ thousands`` under a section label
-    (HiTab's StatCan tables). A units row states the unit of its columns for the rows below
+    indexes): rows of short texts only (at most :data:`~.rules.UNIT_TEXT_CHARS` characters,
+    no number), none in the table's first column (where row labels sit), over columns that
+    hold numbers in the next data row holding numbers (group labels may come between) —
+    ``%``, ``percent``, ``grams``, ``$ thousands`` under a section label (HiTab's StatCan
+    tables). A units row states the unit of its columns for the rows below
     it: header material, never a record. Judged column-wise; only the candidate rows are
     looked at one by one."""
     out = np.zeros(len(starts), dtype=bool)
@@ -278,7 +280,7 @@ def unit_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np.
         if k >= len(valued):
             continue
         row = ctx.logical(cells[starts[i]:ends[i]])
-        if any(len(t) > _UNIT_TEXT for t in ctx.texts_of(row)):
+        if any(len(t) > UNIT_TEXT_CHARS for t in ctx.texts_of(row)):
             continue
         below = cells[starts[valued[k]]:ends[valued[k]]]
         numbers = set(ctx.col[below[ctx.typed[below] & ~ctx.is_date[below]]].tolist())

@@ -20,7 +20,8 @@ UNIT_RE = re.compile(
 )
 #: A cell naming the unit of a table's values beside its caption (``Volumes | MMBtu``): a
 #: currency (code or sign), percent, a unit of energy, power, volume, mass or time, a count
-#: (``number``), a scale (``$ thousands``), or a rate of one (``$/MMBtu``, ``bbl/d``), in brackets or not.
+#: (``number``), a scale (``$ thousands``), or a rate of one (``$/MMBtu``, ``bbl/d``), in
+#: brackets or not.
 UNIT_WORD_RE = re.compile(
     r"^\s*[(（\[]?\s*(?:[$€£¥%]|usd|eur|gbp|jpy|cad|chf|cents?|percent|"
     r"(?:mm?|b|k|t)?(?:btu|cf|wh|w)|dths?|dekatherms?|therms?|bbls?|barrels?|gal(?:lons?)?|"
@@ -83,6 +84,10 @@ MAX_HEADER_ROWS = 4
 
 def is_unit(text: str) -> bool:
     return len(text) <= 40 and bool(UNIT_RE.match(text))
+
+
+#: Most characters of a cell of a units row (``percent``, ``$ thousands``, ``grams``).
+UNIT_TEXT_CHARS = 24
 
 
 def is_unit_word(text: str) -> bool:

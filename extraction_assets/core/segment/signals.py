@@ -16,7 +16,7 @@ from extraction_assets.core.segment.context import (
     is_year_label,
     styled_cells,
 )
-from extraction_assets.core.segment.rules import MAX_HEADER_ROWS, is_unit_word
+from extraction_assets.core.segment.rules import MAX_HEADER_ROWS, UNIT_TEXT_CHARS, is_unit_word
 
 
 def header_like(ctx: SheetContext, rows, order: list[int], idx: int) -> str | None:
@@ -56,7 +56,7 @@ def is_units_row(ctx: SheetContext, cells: np.ndarray, first_col: int) -> bool:
     if not len(logical) or not ctx.is_str[logical].all() or (ctx.col[logical] == first_col).any():
         return False
     texts = ctx.texts_of(logical)
-    return all(len(t) <= 24 for t in texts) and (
+    return all(len(t) <= UNIT_TEXT_CHARS for t in texts) and (
         len(set(texts)) == 1 or all(is_unit_word(t) for t in texts))
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from extraction_assets.core.blocks import RECORD_KINDS, Block, BlockKind
-from extraction_assets.core.segment.rules import NOTE_RE, UNIT_RE, reads_as_sentence
+from extraction_assets.core.segment.rules import NOTE_RE, is_unit, reads_as_sentence
 
 
 def attach_titles(blocks: list[Block]) -> dict[int, Block]:
@@ -18,7 +18,7 @@ def attach_titles(blocks: list[Block]) -> dict[int, Block]:
         if NOTE_RE.match(block.text):
             block.kind = BlockKind.TEXT
             block.reasons.append("note marker: text, not a title")
-        elif UNIT_RE.match(block.text) and len(block.text) <= 40:
+        elif is_unit(block.text):
             block.kind = BlockKind.TEXT
             block.reasons.append("unit line: text, not a title")
     tables = [b for b in blocks if b.kind in RECORD_KINDS]
@@ -36,7 +36,7 @@ def attach_titles(blocks: list[Block]) -> dict[int, Block]:
             used[id(title)] = block
             block.reasons.append(f"title from {title.a1_range}")
         units = [b for b in blocks if b.kind == BlockKind.TEXT and near_above(b, block)
-                 and (b.unit or (UNIT_RE.match(b.text) and len(b.text) <= 40))]
+                 and (b.unit or is_unit(b.text))]
         if units:
             block.unit = units[-1].unit or units[-1].text
             block.reasons.append(f"unit line {units[-1].a1_range}: {block.unit}")
