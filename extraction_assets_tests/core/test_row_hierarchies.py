@@ -351,3 +351,18 @@ def test_group_label_rows_are_no_retrieval_units_their_rows_carry_them():
     assert cited == {f"A{r}:G{r}" for r in (8, 9, 11, 12, 15, 16, 18, 19)}
     (unit,) = [u for u in units if u["a1_ranges"] == ["A16:G16"]]
     assert "Aged 9 to 18 years > Food and beverages > 2015; " in unit["text"]
+
+
+def test_a_group_label_filled_down_its_own_column_is_in_the_path_once():
+    wb = Workbook()
+    ws = wb.active
+    ws.append(["Desk", "Hub", "Month", "Bid"])
+    for desk in ("Cinergy Options", "PJM Options"):
+        ws.append([desk])
+        ws.cell(ws.max_row, 1).font = Font(bold=True)
+        for k in range(3):
+            ws.append([None, desk[:3], f"M{k}", k + 0.5])
+    by_row = records(run(wb))
+    assert by_row[2]["role"] == "group"
+    assert by_row[3]["row_path"] == ["Cinergy Options", "Cin"]
+    assert by_row[8]["row_path"] == ["PJM Options", "PJM"]

@@ -317,12 +317,13 @@ def _consistent_units(ctx: SheetContext, block: Block) -> None:
 def row_label_columns(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np.ndarray,
                       data: np.ndarray) -> list[int]:
     """The sheet columns whose values name each data row (its row header), outermost first:
-    the row-group columns filled down, then the first other column when it holds text (not
-    numbers or dates; year labels count as text) in most of the data rows that have a value
-    there, and a value in at least half of them (the stub: ``Water``, ``2004`` under ``Food and
+    the row-group columns filled down (unless they hold the labels of group rows, which lead
+    the row path already), then the first other column when it holds text (not numbers or
+    dates; year labels count as text) in most of the data rows that have a value there, and a
+    value in at least half of them (the stub: ``Water``, ``2004`` under ``Food and
     beverages``). Column-wise over the cells."""
-    out = list(block.row_group_cols)
-    columns = [c.col for c in block.columns if not c.group and c.col not in out]
+    out = [] if block.group_rows else list(block.row_group_cols)
+    columns = [c.col for c in block.columns if not c.group and c.col not in block.row_group_cols]
     n_rows = int(data.sum())
     if not n_rows or not columns or not len(cells):
         return out
