@@ -366,3 +366,30 @@ def test_a_group_label_filled_down_its_own_column_is_in_the_path_once():
     assert by_row[2]["role"] == "group"
     assert by_row[3]["row_path"] == ["Cinergy Options", "Cin"]
     assert by_row[8]["row_path"] == ["PJM Options", "PJM"]
+
+
+def test_lone_group_labels_indented_under_a_section_nest_in_it():
+    wb = Workbook()
+    ws = wb.active
+    ws.append(["Characteristic", "2007", "2014"])
+    row = 2
+    for section in ("Including fruit juice", "Excluding fruit juice"):
+        ws.cell(row, 1, section).font = Font(bold=True)
+        ws.cell(row + 1, 1, "Average (overall)").alignment = INDENT
+        ws.cell(row + 1, 2, "5.0")
+        ws.cell(row + 1, 3, "5.1")
+        row += 2
+        for group, items in (("Sex", ("Male", "Female")), ("Age group", ("12 to 18", "19 to 50"))):
+            cell = ws.cell(row, 1, group)
+            cell.font, cell.alignment = Font(bold=True), INDENT
+            row += 1
+            for k, item in enumerate(items):
+                ws.cell(row, 1, item).alignment = INDENT
+                ws.cell(row, 2, f"{row}.{k}")
+                ws.cell(row, 3, f"{row}.5")
+                row += 1
+    by_row = records(run(wb))
+    assert by_row[3]["row_path"] == ["Including fruit juice", "Average (overall)"]
+    assert by_row[5]["row_path"] == ["Including fruit juice", "Sex", "Male"]
+    assert by_row[8]["row_path"] == ["Including fruit juice", "Age group", "12 to 18"]
+    assert by_row[13]["row_path"] == ["Excluding fruit juice", "Sex", "Male"]

@@ -169,7 +169,9 @@ def group_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np
     labels of a run nest; a lone label after data rows replaces the innermost group, a run of
     two its parent too); where the group labels are indented unlike one another, a run whose
     first label is indented as a label over the rows above starts at that label's level (its
-    sibling: ``Region B`` after ``Region A`` > ``City 2``)."""
+    sibling: ``Region B`` after ``Region A`` > ``City 2``; of several such labels the one whose
+    level is nearest the run's own), and one indented more than every
+    such label starts under the innermost of them (``Sex`` under ``Including fruit juice``)."""
     out = np.zeros(len(starts), dtype=bool)
     level = np.zeros(len(starts), dtype=np.int64)
     logical = ctx.owns[cells]
@@ -213,9 +215,14 @@ def group_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np
     path: list[tuple[int, int]] = []  # (level, indent) of the labels over the current row
     for run in runs:
         base = deepest - len(run)
-        siblings = [lv for lv, ind in path if ind == indents[run[0]]]
-        if informative and siblings:  # indented as a label over the rows above: its sibling
-            base = min(base, siblings[-1])
+        if informative:
+            siblings = [lv for lv, ind in path if ind == indents[run[0]]]
+            outer = [lv for lv, ind in path if ind < indents[run[0]]]
+            if siblings:  # indented as a label over the rows above: its sibling (the one
+                # whose level is nearest the run's own, the deeper on a tie)
+                base = min(siblings, key=lambda lv: (abs(lv - base), -lv))
+            elif outer:  # indented more than the labels over the rows above: under them
+                base = max(base, outer[-1] + 1)
         for j, i in enumerate(run):
             level[i] = base + j
             path = [entry for entry in path if entry[0] < base + j] + [(base + j, indents[i])]
