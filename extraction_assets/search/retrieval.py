@@ -31,6 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from extraction_assets.core.render.records import row_path_text
 from extraction_assets.search.vectors import MODES, VectorStore
 from extraction_assets.store.storage import DataStore
 
@@ -53,10 +54,9 @@ def record_unit_id(text: str, sheet_name: str, a1_range: str) -> str:
 def record_text(place: Sequence[str], display: dict, row_path: Sequence[str] = ()) -> str:
     """A record's retrieval text: its ``place`` (heading path, then the table title when the
     path does not end with it) joined by ``" > "``, then its ``row_path`` (row-group labels and
-    row label) joined by ``" > "`` where it has two levels or more (a lone row label is among
-    the values already) and the ``Header: value`` pairs of its non-empty display values, all
-    joined by ``"; "``."""
-    path = " > ".join(row_path) if len(row_path) > 1 else ""
+    row label, :func:`~extraction_assets.core.render.records.row_path_text`) and the ``Header:
+    value`` pairs of its non-empty display values, all joined by ``"; "``."""
+    path = row_path_text(row_path)
     values = "; ".join(part for part in (
         path, *(f"{header}: {value}" for header, value in display.items()
                 if str(value).strip())) if part)

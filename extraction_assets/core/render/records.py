@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -34,6 +34,12 @@ class Record:
     display: dict
     merged_from: dict
     row_path: list[str]
+
+
+def row_path_text(row_path: Sequence[str]) -> str:
+    """How a record's text leads with its row path: the levels joined by ``" > "`` where it has
+    two or more, else ``""`` (a lone row label is among the record's values already)."""
+    return " > ".join(row_path) if len(row_path) > 1 else ""
 
 
 def _typed_json(cells: pa.Table) -> pa.Array:
@@ -464,8 +470,7 @@ class RecordSet:
         if not any(self.group_depths) and not any(
                 len(block.row_label_cols) > 1 for block in self.blocks):
             return texts  # no record has a path of two levels or more
-        paths = pa.array([" > ".join(path) if len(path) > 1 else "" for path in self.row_paths],
-                         pa.string())
+        paths = pa.array([row_path_text(path) for path in self.row_paths], pa.string())
         return pc.if_else(pc.equal(paths, ""), texts, pc.if_else(
             pc.equal(texts, ""), paths, pc.binary_join_element_wise(paths, texts, "; ")))
 

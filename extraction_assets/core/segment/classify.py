@@ -15,7 +15,6 @@ from extraction_assets.core.segment.context import (
     SheetContext,
     as_numpy,
     band_styles,
-    is_year_label,
     make_block,
     row_texts,
     size_label,
@@ -143,7 +142,7 @@ def classify_region(ctx: SheetContext, cells: np.ndarray, join_reasons: list[str
     while len(order) > 2:
         covered = []
         while len(order) > 3 and not rows.n_logical[rows.index(order[-1])] \
-                and order[-1] not in rows._replaced:
+                and not rows.is_replaced(order[-1]):
             covered.insert(0, order.pop())
         why = note_row(ctx, rows, order)
         if not why:
@@ -222,7 +221,7 @@ def caption_above_header(ctx: SheetContext, rows: RegionRows, order: list[int]) 
         return None
     beyond = second[ctx.col[second] > cols[-1]]
     numbers = ctx.typed[second] & ~ctx.is_date[second]
-    if len(beyond) < 2 or any(not is_year_label(ctx, p) for p in second[numbers].tolist()):
+    if len(beyond) < 2 or not year_labels(ctx, second[numbers]).all():
         return None
     below = ctx.logical(rows.cells_of(order[2:7]))
     if (cols[0] != rows.col_span(order)[0]
@@ -414,7 +413,7 @@ def text_blocks(ctx: SheetContext, rows: RegionRows, order: list[int]) -> list[B
     # heading lines: rows of one value-carrying cell (a replaced row is checked as it is now)
     base = rows.index(order[0])
     candidates = set((np.flatnonzero(rows.n_logical[base:base + len(order)] == 1)).tolist())
-    candidates |= {i for i, r in enumerate(order) if r in rows._replaced}
+    candidates |= {i for i, r in enumerate(order) if rows.is_replaced(r)}
     headings = [i for i in sorted(candidates) if is_heading_row(ctx, rows[order[i]])]
     out: list[Block] = []
     start = 0

@@ -277,6 +277,11 @@ class RegionRows:
         self.index(r)
         self._replaced[r] = cells
 
+    def is_replaced(self, r: int) -> bool:
+        """Whether row ``r``'s cells were replaced (``rows[r] = cells``: a row trimmed by a
+        rule, not its cells as the region holds them)."""
+        return r in self._replaced
+
     def get(self, r: int, default=None):
         return self[r] if r in self else default
 

@@ -11,7 +11,11 @@ from extraction_assets.core.grid import cell_keys
 from extraction_assets.core.model import SheetObject
 from extraction_assets.core.segment.context import Region, SheetContext
 from extraction_assets.core.segment.rows import mark_data_rows
-from extraction_assets.core.segment.signals import UniqueLabels, header_text
+from extraction_assets.core.segment.signals import (
+    UniqueLabels,
+    header_text,
+    placeholder_header,
+)
 
 #: Pivot row item types that are not totals (§18.10.1.44 ``ST_ItemType``).
 PIVOT_BODY_ITEMS = ("data", "blank")
@@ -76,7 +80,7 @@ def list_object_blocks(ctx: SheetContext, list_objects: list[ListObject]
             name = lo.columns[c - c1] if c - c1 < len(lo.columns) else None
             p = ctx.find(r1, c) if header_rows else None
             text = header_text(ctx.text(p)) if p is not None else ""
-            label = labels.unique(text or header_text(name or "") or f"Column {column_letter(c)}")
+            label = labels.unique(text or header_text(name or "") or placeholder_header(c))
             block.columns.append(Column(c, label, [label]))
         mark_data_rows(ctx, block)
         if lo.totals_row_count > 0 and r2 - lo.totals_row_count >= r1 + header_rows:
@@ -142,7 +146,7 @@ def pivot_blocks(ctx: SheetContext, pivots: list[PivotTable], taken: list[Block]
             if c not in present:
                 continue
             levels = levels_of[c]
-            label = labels.unique(" > ".join(levels) if levels else f"Column {column_letter(c)}")
+            label = labels.unique(" > ".join(levels) if levels else placeholder_header(c))
             block.columns.append(Column(c, label, levels or [label]))
         body = r1 + pt.first_data_row
         block.total_rows = [body + i for i, t in enumerate(pt.row_items)
@@ -186,7 +190,7 @@ def beside_pivots(ctx: SheetContext, pivots: list[Block], regions: list[Region])
             for c in sorted(set(ctx.col[cells].tolist())):
                 p = ctx.find(leaf, c)
                 text = header_text(ctx.text(p)) if p is not None else ""
-                label = labels.unique(text or f"Column {column_letter(c)}")
+                label = labels.unique(text or placeholder_header(c))
                 block.columns.append(Column(c, label, [label]))
             block.reasons.append(f"columns {column_letter(first)}-{column_letter(block.max_col)} "
                                  "beside the pivot table's rows are columns of it")

@@ -12,9 +12,15 @@ from extraction_assets.core.segment.context import (
     is_year_label,
     make_block,
     styled_cells,
+    year_labels,
 )
 from extraction_assets.core.segment.rules import MAX_HEADER_ROWS, NUMBERING_RE, is_label
-from extraction_assets.core.segment.signals import UniqueLabels, groups_below, header_text
+from extraction_assets.core.segment.signals import (
+    UniqueLabels,
+    groups_below,
+    header_text,
+    placeholder_header,
+)
 
 
 def find_header(ctx: SheetContext, block: Block, declared: int = 0) -> None:
@@ -85,7 +91,7 @@ def set_header_rows(ctx: SheetContext, block: Block, depth: int) -> None:
             text = header_text(ctx.text(p)) if p is not None else ""
             if text and (not levels or levels[-1] != text):
                 levels.append(text)
-        label = labels.unique(" > ".join(levels) if levels else f"Column {column_letter(c)}")
+        label = labels.unique(" > ".join(levels) if levels else placeholder_header(c))
         block.columns.append(Column(c, label, levels or [label]))
 
 
@@ -100,7 +106,7 @@ def trim_columns(ctx: SheetContext, block: Block) -> list[Block]:
         return []
     notes, before = block.columns[-1], block.columns[-2]
     if (not notes.header.startswith("Column ") or notes.col != block.max_col
-            or before.header == f"Column {column_letter(before.col)}"):
+            or before.header == placeholder_header(before.col)):
         return []
     cells = ctx.cells_in(block.min_row, notes.col, block.max_row, notes.col)
     logical = ctx.logical(cells)
@@ -263,8 +269,8 @@ def _text_header_depth(ctx: SheetContext, block: Block, depth: int) -> int:
     extra = 0
     while depth + extra < MAX_HEADER_ROWS:
         cells = row_cells(ctx, block, block.min_row + depth + extra)
-        if not len(cells) or is_label(ctx.text(cells[0])) or not all(
-                ctx.is_str[p] or is_year_label(ctx, p) for p in cells.tolist()):
+        if not len(cells) or is_label(ctx.text(cells[0])) or not (
+                ctx.is_str[cells] | year_labels(ctx, cells)).all():
             break
         if len(cells) == 1 and ctx.col[cells[0]] == block.min_col and ctx.merge_width(
                 cells[0]) == 1:

@@ -22,7 +22,11 @@ from extraction_assets.core.segment.rules import (
     UNIT_TEXT_CHARS,
     reads_as_sentence,
 )
-from extraction_assets.core.segment.signals import UniqueLabels, header_text
+from extraction_assets.core.segment.signals import (
+    UniqueLabels,
+    header_text,
+    placeholder_header,
+)
 from extraction_assets.core.totals import (
     TOTAL_HINT_RE,
     TOTAL_LABEL_RE,
@@ -314,8 +318,8 @@ def _consistent_units(ctx: SheetContext, block: Block) -> None:
     for c in block.columns:
         (unit,) = units[c.col]
         if unit and not c.group and (not c.header_levels or c.header_levels[-1] != unit):
-            c.header_levels = [*c.header_levels, unit] if not c.header.startswith(
-                "Column ") else [unit]
+            c.header_levels = [*c.header_levels, unit] if c.header_levels != [
+                placeholder_header(c.col)] else [unit]
             c.header = " > ".join(c.header_levels)
         c.header = labels.unique(c.header)
     block.reasons.append("the units rows agree: each column's unit ends its header path")

@@ -7,7 +7,7 @@ from bisect import bisect_right
 
 import numpy as np
 
-from extraction_assets.core.a1 import parse_range
+from extraction_assets.core.a1 import column_letter, parse_range
 from extraction_assets.core.segment.context import (
     RegionInfo,
     RegionRows,
@@ -15,6 +15,7 @@ from extraction_assets.core.segment.context import (
     cell_style,
     is_year_label,
     styled_cells,
+    year_labels,
 )
 from extraction_assets.core.segment.rules import MAX_HEADER_ROWS, UNIT_TEXT_CHARS, is_unit_word
 
@@ -91,6 +92,12 @@ def header_text(text: str) -> str:
     return " ".join(text.split())
 
 
+def placeholder_header(col: int) -> str:
+    """The label of sheet column ``col`` (1-based) when its header rows name nothing:
+    ``Column B``, its letter."""
+    return f"Column {column_letter(col)}"
+
+
 class UniqueLabels:
     """Column labels of one block, kept unique: the second column labelled ``Q1`` is
     ``Q1 (2)``, the third ``Q1 (3)``...; a suffixed label that another column already carries
@@ -122,8 +129,8 @@ def groups_below(ctx: SheetContext, below_row: int, c1: int, c2: int, span: tupl
     below = ctx.logical(ctx.cells_in(below_row, c1, below_row, c2))
     if len(below) >= 2:
         row = ctx.cells_in(below_row, span[0], below_row, span[1])
-        return all(ctx.is_str[p] or is_year_label(ctx, p) for p in below.tolist()) and not any(
-            ctx.typed[p] and not is_year_label(ctx, p) for p in row.tolist())
+        return bool((ctx.is_str[below] | year_labels(ctx, below)).all()) and not bool(
+            (ctx.typed[row] & ~year_labels(ctx, row)).any())
     if len(below) != 1 or not ctx.is_string(below[0]) or depth <= 1:
         return False
     rng = ctx.merge_range(below[0])
