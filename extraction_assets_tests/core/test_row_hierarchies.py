@@ -393,3 +393,38 @@ def test_lone_group_labels_indented_under_a_section_nest_in_it():
     assert by_row[5]["row_path"] == ["Including fruit juice", "Sex", "Male"]
     assert by_row[8]["row_path"] == ["Including fruit juice", "Age group", "12 to 18"]
     assert by_row[13]["row_path"] == ["Excluding fruit juice", "Sex", "Male"]
+
+
+@pytest.mark.parametrize("indented", [True, False])
+def test_a_lone_first_group_label_is_a_sibling_of_the_next_not_its_parent(indented):
+    """Age groups of one row each, then one whose rows split by sex (StatCan's layout): the
+    first labels sit at the level of the outer groups although the table's deepest run is
+    longer, and each age group replaces the one before it in the path."""
+    wb = Workbook()
+    ws = wb.active
+    ws.append(["Characteristic", "n", "%"])
+    for age, sexes in (("Aged 2 to 8 years", ()), ("Aged 9 to 18 years", ()),
+                       ("Aged 19 years and older", ("Both sexes", "Males"))):
+        ws.append([age])
+        ws.cell(ws.max_row, 1).font = Font(bold=True)
+        for sex in sexes or (None,):
+            if sex:
+                ws.append([sex])
+                cell = ws.cell(ws.max_row, 1)
+                cell.font = Font(bold=True)
+                if indented:
+                    cell.alignment = INDENT
+            for year in ("2004", "2015"):
+                ws.append([year, f"{ws.max_row},0{len(year)}", f"{ws.max_row}.5"])
+                if indented and sex:
+                    ws.cell(ws.max_row, 1).alignment = INDENT
+    tables = run(wb)
+    if indented:  # without indents the lone labels' level is unknown; their paths are not
+        assert the_table(tables)["group_levels"] == [0, 0, 0, 1, 1]
+    by_row = records(tables)
+    assert by_row[3]["row_path"] == ["Aged 2 to 8 years", "2004"]
+    assert by_row[6]["row_path"] == ["Aged 9 to 18 years", "2004"]
+    assert by_row[8]["role"] == "group"
+    assert by_row[8]["row_path"] == ["Aged 19 years and older"]
+    assert by_row[10]["row_path"] == ["Aged 19 years and older", "Both sexes", "2004"]
+    assert by_row[14]["row_path"] == ["Aged 19 years and older", "Males", "2015"]

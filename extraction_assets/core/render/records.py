@@ -321,8 +321,9 @@ class RecordSet:
 
     def _row_paths(self, plans: list[_Plan]) -> list[list[str]]:
         """The row path of each record (its row header levels, outermost first): the labels of
-        the group rows above it, each nesting level replacing the deeper ones
-        (``block.group_rows``, ``block.group_levels``), then its values in
+        the group rows above it, a label replacing those of its own nesting level and deeper
+        (``block.group_rows``, ``block.group_levels``: levels are compared, never used as
+        positions, for a table's first labels need not be at level 0), then its values in
         ``block.row_label_cols`` (filled down where they are); a group row's path ends with
         its own label, a form's is empty."""
         out: list[list[str]] = []
@@ -341,19 +342,19 @@ class RecordSet:
             labels = [self.display.take(pa.array(e0 + np.arange(len(plan.rows)) * n + j))
                       .to_pylist() for j in slots]
             levels = dict(zip(block.group_rows, block.group_levels or [0] * len(block.group_rows)))
-            stack: list[str] = []
+            stack: list[tuple[int, str]] = []  # (level, label) of the groups over the row
             for i, row in enumerate(plan.rows.tolist()):
                 if row in levels and self.roles[r0 + i] == "group":
                     label = next((t for t in self.display.slice(e0 + i * n, n).to_pylist() if t),
                                  "")
-                    del stack[levels[row]:]
+                    stack = [entry for entry in stack if entry[0] < levels[row]]
                     self.group_depths.append(len(stack))
-                    stack.append(" ".join(label.split()))
-                    out.append(list(stack))
+                    stack.append((levels[row], " ".join(label.split())))
+                    out.append([text for _, text in stack])
                     continue
                 self.group_depths.append(len(stack))
-                out.append([*stack, *(" ".join(column[i].split()) for column in labels
-                                      if column[i])])
+                out.append([*(text for _, text in stack),
+                            *(" ".join(column[i].split()) for column in labels if column[i])])
         return out
 
     def _ranges(self, plans: list[_Plan]) -> pa.Array:

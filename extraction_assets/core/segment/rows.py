@@ -175,7 +175,11 @@ def group_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np
     first label is indented as a label over the rows above starts at that label's level (its
     sibling: ``Region B`` after ``Region A`` > ``City 2``; of several such labels the one whose
     level is nearest the run's own), and one indented more than every
-    such label starts under the innermost of them (``Sex`` under ``Including fruit juice``)."""
+    such label starts under the innermost of them (``Sex`` under ``Including fruit juice``).
+    The levels are shifted so that the outermost present is 0 (lone labels before the table's
+    deepest run may all sit at level 1: ``Aged 2 to 8 years``, then ``Aged 19 years and
+    older`` over ``Both sexes``); a level is compared with others, never a count of labels
+    above (a lone label where the deepest run is longer may skip a level)."""
     out = np.zeros(len(starts), dtype=bool)
     level = np.zeros(len(starts), dtype=np.int64)
     logical = ctx.owns[cells]
@@ -230,6 +234,7 @@ def group_rows_of(ctx: SheetContext, block: Block, cells: np.ndarray, starts: np
         for j, i in enumerate(run):
             level[i] = base + j
             path = [entry for entry in path if entry[0] < base + j] + [(base + j, indents[i])]
+    level[out] -= level[out].min()  # the outermost labels present are level 0
     return out, level
 
 

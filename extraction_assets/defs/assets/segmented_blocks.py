@@ -21,7 +21,7 @@ from extraction_assets.pipeline import RunSettings
 from extraction_assets.pipeline.checks import cell_coverage
 from extraction_assets.store.storage import atomic_write_bytes
 
-CODE_VERSION = "12"
+CODE_VERSION = "13"
 
 #: Most sheets whose segmentation picture is embedded in the materialization's Markdown (the
 #: others are linked by path): the UI shows the metadata of every materialization it lists.
