@@ -193,6 +193,10 @@ def _print_result(result, earlier_version: bool = False) -> None:
     if c.get("errors"):  # read, but not all of it: the issues say what is missing
         counts += (f"  [red]errors={c['errors']}[/] (read in part: the extraction_issues view "
                    "says what, its rows of severity 'error')")
+    if c.get("over_budget"):  # a heading path or one cell longer than --max-tokens
+        counts += (f"  [yellow]over_budget={c['over_budget']}[/] (chunks over the token budget: "
+                   "a heading or cell longer than --max-tokens; code 'chunk_over_budget' in "
+                   "extraction_issues)")
     if result.status == "failed":
         line = f"[red]failed[/]    {path}  {error}"
     elif result.status == "duplicate":

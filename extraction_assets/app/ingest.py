@@ -96,27 +96,33 @@ def _count(store: DataStore, table: str, workbook_hash: str) -> int:
         return 0
 
 
-def _error_issues(store: DataStore, workbook_hash: str) -> int:
-    """``extraction_issues`` of severity ``error`` that any asset recorded for one partition
-    (e.g. a worksheet that is not well-formed XML: its cells after the fault are missing)."""
+def _issue_counts(store: DataStore, workbook_hash: str) -> tuple[int, int]:
+    """``(errors, over_budget)`` of one partition's ``extraction_issues``, of every asset:
+    issues of severity ``error`` (e.g. a worksheet that is not well-formed XML: its cells after
+    the fault are missing) and ``chunk_over_budget`` warnings (a chunk over ``max_tokens``)."""
     folder = store.table_path("extraction_issues", workbook_hash).parent
-    return sum(store.read_table("extraction_issues", workbook_hash, asset=path.parent.name)
-               .column("severity").to_pylist().count("error")
-               for path in sorted(folder.glob(f"*/{workbook_hash}.parquet")))
+    errors = over_budget = 0
+    for path in sorted(folder.glob(f"*/{workbook_hash}.parquet")):
+        issues = store.read_table("extraction_issues", workbook_hash, asset=path.parent.name)
+        errors += issues.column("severity").to_pylist().count("error")
+        over_budget += issues.column("code").to_pylist().count("chunk_over_budget")
+    return errors, over_budget
 
 
 def summarize(store: DataStore, workbook_hash: str) -> dict[str, int]:
-    """Sheets, tables, records and chunks written for one partition, and its ``errors``
-    (issues of severity ``error``: the file was read, but not all of it)."""
+    """Sheets, tables, records and chunks written for one partition, its ``errors`` (issues of
+    severity ``error``: the file was read, but not all of it) and ``over_budget`` (chunks
+    over the token budget, see :func:`_issue_counts`)."""
     sheets = _count(store, "sheets", workbook_hash)
     try:
         kinds = store.read_table("blocks", workbook_hash).column("kind").to_pylist()
     except FileNotFoundError:
         kinds = []
+    errors, over_budget = _issue_counts(store, workbook_hash)
     return {"sheets": sheets, "tables": kinds.count("table"),
             "records": _count(store, "records", workbook_hash),
             "chunks": _count(store, "chunks", workbook_hash),
-            "errors": _error_issues(store, workbook_hash)}
+            "errors": errors, "over_budget": over_budget}
 
 
 def _error_chain(error) -> Iterator:

@@ -233,6 +233,36 @@ def test_damaged_worksheet_keeps_its_first_cells_and_the_line_shows_the_error(tm
     assert issues == [("Bad", "error", "corrupt_workbook")]
 
 
+def test_chunks_over_a_small_budget_are_counted_on_the_ingest_line(tmp_path):
+    """A title longer than ``--max-tokens`` heads every chunk of its table, so each is over the
+    budget: the file is still a success, and its line says how many chunks are over (as many
+    as the ``chunk_over_budget`` issues and the chunks over the budget in the views)."""
+    from openpyxl import Workbook
+    from typer.testing import CliRunner
+
+    from extraction_assets.app.cli import app
+
+    wb = Workbook()
+    ws = wb.active
+    ws["A1"] = " ".join(f"word{k}" for k in range(60))  # a title of 60 words
+    ws.append([])
+    ws.append(["Item", "Qty"])
+    for k in range(4):
+        ws.append([f"Item {k}", k])
+    path = tmp_path / "long_title.xlsx"
+    wb.save(path)
+    result = CliRunner().invoke(app, ["ingest", str(path), "--data-dir", str(tmp_path / "data"),
+                                      "--until", "rendered_chunks", "--max-tokens", "32"])
+    assert result.exit_code == 0, result.output
+    line = next(ln for ln in result.output.splitlines() if ln.startswith("success"))
+    with _db(tmp_path / "data") as con:
+        (issues,) = con.execute("SELECT count(*) FROM extraction_issues "
+                                "WHERE code = 'chunk_over_budget'").fetchone()
+        (over,) = con.execute("SELECT count(*) FROM chunks WHERE n_tokens > 32").fetchone()
+    assert issues == over > 0
+    assert f"over_budget={over} " in line
+
+
 def test_b04_two_row_header_is_one_table(cases_dir, tmp_path):
     results = ingest_paths([cases_dir / "B04_two_row_header.xlsx"], tmp_path,
                            until="segmented_blocks")
