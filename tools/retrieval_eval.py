@@ -51,11 +51,14 @@ from extraction_assets.core.a1 import parse_range
 from extraction_assets.search.vectors import MODES
 from tools.labelled import ANNOTATION_SHEETS
 from tools.paths import shared_dir
+from tools.retrieval_hitab import format_hitab_search
 
 #: results looked at per question (the MRR cut-off)
 DEPTH = 10
 #: the unit kinds searched: (label, kinds), in the order they are printed
 UNIT_CHOICES = (("chunk", ("chunk",)), ("record", ("record",)), ("both", None))
+#: the question sets, in the order they are built and printed
+SETS = ("generated", "labelled", "hitab")
 _NUMBER = re.compile(r"^[-+]?[()$¥€£%円\s\d.,]+$")
 _KEY_COLUMNS = 3
 _KEY_FILLED = 0.8
@@ -286,27 +289,38 @@ def labelled_set(labelled: Path, per_table: int, root: Path, embedder) -> list[Q
 
 
 def evaluate(seeds: int = 40, labelled: Path | None = None, per_table: int = 3,
-             work_dir: Path | None = None, embedder=None) -> dict[str, dict]:
-    """Build both sets' indexes (in ``work_dir``, default a temp dir) and score every unit
-    choice and mode; ``{set: {"questions": [...], "scores": {(units, mode): score}}}``. The
-    labelled set is left out when its folder has no ``deco/truth.json``."""
+             work_dir: Path | None = None, embedder=None, sets: tuple[str, ...] = SETS
+             ) -> dict[str, dict]:
+    """Build the indexes of ``sets`` (in ``work_dir``, default a temp dir) and score them:
+    ``generated`` and ``labelled`` (DECO) give ``{set: {"questions": [...], "scores":
+    {(units, mode): score}}}`` for every unit choice and mode; ``hitab`` gives ``{"hitab":
+    {system: aggregate}}``, ours in every mode beside the naive baselines
+    (:func:`tools.retrieval_hitab.evaluate_hitab_search`). A labelled set is left out when its
+    folder is absent."""
     from extraction_assets.search.embedding import LocalEmbedder
     from extraction_assets.search.retrieval import Searcher
+    from tools.retrieval_hitab import evaluate_hitab_search
 
     embedder = embedder or LocalEmbedder()
     labelled = shared_dir("labelled", labelled)
     with tempfile.TemporaryDirectory(prefix="retrieval-eval-", dir=work_dir) as tmp:
-        sets = {}
-        if seeds > 0:
-            sets["generated"] = generated_set(seeds, per_table, Path(tmp) / "generated", embedder)
-        if (labelled / "deco" / "truth.json").is_file():
-            sets["labelled"] = labelled_set(labelled, per_table, Path(tmp) / "labelled", embedder)
+        built = {}
+        if seeds > 0 and "generated" in sets:
+            built["generated"] = generated_set(seeds, per_table, Path(tmp) / "generated",
+                                               embedder)
+        if (labelled / "deco" / "truth.json").is_file() and "labelled" in sets:
+            built["labelled"] = labelled_set(labelled, per_table, Path(tmp) / "labelled",
+                                             embedder)
         out = {}
-        for name, questions in sets.items():
+        for name, questions in built.items():
             searcher = Searcher(Path(tmp) / name, embedder)
             out[name] = {"questions": questions, "scores": {
                 (units, mode): score(questions, searcher, mode, kinds)
                 for units, kinds in UNIT_CHOICES for mode in MODES}}
+        if "hitab" in sets:
+            hitab = evaluate_hitab_search(labelled, Path(tmp) / "hitab", embedder, MODES)
+            if hitab:
+                out["hitab"] = hitab
     return out
 
 
@@ -321,8 +335,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-table", type=int, default=3, help="questions per table (default 3)")
     ap.add_argument("--misses", type=int, default=10, help="hybrid misses to print per set")
     ap.add_argument("--json", dest="json_out", default=None, help="write the figures here")
+    ap.add_argument("--sets", default=",".join(SETS),
+                    help=f"question sets to run, comma-separated (default {','.join(SETS)})")
     args = ap.parse_args(argv)
-    results = evaluate(args.seeds, args.labelled, args.per_table)
+    sets = tuple(s.strip() for s in args.sets.split(",") if s.strip())
+    unknown = set(sets) - set(SETS)
+    if unknown:
+        ap.error(f"unknown set(s) {', '.join(sorted(unknown))}; choose from {', '.join(SETS)}")
+    results = evaluate(args.seeds, args.labelled, args.per_table, sets=sets)
+    hitab = results.pop("hitab", None)
     print(f"{'set':<10} {'units':<7} {'mode':<7} {'questions':>9} {'hit@1':>6} {'hit@5':>6} "
           f"{'MRR':>6} {'ms/query':>8}")
     for name, res in results.items():
@@ -333,11 +354,16 @@ def main(argv: list[str] | None = None) -> int:
         misses = res["scores"][("both", "hybrid")]["misses"]
         for q in misses[:args.misses]:
             print(f"  miss [{name}] {q.filename} [{q.sheet}] R{q.row}C{q.col}: {q.text}")
+    if hitab:
+        print()
+        print("\n".join(format_hitab_search(hitab)))
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps(
-            {name: [{"units": u, "mode": m, **{k: v for k, v in s.items() if k != "misses"}}
-                    for (u, m), s in res["scores"].items()] for name, res in results.items()},
-            indent=1), encoding="utf-8")
+        figures = {name: [{"units": u, "mode": m, **{k: v for k, v in s.items() if k != "misses"}}
+                          for (u, m), s in res["scores"].items()]
+                   for name, res in results.items()}
+        if hitab:
+            figures["hitab"] = hitab
+        Path(args.json_out).write_text(json.dumps(figures, indent=1), encoding="utf-8")
     return 0
 
 

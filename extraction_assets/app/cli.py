@@ -433,7 +433,8 @@ def _print_answer(text: str, results: list[dict], as_json: bool, many: bool,
 
 def _print_hits(results: list[dict]) -> None:
     """The hits of one query: rank, score, file, sheet, ranges and heading path, the row that
-    matched (when a record did), then the first six non-empty lines of the chunk."""
+    answers (when the chunk holds table rows) and the cell the query names, then the first six
+    non-empty lines of the chunk."""
     for rank, r in enumerate(results, start=1):
         console.print(
             f"[bold]{rank}.[/] {r['score']:.3f}  [cyan]{shown(r['filename'])}[/] "
@@ -441,10 +442,14 @@ def _print_hits(results: list[dict]) -> None:
             f"   heading: {shown(' > '.join(r['heading_path']))}", highlight=False,
             soft_wrap=True)
         if r["record"]:
-            console.print(f"   row {r['record']['a1_range']}"
-                          f"{' (best match)' if r['kind'] == 'record' else ''}: "
+            console.print(f"   row {r['record']['a1_range']}: "
                           + printable(r['record']['text'].split(PLACE_SEPARATOR, 1)[-1]),
                           highlight=False, soft_wrap=True, markup=False)
+        if r.get("cell"):
+            cell = r["cell"]
+            console.print(f"   cell {cell['ref'] or '?'} ({printable(cell['header'])}): "
+                          + printable(cell["value"]), highlight=False, soft_wrap=True,
+                          markup=False)
         lines = [line for line in r["text"].splitlines() if line.strip()][:6]
         console.print("\n".join("   " + printable(line) for line in lines), highlight=False,
                       soft_wrap=True, markup=False)

@@ -31,7 +31,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from extraction_assets.core.render.records import row_path_text
+from extraction_assets.core.a1 import cell_ref
+from extraction_assets.search.ranking import Terms, best_cell, best_row
 from extraction_assets.search.vectors import MODES, VectorStore
 from extraction_assets.store.storage import DataStore
 
@@ -43,6 +44,8 @@ CANDIDATES = 50
 UNITS_PER_RESULT = 5
 #: most units a query looks at when the rows of a few chunks fill the first candidates
 MAX_CANDIDATES = 20_000
+#: most records of the tables found a query reads to choose each table's answering row
+TABLE_RECORDS_LIMIT = 20_000
 
 
 def record_unit_id(text: str, sheet_name: str, a1_range: str) -> str:
@@ -51,31 +54,66 @@ def record_unit_id(text: str, sheet_name: str, a1_range: str) -> str:
     return hashlib.sha256("\x1f".join(["record", text, sheet_name, a1_range]).encode()).hexdigest()
 
 
-def record_text(place: Sequence[str], display: dict, row_path: Sequence[str] = ()) -> str:
+def record_text(place: Sequence[str], values: dict, row_path: Sequence[str] = ()) -> str:
     """A record's retrieval text: its ``place`` (heading path, then the table title when the
     path does not end with it) joined by ``" > "``, then its ``row_path`` (row-group labels and
-    row label, :func:`~extraction_assets.core.render.records.row_path_text`) and the ``Header:
-    value`` pairs of its non-empty display values, all joined by ``"; "``."""
-    path = row_path_text(row_path)
+    row label, joined by ``" > "``) and the ``Header: value`` pairs of its non-empty
+    ``values`` (header path -> display text; :func:`record_fields` leaves the row's own labels
+    out of them, so a label is said once, in the path), all joined by ``"; "``."""
     values = "; ".join(part for part in (
-        path, *(f"{header}: {value}" for header, value in display.items()
-                if str(value).strip())) if part)
+        " > ".join(row_path), *(f"{header}: {value}" for header, value in values.items()
+                                if str(value).strip())) if part)
     return PLACE_SEPARATOR.join(part for part in (" > ".join(place), values) if part)
+
+
+def _key_columns(keys: list[str], block: dict) -> list[int | None]:
+    """The sheet column (1-based) of each record key of ``block`` (a ``blocks`` row), ``None``
+    for a key of no sheet column: a record has one key per column of its block, left to
+    right, after the row-group column a block carries down when its group labels share the
+    row labels' column (:func:`extraction_assets.core.segment.rows.group_rows_of` puts it
+    first); keys of any other shape name no column."""
+    width = block["max_col"] - block["min_col"] + 1
+    extra = len(keys) - width
+    if extra not in (0, 1):
+        return [None] * len(keys)
+    return [None] * extra + list(range(block["min_col"], block["max_col"] + 1))
+
+
+def record_fields(record: dict, block: dict) -> tuple[list[str], list[dict]] | None:
+    """A record's row path and its value cells (``{"ref", "header", "value"}``: A1 reference,
+    header path, display text; non-empty values only, the row's own labels left out), or
+    ``None`` for a label-only row (a row with no value but its labels: its words are in the
+    row paths of the rows under it). ``record`` and ``block`` are ``records`` and ``blocks``
+    rows."""
+    path = list(record.get("row_path") or ())
+    labels = {" ".join(label.split()) for label in path}
+    display = json.loads(record["display"])
+    cells = []
+    for (header, value), col in zip(display.items(), _key_columns(list(display), block)):
+        text = str(value)
+        if not text.strip() or " ".join(text.split()) in labels:
+            continue
+        cells.append({"ref": cell_ref(record["row"], col) if col else "", "header": header,
+                      "value": text})
+    return (path, cells) if cells else None
 
 
 def retrieval_units(workbook_hash: str, filename: str, source_path: str, chunks: list[dict],
                     records: list[dict], blocks: list[dict],
                     count_tokens_batch: Callable[[Sequence[str]], list[int]]) -> list[dict]:
     """The rows of the LanceDB ``units`` table for one partition (without vectors): its
-    ``chunks`` as they are, then one unit per record of ``records`` but group label rows,
-    each placed by its block of ``blocks`` (heading path, title). Rows of the ``chunks``,
-    ``records`` and ``blocks`` tables as dicts; ``count_tokens_batch`` counts the record
-    texts' tokens."""
+    ``chunks`` as they are, then one unit per record of ``records`` that holds a value
+    besides its labels (:func:`record_fields`; group label rows and other label-only rows
+    are no units), each placed by its block of ``blocks`` (heading path, title), with its
+    ``row_path`` and value ``cells``. Rows of the ``chunks``, ``records`` and ``blocks``
+    tables as dicts; ``count_tokens_batch`` counts the record texts' tokens."""
     units = [dict(workbook_hash=workbook_hash, unit_id=c["chunk_id"],
                   kind="chunk", chunk_id=c["chunk_id"], filename=filename,
                   source_path=source_path, sheet_name=c["sheet_name"],
                   a1_ranges=list(c["a1_ranges"]), heading_path=list(c["heading_path"]),
-                  text=c["text"], n_tokens=c["n_tokens"]) for c in chunks]
+                  block_id="", title="", row_path=[], cells=[], text=c["text"],
+                  n_tokens=c["n_tokens"])
+             for c in chunks]
     by_block = {b["block_id"]: b for b in blocks}
     holder = {}  # (block id, row) -> the first chunk holding it; block id -> its first chunk
     for c in chunks:
@@ -83,24 +121,28 @@ def retrieval_units(workbook_hash: str, filename: str, source_path: str, chunks:
             holder.setdefault(block_id, c["chunk_id"])
             for row in c["rows"]:
                 holder.setdefault((block_id, row), c["chunk_id"])
-    # a group label row is no unit of its own: its words are in the row paths of its rows
-    records = [r for r in records if r["role"] != "group"]
-    texts = []
+    kept, texts = [], []
     for r in records:
         block = by_block[r["block_id"]]
+        fields = None if r["role"] == "group" else record_fields(r, block)
+        if fields is None:
+            continue
         place = list(block["heading_path"])
         if block["title"] and (not place or place[-1] != block["title"]):
             place.append(block["title"])
-        texts.append(record_text(place, json.loads(r["display"]), r.get("row_path") or ()))
+        kept.append((r, *fields))
+        texts.append(record_text(place, {c["header"]: c["value"] for c in fields[1]},
+                                 fields[0]))
     counts = count_tokens_batch(texts) if texts else []
-    for r, text, n_tokens in zip(records, texts, counts):
+    for (r, path, cells), text, n_tokens in zip(kept, texts, counts):
         units.append(dict(
             workbook_hash=workbook_hash,
             unit_id=record_unit_id(text, r["sheet_name"], r["a1_range"]), kind="record",
             chunk_id=holder.get((r["block_id"], r["row"]), holder.get(r["block_id"])),
             filename=filename, source_path=source_path, sheet_name=r["sheet_name"],
             a1_ranges=[r["a1_range"]], heading_path=list(by_block[r["block_id"]]["heading_path"]),
-            text=text, n_tokens=n_tokens))
+            block_id=r["block_id"], title=by_block[r["block_id"]]["title"] or "",
+            row_path=path, cells=cells, text=text, n_tokens=n_tokens))
     return units
 
 
@@ -177,12 +219,17 @@ class Searcher:
 
     def search(self, query: str, k: int = 5, mode: str = "hybrid",
                kinds: Sequence[str] | None = None) -> list[dict]:
-        """The ``k`` best chunks for ``query``, best first, ranked by their best unit (of
-        ``kinds`` only, when given), as dicts: the chunk's ``filename``, ``sheet``,
-        ``a1_ranges``, ``heading_path``, ``chunk_id``, ``workbook_hash`` and ``text``;
-        ``score`` and ``kind`` (``chunk`` or ``record``) of the best unit; ``record``, the
-        best-ranked record of the chunk among the hits (``{"a1_range", "text"}``) or ``None``;
-        and ``mode``, the one asked for.
+        """The ``k`` best chunks for ``query``, best first, as dicts: the chunk's ``filename``,
+        ``sheet``, ``a1_ranges``, ``heading_path``, ``chunk_id``, ``workbook_hash`` and
+        ``text``; ``score`` and ``kind`` (``chunk`` or ``record``) of its best unit (of
+        ``kinds`` only, when given); ``record``, the row of the chunk that answers the query
+        (``{"a1_range", "text", "row_path"}``, see :func:`~extraction_assets.search.ranking.best_row`)
+        or ``None`` (a chunk of no table rows, or record units not searched); ``cell``, the
+        value cell of that row the query names by its column header (``{"ref", "header",
+        "value"}``, see :func:`~extraction_assets.search.ranking.best_cell`) or ``None``; and
+        ``mode``, the one asked for. Chunks are ranked by their best unit, at most
+        :data:`~extraction_assets.search.ranking.PER_FILE` of one file before the others'
+        (:func:`~extraction_assets.search.ranking.spread`).
 
         Raises:
             ValueError: ``mode`` is not one of ``hybrid``, ``vector``, ``text``.
@@ -198,26 +245,64 @@ class Searcher:
                                        exclude=self.exclude, kinds=kinds)
             groups: dict[tuple[str, str], list[dict]] = {}  # in the order of their best unit
             for hit in hits:
-                key = (hit["workbook_hash"], hit["chunk_id"] or hit["unit_id"])
-                if key in groups or len(groups) < k:
-                    groups.setdefault(key, []).append(hit)
+                groups.setdefault((hit["workbook_hash"], hit["chunk_id"] or hit["unit_id"]),
+                                  []).append(hit)
             if len(groups) >= k or len(hits) < wanted or wanted >= MAX_CANDIDATES:
                 break
             wanted = min(wanted * 4, MAX_CANDIDATES)
-        held = {key: next((h for h in group if h["unit_id"] == key[1]), None)
-                for key, group in groups.items()}
-        held.update(self.vectors.units([key for key, hit in held.items() if hit is None]))
-        results = []
+        return self._results(query, mode, hits, groups, k, kinds)
+
+    def _results(self, query: str, mode: str, hits: list[dict],
+                 groups: dict[tuple[str, str], list[dict]], k: int,
+                 kinds: Sequence[str] | None) -> list[dict]:
+        """The first ``k`` results of the ranked ``hits`` grouped by chunk (``groups``, in
+        the order of their best unit), each chunk once: where a table first appears, the
+        chunk holding the table's best row (:func:`~extraction_assets.search.ranking.best_row`
+        over all its records, at most :data:`TABLE_RECORDS_LIMIT` of them read) comes first,
+        then the group's own chunk; every chunk answers with the best row of its own records
+        and the cell of that row the query names
+        (:func:`~extraction_assets.search.ranking.best_cell`)."""
+        with_records = kinds is None or "record" in kinds
+        of_chunk = self.vectors.records_of("chunk_id", list(groups)) if with_records else {}
+        table_of = {}
         for key, group in groups.items():
-            best, chunk = group[0], held.get(key) or group[0]  # a record no chunk holds: itself
-            record = next((h for h in group if h["kind"] == "record"), None)
+            record = next((h for h in group if h["kind"] == "record"), None) \
+                or next(iter(of_chunk.get(key, ())), None)
+            table_of[key] = record and (key[0], record["block_id"])
+        of_table = self.vectors.records_of(
+            "block_id", list(dict.fromkeys(t for t in table_of.values() if t)),
+            limit=TABLE_RECORDS_LIMIT) if with_records else {}
+        terms = Terms(self.vectors.tokenizer())
+        asked = terms(query)
+        ranked = {h["unit_id"]: i for i, h in enumerate(hits) if h["kind"] == "record"}
+        answers, seen = [], set()  # (chunk key, its group's best unit, record)
+        for key, group in groups.items():
+            table = table_of[key]
+            own = of_chunk.get(key) or [h for h in group if h["kind"] == "record"]
+            if table is not None and table not in seen and of_table.get(table):
+                record = best_row(asked, of_table[table], terms, ranked, query)
+                if record and record["chunk_id"] and record["chunk_id"] != key[1]:
+                    # the table's best row, in its chunk, then this chunk as it ranked
+                    answers.append(((key[0], record["chunk_id"]), group[0], record))
+            seen.add(table)
+            answers.append((key, group[0], best_row(asked, own, terms, ranked, query)))
+        placed: set[tuple[str, str]] = set()  # a chunk answers once, at its first place
+        chosen = [a for a in answers if not (a[0] in placed or placed.add(a[0]))][:k]
+        held = {place: next((h for h in groups.get(place, ()) if h["unit_id"] == place[1]),
+                            None) for place, *_ in chosen}
+        held.update(self.vectors.units([p for p, hit in held.items() if hit is None]))
+        results = []
+        for place, best, record in chosen:
+            chunk = held.get(place) or best  # a record no chunk holds: itself
             results.append({
                 "score": round(best["score"], 4), "filename": self._filename(chunk),
                 "sheet": chunk["sheet_name"], "a1_ranges": list(chunk["a1_ranges"]),
                 "heading_path": list(chunk["heading_path"]), "chunk_id": chunk["chunk_id"],
                 "workbook_hash": chunk["workbook_hash"], "text": chunk["text"], "mode": mode,
                 "kind": best["kind"], "record": record and {
-                    "a1_range": record["a1_ranges"][0], "text": record["text"]},
+                    "a1_range": record["a1_ranges"][0], "text": record["text"],
+                    "row_path": list(record["row_path"])},
+                "cell": record and best_cell(asked, record, terms),
             })
         return results
 

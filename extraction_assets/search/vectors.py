@@ -22,7 +22,7 @@ from __future__ import annotations
 import random
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -38,6 +38,8 @@ UNIT_KINDS = ("chunk", "record")
 #: the table of chunk vectors written before there were record units (dropped on first write)
 LEGACY_TABLE_NAME = "chunks"
 _HEX_RE = re.compile(r"^[0-9a-f]{64}$")
+#: chunk ids (64 hex digits) and block ids (16) as they may go into a filter
+_ID_RE = re.compile(r"^[0-9a-f]{16}(?:[0-9a-f]{48})?$")
 
 #: seconds a writer waits for the table's write lock before giving up
 LOCK_TIMEOUT_SECONDS = 600.0
@@ -56,6 +58,11 @@ HYBRID_CANDIDATES = 50
 HYBRID_WEIGHTS = (0.25, 0.75)
 
 
+#: a record unit's value cell: A1 reference ("" when the key has no sheet column), header
+#: path, display text
+CELL_TYPE = pa.struct([("ref", pa.string()), ("header", pa.string()), ("value", pa.string())])
+
+
 class VectorStoreError(RuntimeError):
     """The LanceDB table holds vectors of another model or dimension than the configured one."""
 
@@ -64,13 +71,17 @@ def unit_schema(dimension: int, model: str) -> pa.Schema:
     """Arrow schema of the LanceDB ``units`` table for ``dimension``-long float32 vectors.
 
     ``kind`` is ``chunk`` or ``record``; ``chunk_id`` is the chunk itself or, for a record, the
-    chunk that holds its row."""
+    chunk that holds its row; a record's ``block_id`` and ``title`` (its table's), ``row_path``
+    (row-group labels, then its row label) and value ``cells`` (:data:`CELL_TYPE`) are empty
+    for a chunk."""
     return pa.schema(
         [
             ("workbook_hash", pa.string()), ("unit_id", pa.string()), ("kind", pa.string()),
             ("chunk_id", pa.string()), ("filename", pa.string()), ("source_path", pa.string()),
             ("sheet_name", pa.string()), ("a1_ranges", pa.list_(pa.string())),
-            ("heading_path", pa.list_(pa.string())), ("text", pa.string()),
+            ("heading_path", pa.list_(pa.string())), ("block_id", pa.string()),
+            ("title", pa.string()), ("row_path", pa.list_(pa.string())),
+            ("cells", pa.list_(CELL_TYPE)), ("text", pa.string()),
             ("n_tokens", pa.int32()), ("vector", pa.list_(pa.float32(), dimension)),
         ],
         metadata={"embedding_model": model, "embedding_dimension": str(dimension)},
@@ -205,6 +216,11 @@ class VectorStore:
             # re-read under the lock: another process may have created the table meanwhile
             self.check_model(model, dimension)
             table = self._table()
+            if table is not None and set(schema.names) - set(table.schema.names):
+                # units of an earlier schema: every partition is re-embedded (the
+                # chunk_embeddings asset's code version changed with it)
+                self._db.drop_table(self.table_name)
+                table = None
             if table is None:
                 if LEGACY_TABLE_NAME in self._db.list_tables().tables:
                     self._db.drop_table(LEGACY_TABLE_NAME)  # its partitions are re-embedded
@@ -288,6 +304,44 @@ class VectorStore:
                 .limit(None).to_list())
         return {(row["workbook_hash"], row["unit_id"]): row for row in rows
                 if (row["workbook_hash"], row["unit_id"]) in wanted}
+
+    def records_of(self, column: str, keys: Sequence[tuple[str, str]], limit: int | None = None
+                   ) -> dict[tuple[str, str], list[dict]]:
+        """The record units (without vectors) of these (partition, ``column`` value) keys,
+        ``column`` being ``chunk_id`` (a chunk's records) or ``block_id`` (a table's), by key,
+        each key's in unit id order; keys with none are left out. ``limit``: at most this many
+        rows in all (the first by unit id), ``None`` for all.
+
+        Raises:
+            ValueError: a partition key is not a sha256 hex key, or another ``column``.
+        """
+        if column not in ("chunk_id", "block_id"):
+            raise ValueError(f"records are looked up by chunk_id or block_id, not {column!r}")
+        table = self._table()
+        if table is None or not keys:
+            return {}
+        wanted = {(require_partition_key(h), c) for h, c in keys}
+        listed = ", ".join(f"'{c}'" for c in sorted({c for _, c in wanted}) if _ID_RE.match(c))
+        if not listed:
+            return {}
+        rows = (table.search().where(f"kind = 'record' AND {column} IN ({listed})")
+                .select([name for name in table.schema.names if name != "vector"])
+                .limit(limit).to_list())
+        out: dict[tuple[str, str], list[dict]] = {}
+        for row in sorted(rows, key=lambda r: r["unit_id"]):
+            key = (row["workbook_hash"], row[column])
+            if key in wanted:
+                out.setdefault(key, []).append(row)
+        return out
+
+    def tokenizer(self) -> Callable[[str], list[str]]:
+        """A function from a text to the full-text index's terms of it (its tokenizer: ICU
+        words, lower-cased, ASCII-folded, English stems), on the table as it is now; it gives
+        ``[]`` when there is no table."""
+        table = self._table()
+        if table is None:
+            return lambda text: []
+        return lambda text: [token.text for token in table.tokenize(text, column="text")]
 
     def stored_vectors(self, unit_ids: list[str], model: str) -> dict[str, np.ndarray]:
         """Vectors already stored (in any partition) for these unit ids, by id — reusable when

@@ -18,7 +18,7 @@ from openpyxl.styles import Alignment, Border, Font, Side
 from extraction_assets.core.render.records import RecordSet
 from extraction_assets.pipeline import run_pipeline
 from extraction_assets.pipeline.codecs import blocks_from_tables, grids_from_tables
-from extraction_assets.search.retrieval import record_text, retrieval_units
+from extraction_assets.search.retrieval import record_fields, record_text, retrieval_units
 
 INDENT = Alignment(indent=1)
 
@@ -280,14 +280,21 @@ def test_rows_above_the_only_units_row_keep_their_columns_without_its_unit():
                                                "South > %": "4.2"}
 
 
-def test_the_retrieval_text_of_a_record_names_its_row_path():
-    assert record_text(["Sheet", "Table 2"], {"Column A": "2004", "Total": "104"},
-                       ["Aged 2 to 8 years", "Food and beverages", "2004"]) == (
-        "Sheet > Table 2 — Aged 2 to 8 years > Food and beverages > 2004; Column A: 2004; "
-        "Total: 104")
-    # a lone row label is among the values already
-    assert record_text(["Sheet"], {"Item": "Water", "Qty": "3"}, ["Water"]) == \
-        "Sheet — Item: Water; Qty: 3"
+def test_the_retrieval_text_of_a_record_says_its_row_path_once():
+    block = {"min_col": 1, "max_col": 2}
+    record = {"row": 4, "row_path": ["Aged 2 to 8 years", "Food and beverages", "2004"],
+              "display": json.dumps({"Column A": "2004", "Total": "104"})}
+    path, cells = record_fields(record, block)
+    assert cells == [{"ref": "B4", "header": "Total", "value": "104"}]
+    assert record_text(["Sheet", "Table 2"], {c["header"]: c["value"] for c in cells}, path) \
+        == "Sheet > Table 2 — Aged 2 to 8 years > Food and beverages > 2004; Total: 104"
+    # a lone row label leads the text too; a row of labels alone is no unit
+    path, cells = record_fields({"row": 5, "row_path": ["Water"],
+                                 "display": json.dumps({"Item": "Water", "Qty": "3"})}, block)
+    assert record_text(["Sheet"], {c["header"]: c["value"] for c in cells}, path) == \
+        "Sheet — Water; Qty: 3"
+    assert record_fields({"row": 6, "row_path": ["Juice"],
+                          "display": json.dumps({"Item": "Juice", "Qty": ""})}, block) is None
 
 
 def sections_table(indent: bool) -> Workbook:

@@ -1,0 +1,143 @@
+"""Structure-aware choices over a query's ranked units: the row of a table that answers it,
+and the cell of that row it names.
+
+The units a query ranks (:meth:`~extraction_assets.search.vectors.VectorStore.search`) find the
+table; which of its rows answers is decided here, on the fields a record unit carries — its row
+path (row-group labels, row label) and its value cells (header path, display text) — not on its
+whole text, whose title and column headers every row of the table shares:
+
+* :func:`best_row` scores each record of a table by the query's terms in its row path and in
+  the values the query says whole, each term weighted by how few of the table's rows hold it
+  (BM25's inverse document frequency over the rows) and by :data:`CONTEXT_WEIGHT` when the
+  title or the column headers hold it too. The best row wins; among rows named alike, the one
+  with a value in the column the query names, then — where the table labels those rows apart —
+  the first in reading order (``Including … > 19 to 50`` before its twin ``Excluding … > 19 to
+  50``), else the one the units ranked first. When the query names no row, the units'
+  ranking decides.
+* :func:`best_cell` names the cell of that row whose header path holds the most weighted query
+  terms (weights over the row's headers), when the query names a column at all.
+
+Terms are the full-text index's own tokens (``tokenize``: ICU words, lower-cased, English
+stems), so a label matches a query as the index would match it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+
+#: the weight, in choosing a row, of a query term its table's title or headers hold too
+CONTEXT_WEIGHT = 0.5
+
+Tokenize = Callable[[str], list[str]]
+
+
+def _idf(n: int, df: int) -> float:
+    """BM25's inverse document frequency of a term in ``df`` of ``n`` documents (always > 0)."""
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+def _weighted_overlap(terms: set[str], docs: list[set[str]],
+                      context: frozenset[str] | set[str] = frozenset()) -> list[float]:
+    """For each of ``docs`` (term sets), the summed :func:`_idf` weights (over ``docs``) of the
+    query ``terms`` it holds, a term of ``context`` weighing :data:`CONTEXT_WEIGHT` as much."""
+    df = {t: sum(t in d for d in docs) for t in terms}
+    weight = {t: _idf(len(docs), n) * (CONTEXT_WEIGHT if t in context else 1.0)
+              for t, n in df.items() if n}
+    return [sum(w for t, w in weight.items() if t in d) for d in docs]
+
+
+class Terms:
+    """Term sets of texts by ``tokenize``, each distinct text tokenized once."""
+
+    def __init__(self, tokenize: Tokenize):
+        self._tokenize = tokenize
+        self._seen: dict[str, frozenset[str]] = {}
+
+    def __call__(self, *texts: str) -> set[str]:
+        out: set[str] = set()
+        for text in texts:
+            if text not in self._seen:
+                self._seen[text] = frozenset(self._tokenize(text)) if text.strip() else frozenset()
+            out |= self._seen[text]
+        return out
+
+
+def best_row(query: set[str], records: Sequence[dict], terms: Terms,
+             ranked: dict[str, int], text: str = "") -> dict | None:
+    """The record of ``records`` (the record units of one table or chunk: ``unit_id``,
+    ``sheet_name``, ``a1_ranges``, ``title``, ``row_path``, ``cells``) that the query's
+    ``query`` terms name (see the module docstring): by the weighted terms of its row path and
+    of the values the query's ``text`` says whole (:func:`says`); among rows named alike, by the weighted terms of the
+    headers of its non-empty cells (a row with a value in the column the query names before
+    one without); then, among twins (one row label under different row groups, the later
+    sections repeating the first's), the first in reading order, and among other rows the
+    one the units' ranking (``ranked``) put first. A term of the table's title or column
+    headers weighs :data:`CONTEXT_WEIGHT` as much: it places the table or names a column more
+    than it picks a row. When the query names no row, ``ranked`` (the rank of the records the
+    units' ranking returned, by unit id) decides alone. ``None`` when ``records`` is empty or no
+    record is named or ranked."""
+    if not records:
+        return None
+    context = terms(*{r["title"] for r in records},
+                    *{c["header"] for r in records for c in r["cells"]})
+    labels = [terms(*r["row_path"]) for r in records]
+    named = _weighted_overlap(query, [own | _whole_values(text, r, terms)
+                                      for r, own in zip(records, labels)], context)
+    top = max(named)
+    if top <= 0:
+        hit = [r for r in records if r["unit_id"] in ranked]
+        return min(hit, key=lambda r: ranked[r["unit_id"]]) if hit else None
+    columns = _weighted_overlap(query, [terms(*(c["header"] for c in r["cells"])) - own
+                                        for r, own in zip(records, labels)], context)
+    tied = [i for i, n in enumerate(named) if n >= top - 1e-9]
+    most = max(columns[i] for i in tied)
+    tied = [records[i] for i in tied if columns[i] >= most - 1e-9]
+    if len({tuple(r["row_path"]) for r in tied}) == len(tied) and tied[0]["row_path"]:
+        # rows the table labels apart, named alike: its reading order (a later section
+        # repeats the first's labels; of rows a question names together, the first)
+        return min(tied, key=_reading_order)
+    return min(tied, key=lambda r: (ranked.get(r["unit_id"], len(ranked)), _reading_order(r)))
+
+
+def says(text: str, value: str) -> bool:
+    """Whether a query's ``text`` says ``value`` whole: the value (case and runs of spaces
+    ignored) stands in the text between spaces, its ends or sentence punctuation — ``Texla``
+    in ``ENE Letters of Texla``, ``45 mp`` in ``Month of 45 mp``, but not ``31`` in
+    ``RRC 10/31/96`` nor ``in`` in a comment."""
+    value = " ".join(value.split()).lower()
+    if not value:
+        return False
+    return re.search(rf"(?:^|[\s,;:?!()\"']){re.escape(value)}(?=$|[\s,;:?!()\"'])",
+                     " ".join(text.split()).lower()) is not None
+
+
+def _whole_values(text: str, record: dict, terms: Terms) -> set[str]:
+    """The terms of the values of ``record`` the query's ``text`` says whole (:func:`says`:
+    a key, a code, a date; a word shared with a free-text cell is no match)."""
+    out: set[str] = set()
+    for cell in record["cells"]:
+        if says(text, cell["value"]):
+            out |= terms(cell["value"])
+    return out
+
+
+def _reading_order(record: dict) -> tuple[str, int]:
+    from extraction_assets.core.a1 import parse_range
+
+    return record["sheet_name"], parse_range(record["a1_ranges"][0])[0]
+
+
+def best_cell(query: set[str], record: dict, terms: Terms) -> dict | None:
+    """The value cell of ``record`` (``{"ref", "header", "value"}``) whose header path holds
+    the query's ``query`` terms with the most weight (weights over the record's headers; the
+    leftmost among equals), or ``None`` when no header holds any."""
+    cells = record["cells"]
+    if not cells:
+        return None
+    scores = _weighted_overlap(query, [terms(c["header"]) for c in cells])
+    top = max(scores)
+    if top <= 0:
+        return None
+    return dict(cells[scores.index(top)])
