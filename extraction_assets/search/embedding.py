@@ -41,7 +41,7 @@ import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
@@ -61,8 +61,11 @@ __all__ = [
     "EmbeddingError",
     "LocalEmbedder",
     "OpenAIEmbedder",
+    "Provider",
 ]
 
+#: The providers :func:`make_embedder` builds an embedder of.
+Provider = Literal["local", "openai"]
 #: Model name reported by :class:`LocalEmbedder` (USE multilingual v3).
 LOCAL_MODEL_NAME = "universal-sentence-encoder-multilingual-3"
 #: Vector length of :class:`LocalEmbedder`.
