@@ -299,6 +299,12 @@ class LocalEmbedder:
     def __repr__(self) -> str:
         return f"LocalEmbedder(model_name={self.model_name!r}, batch_size={self.batch_size}, threads={self.threads})"
 
+    def load(self) -> None:
+        """Load the model and its tokenizer now (once per process, ~1 s) instead of at the
+        first :meth:`embed`: e.g. in a thread, while the caller does other work (a call of
+        :meth:`embed` meanwhile waits for this load)."""
+        _use_model()
+
     def count_tokens(self, text: str) -> int:
         """Number of SentencePiece tokens the model sees for ``text``.
 
