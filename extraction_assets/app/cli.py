@@ -163,22 +163,61 @@ def _embedder(provider: str, model: Optional[str], base_url: Optional[str]):
     from pydantic import ValidationError
 
     from extraction_assets.defs.resources import EmbedderResource
-    from extraction_assets.search.embedding import EmbeddingError
 
     try:
         resource = EmbedderResource(provider=provider, model=model, base_url=base_url)
     except ValidationError as exc:
-        for error in exc.errors():
-            option = f"--{str(error['loc'][0]).replace('_', '-')}: " if error["loc"] else ""
-            err_console.print(f"{option}{error['msg']}", highlight=False, markup=False)
-        raise typer.Exit(code=2) from None
-    try:  # built at once (no request is sent): checks model, URL and the API key up front
-        resource.get_embedder()
+        _refused(exc)
+    # built at once (no request is sent): checks model, URL and the API key up front
+    _built(resource.get_embedder, provider)
+    return resource
+
+
+def _query_embedder(provider: str, model: str | None, base_url: str | None):
+    """The embedder of ``--provider``, ``--model`` and ``--base-url`` that ``search`` embeds
+    its queries with: the same checks and usage errors as :func:`_embedder`, without the
+    Dagster resource (importing Dagster would add ~0.5 s to every search).
+    :func:`~extraction_assets.search.embedding.make_embedder`'s defaults are the resource's."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from extraction_assets.search.embedding import Provider, make_embedder
+
+    try:
+        TypeAdapter(Provider).validate_python(provider)
+    except ValidationError as exc:
+        _refused(exc, "provider")
+    return _built(lambda: make_embedder(provider, model, base_url=base_url), provider)
+
+
+def _refused(exc, option: str | None = None) -> None:
+    """Print the errors of a pydantic ``ValidationError`` of the embedder's options, one line
+    each naming its option (the field of the error, else ``option``), and exit with code 2.
+
+    Raises:
+        typer.Exit: always.
+    """
+    for error in exc.errors():
+        name = str(error["loc"][0]) if error["loc"] else option
+        prefix = f"--{name.replace('_', '-')}: " if name else ""
+        err_console.print(f"{prefix}{error['msg']}", highlight=False, markup=False)
+    raise typer.Exit(code=2) from None
+
+
+def _built(build, provider: str):
+    """The embedder ``build()`` returns; a configuration it refuses (a ``ValueError``, or an
+    ``EmbeddingError`` such as a missing API key) is a usage error in one line.
+
+    Raises:
+        typer.Exit: code 2 when ``build()`` refused the configuration.
+    """
+    from extraction_assets.search.embedding import EmbeddingError
+
+    try:
+        return build()
     except (ValueError, EmbeddingError) as exc:
         hint = " (--provider openai takes --model and --base-url)" if provider == "local" else ""
         err_console.print(f"{exc}{hint}", highlight=False, markup=False)
         raise typer.Exit(code=2) from None
-    return resource
 
 
 def _print_result(result, earlier_version: bool = False) -> None:
@@ -396,10 +435,9 @@ def search(
         err_console.print(f"no vectors in {shown(store.root)}: ingest some files first, or embed "
                           "those ingested with --until by `refresh` (or pass --data-dir)")
         raise typer.Exit(code=1)
-    resource = None if mode.value == "text" else _embedder(provider, model, base_url)
-    try:  # the embedder is built here (a missing API key is its error) and asked per query
-        searcher = Searcher(store.root, resource and resource.get_embedder(),
-                            all_versions=all_versions)
+    embedder = None if mode.value == "text" else _query_embedder(provider, model, base_url)
+    try:  # the embedder is asked per query (a server may fail it)
+        searcher = Searcher(store.root, embedder, all_versions=all_versions)
         for text in asked:
             _print_answer(text, searcher.search(text, k, mode.value), as_json,
                           queries is not None, searcher)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Literal
+from typing import Any
 
 from dagster import ConfigurableResource
 from pydantic import Field, PrivateAttr
@@ -12,6 +12,7 @@ from pydantic import Field, PrivateAttr
 from extraction_assets.core.limits import Limits
 from extraction_assets.search.embedding import (
     Embedder,
+    Provider,
     make_embedder,
     tokenizer_loader,
 )
@@ -83,7 +84,7 @@ class EmbedderResource(ConfigurableResource):
     variable.
     """
 
-    provider: Literal["local", "openai"] = Field(
+    provider: Provider = Field(
         default="local",
         description="'local' (USE multilingual v3, in-process) or 'openai' (OpenAI-compatible API).")
     model: str | None = Field(

@@ -41,7 +41,7 @@ import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
@@ -61,8 +61,11 @@ __all__ = [
     "EmbeddingError",
     "LocalEmbedder",
     "OpenAIEmbedder",
+    "Provider",
 ]
 
+#: The providers :func:`make_embedder` builds an embedder of.
+Provider = Literal["local", "openai"]
 #: Model name reported by :class:`LocalEmbedder` (USE multilingual v3).
 LOCAL_MODEL_NAME = "universal-sentence-encoder-multilingual-3"
 #: Vector length of :class:`LocalEmbedder`.
@@ -295,6 +298,12 @@ class LocalEmbedder:
 
     def __repr__(self) -> str:
         return f"LocalEmbedder(model_name={self.model_name!r}, batch_size={self.batch_size}, threads={self.threads})"
+
+    def load(self) -> None:
+        """Load the model and its tokenizer now (once per process, ~1 s) instead of at the
+        first :meth:`embed`: e.g. in a thread, while the caller does other work (a call of
+        :meth:`embed` meanwhile waits for this load)."""
+        _use_model()
 
     def count_tokens(self, text: str) -> int:
         """Number of SentencePiece tokens the model sees for ``text``.

@@ -22,8 +22,10 @@ the row that matched; the ``search`` command and the retrieval evaluation
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -182,10 +184,28 @@ def index_units(vector_store: VectorStore, workbook_hash: str, units: list[dict]
                    seconds)
 
 
+def _load_in_background(embedder) -> None:
+    """Start loading ``embedder``'s model in a thread, when it has one to load (its ``load``
+    method: the local model, ~1 s), so that the load overlaps what the caller does next; the
+    first query's :meth:`~extraction_assets.search.embedding.LocalEmbedder.embed` waits for it.
+    A failed load is left for that query to raise again and report. The thread is not a
+    daemon: an interpreter that exits while SentencePiece reads its model aborts, so an exit
+    (e.g. after an error opening the table) waits for the load to end."""
+    load = getattr(embedder, "load", None)
+    if load is None:
+        return
+
+    def run() -> None:
+        with contextlib.suppress(Exception):  # raised again, and reported, by the first query
+            load()
+
+    threading.Thread(target=run, name="model-load").start()
+
+
 class Searcher:
     """Queries over a data dir's retrieval units, with the embedder and the LanceDB table
-    opened once (the first query pays for loading the model and the table, a few seconds;
-    later ones take tens of milliseconds).
+    opened once (the model starts loading in a thread at creation, which the first query
+    waits for; later queries take tens of milliseconds).
 
     A query ranks the units (:meth:`VectorStore.search`); the hits are then grouped by the
     chunk they belong to (a record's chunk holds its row), and each result is that chunk,
@@ -212,10 +232,12 @@ class Searcher:
     def __init__(self, data_dir: str | Path, embedder, all_versions: bool = False):
         store = DataStore(data_dir)
         self.embedder = embedder
+        _load_in_background(embedder)  # while LanceDB is imported and the versions read
         self.vectors = VectorStore(store.lancedb_uri)
-        self.exclude = set() if all_versions else store.superseded_hashes()
+        versions = store.versions()
+        self.exclude = set() if all_versions else versions.superseded
         #: hash -> the paths whose latest version it is (a hit is named by one of them)
-        self.latest = store.latest_paths()
+        self.latest = versions.latest
 
     def search(self, query: str, k: int = 5, mode: str = "hybrid",
                kinds: Sequence[str] | None = None) -> list[dict]:

@@ -107,6 +107,16 @@ def writing(root: Path):
 
 
 @dataclass(frozen=True)
+class Versions:
+    """Which content is the latest version of which path (:meth:`DataStore.versions`):
+    ``latest``, each content hash that is the latest version of some path -> those paths,
+    sorted; ``superseded``, the hashes that are no path's latest version any more."""
+
+    latest: dict[str, list[str]]
+    superseded: set[str]
+
+
+@dataclass(frozen=True)
 class Written:
     """A Parquet file written for one table and partition: its path, row count and sha256."""
 
@@ -268,26 +278,39 @@ class DataStore:
             raise KeyError(f"no file registered for partition {workbook_hash}")
         return json.loads(record.read_text())
 
-    def _sources(self) -> list[dict]:
+    def _sources(self) -> list[tuple[str, str, int]]:
+        """The ``sources`` table as (workbook_hash, source_path, registered_at in microseconds
+        since the epoch) rows, read by DuckDB in one query over its files (a file per content
+        hash: 1,000 of them in ~0.1 s, where a ``pq.read_table`` per file took ~1.3 s)."""
         folder = self.parquet_dir / "sources"
         files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
         if not files:
             return []
-        return pa.concat_tables(pq.read_table(f, schema=SCHEMAS["sources"])
-                                for f in files).to_pylist()
+        import duckdb
+
+        with duckdb.connect() as con:
+            return con.execute(
+                "SELECT workbook_hash, source_path, epoch_us(registered_at) FROM read_parquet(?)",
+                [[str(f) for f in files]]).fetchall()
+
+    def versions(self) -> Versions:
+        """:meth:`latest_paths` and :meth:`superseded_hashes` from one read of the
+        ``sources`` table."""
+        rows = self._sources()
+        latest = _latest_paths(rows)
+        return Versions(latest, {workbook_hash for workbook_hash, _, _ in rows} - set(latest))
 
     def latest_paths(self) -> dict[str, list[str]]:
         """Each content hash that is the latest version of some path -> those paths, sorted (a
         path's versions ordered by registration time, then hash, as in the
         ``workbook_versions`` view). The same bytes registered under two paths are the latest
         of both until one of them gets other content."""
-        return _latest_paths(self._sources())
+        return self.versions().latest
 
     def superseded_hashes(self) -> set[str]:
         """Content hashes that are no longer the latest version of any path they were
         registered under (see :meth:`latest_paths`)."""
-        rows = self._sources()
-        return {row["workbook_hash"] for row in rows} - set(_latest_paths(rows))
+        return self.versions().superseded
 
     def blob_path(self, workbook_hash: str) -> Path:
         """Path of the stored bytes of a hash (whether or not they are stored yet)."""
@@ -375,13 +398,13 @@ class DataStore:
         _HELD.release([self.table_path(table, workbook_hash) for table in tables])
 
 
-def _latest_paths(sources: list[dict]) -> dict[str, list[str]]:
-    """:meth:`DataStore.latest_paths` of the rows of the ``sources`` table."""
-    latest: dict[str, tuple] = {}
-    for row in sources:
-        key = (row["registered_at"], row["workbook_hash"])
-        if row["source_path"] not in latest or key > latest[row["source_path"]]:
-            latest[row["source_path"]] = key
+def _latest_paths(sources: list[tuple[str, str, int]]) -> dict[str, list[str]]:
+    """:meth:`DataStore.latest_paths` of the rows of :meth:`DataStore._sources`."""
+    latest: dict[str, tuple[int, str]] = {}
+    for workbook_hash, source_path, registered_at in sources:
+        key = (registered_at, workbook_hash)
+        if source_path not in latest or key > latest[source_path]:
+            latest[source_path] = key
     paths: dict[str, list[str]] = {}
     for path, (_, workbook_hash) in sorted(latest.items()):
         paths.setdefault(workbook_hash, []).append(path)
