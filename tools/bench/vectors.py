@@ -17,8 +17,8 @@ LanceDB table through :class:`~extraction_assets.search.vectors.VectorStore` as 
    against the exact search (LanceDB's ``bypass_vector_index()``), and how many of the brute
    force hybrid top 10 the indexed hybrid top 10 keeps;
 4. **fresh**: the units kept aside, written after the index (fewer than the fold limit: they
-   are not in the index, LanceDB scans them): recall again, and whether each fresh unit's own
-   vector finds it first;
+   are not in the index, LanceDB scans them): recall again, and whether fresh units (a sample
+   of ``--queries``) are each found first by their own vector;
 5. **folded**: ``optimize()`` folds them into the index; latency and recall again.
 
 The figures of issue 33's targets (at 1M units: a warm hybrid query within 1 s, 95th
@@ -228,6 +228,11 @@ def _phase(timing) -> dict:
             "peak_rss_mb": None if timing.peak_rss_mb is None else round(timing.peak_rss_mb)}
 
 
+def _disk_gb(uri: str) -> float:
+    """Gigabytes of the files under ``uri`` (the table's versions not yet pruned included)."""
+    return round(sum(f.stat().st_size for f in Path(uri).rglob("*") if f.is_file()) / 1e9, 2)
+
+
 def _unindexed(uri: str) -> int | None:
     import lancedb
 
@@ -242,10 +247,10 @@ def benchmark(uri: str, units: int, partitions: int, fresh: int, n_queries: int,
 
     Returns a JSON-compatible dict: per phase (``write``, ``brute``, ``build``, ``indexed``,
     ``fresh``, ``fold``, ``folded``) its ``seconds`` and ``peak_rss_mb`` (``peak_rss_mb`` of
-    the whole: the largest); for the query phases the ``hybrid`` and ``vector`` latencies
+    the whole: the largest), ``disk_gb`` of the table after the writes and at the end; for the query phases the ``hybrid`` and ``vector`` latencies
     (``median_ms``, ``p95_ms``, ``max_ms``) and, with the index, ``recall_at_10``; and
-    ``hybrid_overlap_at_10`` (indexed against brute force), ``fresh_found`` (fresh units
-    whose own vector finds them first) and ``unindexed_rows`` before and after the fold.
+    ``hybrid_overlap_at_10`` (indexed against brute force), ``fresh_found`` (the share of
+    ``n_queries`` fresh units, sampled, found first by their own vector) and ``unindexed_rows`` before and after the fold.
 
     Raises:
         ValueError: fewer units than partitions, or ``fresh`` not below ``units``.
@@ -309,6 +314,7 @@ def benchmark(uri: str, units: int, partitions: int, fresh: int, n_queries: int,
                 "recall_at_10": recall(store, query_vectors, truth)}
 
     run("write", write)
+    out["write"]["disk_gb"] = _disk_gb(uri)
     run("brute", brute_queries)
     run("build", indexed.optimize)
     run("indexed", indexed_queries)
@@ -316,6 +322,7 @@ def benchmark(uri: str, units: int, partitions: int, fresh: int, n_queries: int,
         run("fresh", fresh_queries)
         run("fold", store.optimize)
         run("folded", folded_queries)
+    out["disk_gb"] = _disk_gb(uri)
     peaks = [phase["peak_rss_mb"] for phase in out.values()
              if isinstance(phase, dict) and phase.get("peak_rss_mb") is not None]
     out["peak_rss_mb"] = max(peaks, default=None)
@@ -344,7 +351,8 @@ def _print(results: dict) -> None:
                f"{results['partitions']} partitions (+{results['fresh_units']:,} fresh); "
                f"write {results['write']['seconds']} s, index build "
                f"{results['build']['seconds']} s ({results['build']['peak_rss_mb']} MB peak); "
-               f"process peak {results['peak_rss_mb']} MB")
+               f"process peak {results['peak_rss_mb']} MB; {results['write']['disk_gb']} GB on "
+               f"disk after the writes, {results['disk_gb']} GB at the end")
     typer.echo(f"{'phase':8s} {'hybrid median/p95 ms':>22s} {'vector median/p95 ms':>22s} "
                f"{'recall@10':>9s}")
     for phase in ("brute", "indexed", "fresh", "folded"):
@@ -368,8 +376,9 @@ app = typer.Typer(add_completion=False)
 @app.command()
 def main(units: Annotated[int, typer.Option(min=2, help="Units in the table at the end.")]
          = 1_000_000,
-         partitions: Annotated[int, typer.Option(min=1, help="Partitions they are written in.")]
-         = 40,
+         partitions: Annotated[int, typer.Option(
+             min=1, help="Partitions they are written in (each write past 10,000 units "
+                         "compacts the table, whose old versions stay 7 days).")] = 10,
          fresh: Annotated[int, typer.Option(
              min=0, help="Units of --units written after the index is built.")] = 5_000,
          queries: Annotated[int, typer.Option(min=1, help="Timed queries of each kind.")] = 50,
