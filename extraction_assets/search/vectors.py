@@ -119,17 +119,20 @@ def _text_index():
                lower_case=True, ascii_folding=True, with_position=True)
 
 
-def vector_index_config(rows: int):
-    """The vector index of a table of ``rows`` rows: IVF (k-means partitions of
-    :data:`VECTOR_INDEX_PARTITION_ROWS` rows, at most :data:`VECTOR_INDEX_MAX_PARTITIONS`) with
-    RaBitQ codes (one bit per dimension), cosine distance. A query ranks the rows of
-    :data:`VECTOR_NPROBES` partitions by their codes and re-ranks the best by their exact
-    cosine (:data:`VECTOR_REFINE_FACTOR`). Chosen over IVF-PQ, IVF-SQ and IVF-HNSW-SQ for its
-    build time and recall (figures in docs/retrieval.md)."""
-    from lancedb.index import IvfRq
+def vector_index_config(rows: int, dimension: int):
+    """The vector index of a table of ``rows`` rows of ``dimension``-long vectors: IVF (k-means
+    partitions of :data:`VECTOR_INDEX_PARTITION_ROWS` rows, at most
+    :data:`VECTOR_INDEX_MAX_PARTITIONS`) with RaBitQ codes (one bit per dimension; 8-bit
+    scalar codes, IVF-SQ, when ``dimension`` is not a multiple of 8, which RaBitQ refuses),
+    cosine distance. A query ranks the rows of :data:`VECTOR_NPROBES` partitions by their codes
+    and re-ranks the best by their exact cosine (:data:`VECTOR_REFINE_FACTOR`). Chosen over
+    IVF-PQ, IVF-SQ and IVF-HNSW-SQ for its build time and recall (figures in
+    docs/retrieval.md)."""
+    from lancedb.index import IvfRq, IvfSq
 
     partitions = min(VECTOR_INDEX_MAX_PARTITIONS, max(1, rows // VECTOR_INDEX_PARTITION_ROWS))
-    return IvfRq(distance_type="cosine", num_partitions=partitions)
+    kind = IvfRq if dimension % 8 == 0 else IvfSq
+    return kind(distance_type="cosine", num_partitions=partitions)
 
 
 def text_query(table, text: str):
@@ -299,8 +302,9 @@ class VectorStore:
                           .get(_TRAINED_ROWS_KEY.encode(), 0))
             if trained and rows < trained * VECTOR_INDEX_RETRAIN_GROWTH:
                 return
-        table.create_index("vector", config=vector_index_config(rows), name=VECTOR_INDEX_NAME,
-                           replace=True)
+        dimension = table.schema.field("vector").type.list_size
+        table.create_index("vector", config=vector_index_config(rows, dimension),
+                           name=VECTOR_INDEX_NAME, replace=True)
         table.update_field_metadata({"path": "vector",
                                      "metadata": {_TRAINED_ROWS_KEY: str(rows)}})
 

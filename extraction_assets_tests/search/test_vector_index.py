@@ -11,25 +11,25 @@ import numpy as np
 from extraction_assets.search.vectors import VECTOR_INDEX_NAME, VectorStore
 
 DIM = 64
-#: the centres of the clusters the test vectors are drawn around
-CENTRES = np.random.default_rng(0).standard_normal((30, DIM))
 
 
 def _key(*parts) -> str:
     return hashlib.sha256(":".join(map(str, parts)).encode()).hexdigest()
 
 
-def _vectors(n: int, seed: int) -> np.ndarray:
-    """``n`` unit vectors (float32) around the 30 centres: neighbours a little apart, as
+def _vectors(n: int, seed: int, dim: int = DIM) -> np.ndarray:
+    """``n`` unit vectors (float32) around 30 fixed centres: neighbours a little apart, as
     embeddings are, not the equidistant points of uniformly random directions."""
+    centres = np.random.default_rng(0).standard_normal((30, dim))
     rng = np.random.default_rng(seed)
-    vectors = CENTRES[rng.integers(0, len(CENTRES), n)] + rng.standard_normal((n, DIM))
+    vectors = centres[rng.integers(0, len(centres), n)] + rng.standard_normal((n, dim))
     return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
 
 
-def _write(store: VectorStore, partition: int, n: int) -> tuple[list[dict], np.ndarray]:
+def _write(store: VectorStore, partition: int, n: int,
+           dim: int = DIM) -> tuple[list[dict], np.ndarray]:
     """``n`` units with short texts as partition ``partition``."""
-    vectors = _vectors(n, partition + 1)
+    vectors = _vectors(n, partition + 1, dim)
     rows = [{"workbook_hash": _key("partition", partition), "unit_id": _key(partition, i),
              "kind": "chunk" if i % 10 == 0 else "record", "chunk_id": _key(partition, i),
              "filename": f"book{partition}.xlsx", "source_path": f"/in/book{partition}.xlsx",
@@ -107,3 +107,10 @@ def test_the_index_is_trained_again_once_the_table_has_doubled(tmp_path):
     stats = store._table().index_stats(VECTOR_INDEX_NAME)
     assert (stats.num_indexed_rows, stats.num_unindexed_rows) == (4000, 0)
     assert _finds_itself(store, rows, vectors)
+
+
+def test_vectors_rabitq_cannot_code_get_a_scalar_quantized_index(tmp_path):
+    store = VectorStore(tmp_path / "lancedb", index_threshold=1000)
+    rows, vectors = _write(store, 0, 1000, dim=36)  # not a multiple of 8
+    assert _vector_index(store).index_type == "IvfSq"
+    assert _finds_itself(store, rows[::20], vectors[::20])
