@@ -150,7 +150,14 @@ def text_query(table, text: str):
 
 
 class VectorStore:
-    """The LanceDB database of a data dir (``<data-dir>/lancedb``)."""
+    """The LanceDB database of a data dir (``<data-dir>/lancedb``).
+
+    Args:
+        uri: the database's folder (or object-store URI).
+        table_name: the table of retrieval units.
+        index_threshold: rows from which writes build the vector index (default
+            :data:`VECTOR_INDEX_THRESHOLD`; tests and benchmarks lower or raise it).
+    """
 
     def __init__(self, uri: str | Path, table_name: str = TABLE_NAME, *,
                  index_threshold: int = VECTOR_INDEX_THRESHOLD):
