@@ -34,6 +34,7 @@ def _write(store: VectorStore, partition: int, n: int,
              "kind": "chunk" if i % 10 == 0 else "record", "chunk_id": _key(partition, i),
              "filename": f"book{partition}.xlsx", "source_path": f"/in/book{partition}.xlsx",
              "sheet_name": "Sheet1", "a1_ranges": [f"A{i + 1}"], "heading_path": [],
+             "block_id": "", "title": "", "row_path": [], "cells": [],
              "text": f"row {i} of book {partition} code{partition}x{i}", "n_tokens": 6}
             for i in range(n)]
     store.replace_partition(rows[0]["workbook_hash"], rows, vectors, "test-model")

@@ -161,7 +161,9 @@ class SyntheticUnits:
                 "chunk_id": unit_id if chunk else _key(self.seed, index, "chunk", cluster[i]),
                 "filename": f"book_{index:05d}.xlsx", "source_path": f"/in/book_{index:05d}.xlsx",
                 "sheet_name": str(self.words[self.labels[cluster[i], 0]]),
-                "a1_ranges": [f"A{i + 2}:D{i + 2}"], "heading_path": [], "text": text,
+                "a1_ranges": [f"A{i + 2}:D{i + 2}"], "heading_path": [],
+                "block_id": "" if chunk else _key(self.seed, index, "table", cluster[i])[:16],
+                "title": "", "row_path": [], "cells": [], "text": text,
                 "n_tokens": len(text.split())})
         return workbook_hash, rows, vectors
 
