@@ -367,6 +367,24 @@ class VectorStore:
         rows = table.search().where(where).select(["unit_id"])
         return rows.limit(None).to_arrow().column("unit_id").to_pylist()
 
+    def _rows_where(self, column: str, keys: Sequence[tuple[str, str]], condition: str = "",
+                    limit: int | None = None) -> tuple[set[tuple[str, str]], list[dict]]:
+        """The rows (without vectors) whose ``column`` holds a value of these (partition,
+        value) keys and that meet the SQL ``condition`` (ending in ``AND``, or empty), at most
+        ``limit`` (``None``: all), with the keys as a set.
+
+        Raises:
+            ValueError: a partition key is not a sha256 hex key.
+        """
+        wanted = {(require_partition_key(h), v) for h, v in keys}
+        table = self._table()
+        listed = ", ".join(f"'{v}'" for v in sorted({v for _, v in wanted}) if _ID_RE.match(v))
+        if table is None or not listed:
+            return wanted, []
+        return wanted, (table.search().where(f"{condition} {column} IN ({listed})")
+                        .select([name for name in table.schema.names if name != "vector"])
+                        .limit(limit).to_list())
+
     def units(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], dict]:
         """The rows (without vectors) of these (partition, unit id) keys, by key; keys with no
         row are left out.
@@ -374,16 +392,7 @@ class VectorStore:
         Raises:
             ValueError: a partition key is not a sha256 hex key.
         """
-        table = self._table()
-        if table is None or not keys:
-            return {}
-        wanted = {(require_partition_key(h), u) for h, u in keys}
-        listed = ", ".join(f"'{u}'" for u in sorted({u for _, u in wanted}) if _HEX_RE.match(u))
-        if not listed:
-            return {}
-        rows = (table.search().where(f"unit_id IN ({listed})")
-                .select([name for name in table.schema.names if name != "vector"])
-                .limit(None).to_list())
+        wanted, rows = self._rows_where("unit_id", keys)
         return {(row["workbook_hash"], row["unit_id"]): row for row in rows
                 if (row["workbook_hash"], row["unit_id"]) in wanted}
 
@@ -392,23 +401,14 @@ class VectorStore:
         """The record units (without vectors) of these (partition, ``column`` value) keys,
         ``column`` being ``chunk_id`` (a chunk's records) or ``block_id`` (a table's), by key,
         each key's in unit id order; keys with none are left out. ``limit``: at most this many
-        rows in all (the first by unit id), ``None`` for all.
+        rows in all, ``None`` for all.
 
         Raises:
             ValueError: a partition key is not a sha256 hex key, or another ``column``.
         """
         if column not in ("chunk_id", "block_id"):
             raise ValueError(f"records are looked up by chunk_id or block_id, not {column!r}")
-        table = self._table()
-        if table is None or not keys:
-            return {}
-        wanted = {(require_partition_key(h), c) for h, c in keys}
-        listed = ", ".join(f"'{c}'" for c in sorted({c for _, c in wanted}) if _ID_RE.match(c))
-        if not listed:
-            return {}
-        rows = (table.search().where(f"kind = 'record' AND {column} IN ({listed})")
-                .select([name for name in table.schema.names if name != "vector"])
-                .limit(limit).to_list())
+        wanted, rows = self._rows_where(column, keys, "kind = 'record' AND", limit)
         out: dict[tuple[str, str], list[dict]] = {}
         for row in sorted(rows, key=lambda r: r["unit_id"]):
             key = (row["workbook_hash"], row[column])
