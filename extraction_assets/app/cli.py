@@ -477,7 +477,9 @@ def _print_hits(results: list[dict]) -> None:
         console.print(
             f"[bold]{rank}.[/] {r['score']:.3f}  [cyan]{shown(r['filename'])}[/] "
             f"sheet [cyan]{shown(r['sheet'])}[/] range {shown(', '.join(r['a1_ranges']))}\n"
-            f"   heading: {shown(' > '.join(r['heading_path']))}", highlight=False,
+            # a title's line breaks would start a line of their own under the hit
+            f"   heading: {shown(' > '.join(' '.join(h.split()) for h in r['heading_path']))}",
+            highlight=False,
             soft_wrap=True)
         if r["record"]:
             console.print(f"   row {r['record']['a1_range']}: "

@@ -69,9 +69,10 @@ def best_row(query: set[str], records: Sequence[dict], terms: Terms,
     """The record of ``records`` (the record units of one table or chunk: ``unit_id``,
     ``sheet_name``, ``a1_ranges``, ``title``, ``row_path``, ``cells``) that the query's
     ``query`` terms name (see the module docstring): by the weighted terms of its row path and
-    of the values the query's ``text`` says whole (:func:`says`); among rows named alike, by the weighted terms of the
-    headers of its non-empty cells (a row with a value in the column the query names before
-    one without); then, among twins (one row label under different row groups, the later
+    of the values the query's ``text`` says whole (:func:`says`); among rows named alike, by
+    the weighted terms of the headers of its non-empty cells (a row with a value in the column
+    the query names before one without), then by the share of its row label the query says;
+    then, among twins (one row label under different row groups, the later
     sections repeating the first's), the first in reading order, and among other rows the
     one the units' ranking (``ranked``) put first. A term of the table's title or column
     headers weighs :data:`CONTEXT_WEIGHT` as much: it places the table or names a column more
@@ -94,11 +95,21 @@ def best_row(query: set[str], records: Sequence[dict], terms: Terms,
     tied = [i for i, n in enumerate(named) if n >= top - 1e-9]
     most = max(columns[i] for i in tied)
     tied = [records[i] for i in tied if columns[i] >= most - 1e-9]
+    said = [_said(query, r, terms) for r in tied]  # a label said whole before one word of it
+    tied = [r for r, x in zip(tied, said) if x >= max(said) - 1e-9]
     if len({tuple(r["row_path"]) for r in tied}) == len(tied) and tied[0]["row_path"]:
         # rows the table labels apart, named alike: its reading order (a later section
         # repeats the first's labels; of rows a question names together, the first)
         return min(tied, key=_reading_order)
     return min(tied, key=lambda r: (ranked.get(r["unit_id"], len(ranked)), _reading_order(r)))
+
+
+def _said(query: set[str], record: dict, terms: Terms) -> float:
+    """The share of the terms of ``record``'s row label (the last level of its row path) in
+    the query's ``query`` terms (0 without a row path): ``Garlic`` is said whole by "garlic
+    or currants", ``Black, white, or red currants`` only in part."""
+    label = terms(*record["row_path"][-1:])
+    return len(label & query) / len(label) if label else 0.0
 
 
 def says(text: str, value: str) -> bool:
@@ -132,11 +143,14 @@ def _reading_order(record: dict) -> tuple[str, int]:
 def best_cell(query: set[str], record: dict, terms: Terms) -> dict | None:
     """The value cell of ``record`` (``{"ref", "header", "value"}``) whose header path holds
     the query's ``query`` terms with the most weight (weights over the record's headers; the
-    leftmost among equals), or ``None`` when no header holds any."""
+    leftmost among equals), the terms of the record's row path left out, or ``None`` when no
+    header holds any."""
     cells = record["cells"]
     if not cells:
         return None
-    scores = _weighted_overlap(query, [terms(c["header"]) for c in cells])
+    # the words that named the row are not the column's ("aged 2 to 8" is no "… > to")
+    scores = _weighted_overlap(query - terms(*record["row_path"]),
+                               [terms(c["header"]) for c in cells])
     top = max(scores)
     if top <= 0:
         return None

@@ -74,6 +74,12 @@ def test_a_row_with_a_value_in_the_named_column_outranks_one_without():
     assert _ask("credit of invoice 1002", records)["a1_ranges"] == ["A11:C11"]
 
 
+def test_a_row_label_said_whole_outranks_one_sharing_a_word():
+    records = [_record(6, ["Black, white, or red currants"], {"2016": "12"}, "Exports"),
+               _record(7, ["Garlic"], {"2016": "583"}, "Exports")]
+    assert _ask("garlic or onions exports", records)["a1_ranges"] == ["A7:C7"]
+
+
 def test_with_no_word_in_any_row_the_units_ranking_decides():
     assert _ask("something else entirely", ranked={"u012": 0, "u007": 3})["a1_ranges"] == \
         ["A12:C12"]
@@ -87,6 +93,10 @@ def test_the_cell_is_the_one_whose_header_the_question_names():
     assert best_cell(terms("annual change at 19 to 50"), record, terms) == {
         "ref": "C8", "header": "Annual change", "value": "-0.04"}
     assert best_cell(terms("19 to 50"), record, terms) is None
+    # the words that name the row name no column: "to" is no "confidence interval > to"
+    ranged = _record(9, ["Aged 2 to 8"], {"n": "1,511", "95% confidence interval > to": "17.8"})
+    assert best_cell(terms("respondents aged 2 to 8"), ranged, terms) is None
+    assert best_cell(terms("n of respondents aged 2 to 8"), ranged, terms)["ref"] == "B9"
 
 
 def test_a_line_holds_a_gold_value_and_its_row_label():
