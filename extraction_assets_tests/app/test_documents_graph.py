@@ -97,8 +97,10 @@ def test_search_finds_a_row_of_the_word_table_by_header_and_key(documents_ingest
         assert (top["filename"], top["sheet"], top["heading_path"]) == (
             "pump_spec.docx", "Models", ["Models"]), mode
         assert top["record"]["a1_range"] == "A5:D5"
-        assert "Model: P-200" in top["record"]["text"]
-        assert "Price > EUR: 1850" in top["record"]["text"]
+        # the row label leads the record as its row path; the query names the price's cell
+        assert top["record"]["text"] == ("Models — P-200; Flow > Min: 15; Flow > Max: 40; "
+                                         "Price > EUR: 1850")
+        assert top["cell"] == {"ref": "D5", "header": "Price > EUR", "value": "1850"}
 
 
 def test_a_second_ingest_leaves_the_documents_unchanged(documents_ingest):

@@ -372,7 +372,8 @@ def test_cli_search_returns_provenance_as_json(samples_ingest):
     assert top["kind"] == "record"
     assert top["record"]["a1_range"] in [f"A{r}:D{r}" for r in range(13, 18)]
     assert top["record"]["text"].startswith(
-        "Report > Quarterly Sales Report 2024 > Top products — Product: ")
+        "Report > Quarterly Sales Report 2024 > Top products — ")
+    assert "; Category: " in top["record"]["text"]
 
 
 def test_cli_search_without_an_api_key_is_one_line(samples_ingest):
