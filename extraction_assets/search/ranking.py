@@ -27,6 +27,8 @@ import math
 import re
 from collections.abc import Callable, Sequence
 
+from extraction_assets.core.a1 import parse_range
+
 #: the weight, in choosing a row, of a query term its table's title or headers hold too
 CONTEXT_WEIGHT = 0.5
 
@@ -135,8 +137,7 @@ def _whole_values(text: str, record: dict, terms: Terms) -> set[str]:
 
 
 def _reading_order(record: dict) -> tuple[str, int]:
-    from extraction_assets.core.a1 import parse_range
-
+    """Sheet, then first row of ``record``'s A1 range: its place in reading order."""
     return record["sheet_name"], parse_range(record["a1_ranges"][0])[0]
 
 

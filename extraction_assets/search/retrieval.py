@@ -249,9 +249,8 @@ class Searcher:
         or ``None`` (a chunk of no table rows, or record units not searched); ``cell``, the
         value cell of that row the query names by its column header (``{"ref", "header",
         "value"}``, see :func:`~extraction_assets.search.ranking.best_cell`) or ``None``; and
-        ``mode``, the one asked for. Chunks are ranked by their best unit, at most
-        :data:`~extraction_assets.search.ranking.PER_FILE` of one file before the others'
-        (:func:`~extraction_assets.search.ranking.spread`).
+        ``mode``, the one asked for. Chunks are ranked by their best unit; where a table first
+        appears, the chunk holding its best row comes first (see :meth:`_results`).
 
         Raises:
             ValueError: ``mode`` is not one of ``hybrid``, ``vector``, ``text``.
@@ -266,9 +265,10 @@ class Searcher:
                                        text=None if mode == "vector" else query,
                                        exclude=self.exclude, kinds=kinds)
             groups: dict[tuple[str, str], list[dict]] = {}  # in the order of their best unit
-            for hit in hits:
-                groups.setdefault((hit["workbook_hash"], hit["chunk_id"] or hit["unit_id"]),
-                                  []).append(hit)
+            for hit in hits:  # the first k chunks give k results or more
+                key = (hit["workbook_hash"], hit["chunk_id"] or hit["unit_id"])
+                if key in groups or len(groups) < k:
+                    groups.setdefault(key, []).append(hit)
             if len(groups) >= k or len(hits) < wanted or wanted >= MAX_CANDIDATES:
                 break
             wanted = min(wanted * 4, MAX_CANDIDATES)

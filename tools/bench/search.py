@@ -27,13 +27,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from extraction_assets.search.vectors import MODES
+from extraction_assets.app.cli import SearchMode
 from extraction_assets.store.storage import DataStore
 
 #: The issue 33 target: seconds from the start of ``search`` to its exit after the first
@@ -116,8 +115,6 @@ def bench_search(data_dir: Path, query: str, modes: list[str], repeat: int,
             for name, by_mode in runs.items()}
 
 
-#: The search modes (choices of ``--mode``).
-Mode = Enum("Mode", {mode: mode for mode in MODES}, type=str)
 app = typer.Typer(add_completion=False)
 
 
@@ -125,7 +122,7 @@ app = typer.Typer(add_completion=False)
 def main(
     data_dir: Annotated[Path, typer.Argument(help="The data dir searched.")],
     query: Annotated[str, typer.Option("--query", help="What to search for.")] = QUERY,
-    modes: Annotated[list[Mode] | None, typer.Option(
+    modes: Annotated[list[SearchMode] | None, typer.Option(
         "--mode", help="Modes to run (repeatable; default hybrid and text).")] = None,
     repeat: Annotated[int, typer.Option(
         "--repeat", min=1, help="Timed runs of each (medians).")] = 5,
