@@ -227,6 +227,7 @@ def index_workbooks(root: Path, files: list[tuple[str, bytes]], embedder
         h = hashlib.sha256(data).hexdigest()
         units = retrieval_units(h, filename, filename, tables["chunks"].to_pylist(),
                                 tables["records"].to_pylist(), tables["blocks"].to_pylist(),
+                                tables["block_columns"].to_pylist(),
                                 embedder.count_tokens_batch)
         index_units(store, h, units, embedder)
         texts[filename] = _display_text(tables["cells"])

@@ -68,30 +68,27 @@ def record_text(place: Sequence[str], values: dict, row_path: Sequence[str] = ()
     return PLACE_SEPARATOR.join(part for part in (" > ".join(place), values) if part)
 
 
-def _key_columns(keys: list[str], block: dict) -> list[int | None]:
-    """The sheet column (1-based) of each record key of ``block`` (a ``blocks`` row), ``None``
-    for a key of no sheet column: a record has one key per column of its block, left to
-    right, after the row-group column a block carries down when its group labels share the
-    row labels' column (:func:`extraction_assets.core.segment.rows.group_rows_of` puts it
-    first); keys of any other shape name no column."""
-    width = block["max_col"] - block["min_col"] + 1
-    extra = len(keys) - width
-    if extra not in (0, 1):
+def _key_columns(keys: list[str], columns: list[dict]) -> list[int | None]:
+    """The sheet column (1-based) of each record key, from its block's ``columns`` (its
+    ``block_columns`` rows in ``position`` order: a record has one key per column, left to
+    right), ``None`` for a group column (the label of the group row above, no cell of the
+    row's own) and for every key when the counts differ (a form's keys)."""
+    if len(keys) != len(columns):
         return [None] * len(keys)
-    return [None] * extra + list(range(block["min_col"], block["max_col"] + 1))
+    return [None if c["group_label"] else c["col"] for c in columns]
 
 
-def record_fields(record: dict, block: dict) -> tuple[list[str], list[dict]] | None:
+def record_fields(record: dict, columns: list[dict]) -> tuple[list[str], list[dict]] | None:
     """A record's row path and its value cells (``{"ref", "header", "value"}``: A1 reference,
     header path, display text; non-empty values only, the row's own labels left out), or
     ``None`` for a label-only row (a row with no value but its labels: its words are in the
-    row paths of the rows under it). ``record`` and ``block`` are ``records`` and ``blocks``
-    rows."""
+    row paths of the rows under it). ``record`` is a ``records`` row, ``columns`` its block's
+    ``block_columns`` rows in ``position`` order."""
     path = list(record.get("row_path") or ())
     labels = {" ".join(label.split()) for label in path}
     display = json.loads(record["display"])
     cells = []
-    for (header, value), col in zip(display.items(), _key_columns(list(display), block)):
+    for (header, value), col in zip(display.items(), _key_columns(list(display), columns)):
         text = str(value)
         if not text.strip() or " ".join(text.split()) in labels:
             continue
@@ -101,14 +98,15 @@ def record_fields(record: dict, block: dict) -> tuple[list[str], list[dict]] | N
 
 
 def retrieval_units(workbook_hash: str, filename: str, source_path: str, chunks: list[dict],
-                    records: list[dict], blocks: list[dict],
+                    records: list[dict], blocks: list[dict], block_columns: list[dict],
                     count_tokens_batch: Callable[[Sequence[str]], list[int]]) -> list[dict]:
     """The rows of the LanceDB ``units`` table for one partition (without vectors): its
     ``chunks`` as they are, then one unit per record of ``records`` that holds a value
     besides its labels (:func:`record_fields`; group label rows and other label-only rows
     are no units), each placed by its block of ``blocks`` (heading path, title), with its
-    ``row_path`` and value ``cells``. Rows of the ``chunks``, ``records`` and ``blocks``
-    tables as dicts; ``count_tokens_batch`` counts the record texts' tokens."""
+    ``row_path`` and value ``cells`` (A1 references by ``block_columns``). Rows of the
+    ``chunks``, ``records``, ``blocks`` and ``block_columns`` tables as dicts;
+    ``count_tokens_batch`` counts the record texts' tokens."""
     units = [dict(workbook_hash=workbook_hash, unit_id=c["chunk_id"],
                   kind="chunk", chunk_id=c["chunk_id"], filename=filename,
                   source_path=source_path, sheet_name=c["sheet_name"],
@@ -117,6 +115,9 @@ def retrieval_units(workbook_hash: str, filename: str, source_path: str, chunks:
                   n_tokens=c["n_tokens"])
              for c in chunks]
     by_block = {b["block_id"]: b for b in blocks}
+    columns_of: dict[str, list[dict]] = {}
+    for column in sorted(block_columns, key=lambda c: (c["block_id"], c["position"])):
+        columns_of.setdefault(column["block_id"], []).append(column)
     holder = {}  # (block id, row) -> the first chunk holding it; block id -> its first chunk
     for c in chunks:
         for block_id in c["block_ids"]:
@@ -126,7 +127,8 @@ def retrieval_units(workbook_hash: str, filename: str, source_path: str, chunks:
     kept, texts = [], []
     for r in records:
         block = by_block[r["block_id"]]
-        fields = None if r["role"] == "group" else record_fields(r, block)
+        fields = None if r["role"] == "group" else \
+            record_fields(r, columns_of.get(r["block_id"], []))
         if fields is None:
             continue
         place = list(block["heading_path"])

@@ -281,20 +281,20 @@ def test_rows_above_the_only_units_row_keep_their_columns_without_its_unit():
 
 
 def test_the_retrieval_text_of_a_record_says_its_row_path_once():
-    block = {"min_col": 1, "max_col": 2}
+    columns = [{"col": 1, "group_label": False}, {"col": 2, "group_label": False}]
     record = {"row": 4, "row_path": ["Aged 2 to 8 years", "Food and beverages", "2004"],
               "display": json.dumps({"Column A": "2004", "Total": "104"})}
-    path, cells = record_fields(record, block)
+    path, cells = record_fields(record, columns)
     assert cells == [{"ref": "B4", "header": "Total", "value": "104"}]
     assert record_text(["Sheet", "Table 2"], {c["header"]: c["value"] for c in cells}, path) \
         == "Sheet > Table 2 — Aged 2 to 8 years > Food and beverages > 2004; Total: 104"
     # a lone row label leads the text too; a row of labels alone is no unit
     path, cells = record_fields({"row": 5, "row_path": ["Water"],
-                                 "display": json.dumps({"Item": "Water", "Qty": "3"})}, block)
+                                 "display": json.dumps({"Item": "Water", "Qty": "3"})}, columns)
     assert record_text(["Sheet"], {c["header"]: c["value"] for c in cells}, path) == \
         "Sheet — Water; Qty: 3"
     assert record_fields({"row": 6, "row_path": ["Juice"],
-                          "display": json.dumps({"Item": "Juice", "Qty": ""})}, block) is None
+                          "display": json.dumps({"Item": "Juice", "Qty": ""})}, columns) is None
 
 
 def sections_table(indent: bool) -> Workbook:
@@ -353,7 +353,7 @@ def test_group_label_rows_are_no_retrieval_units_their_rows_carry_them():
     tables = run(sugars(as_text=True))
     units = retrieval_units("h", "sugars.xlsx", "sugars.xlsx", tables["chunks"].to_pylist(),
                             tables["records"].to_pylist(), tables["blocks"].to_pylist(),
-                            lambda texts: [words(t) for t in texts])
+                            tables["block_columns"].to_pylist(), lambda texts: [words(t) for t in texts])
     cited = {u["a1_ranges"][0] for u in units if u["kind"] == "record"}
     assert cited == {f"A{r}:G{r}" for r in (8, 9, 11, 12, 15, 16, 18, 19)}
     (unit,) = [u for u in units if u["a1_ranges"] == ["A16:G16"]]

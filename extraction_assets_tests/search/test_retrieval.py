@@ -40,7 +40,7 @@ def _units(embedder, data: bytes, filename: str, max_tokens: int = 512) -> tuple
     h = hashlib.sha256(data).hexdigest()
     return h, retrieval_units(h, filename, f"/in/{filename}", tables["chunks"].to_pylist(),
                               tables["records"].to_pylist(), tables["blocks"].to_pylist(),
-                              embedder.count_tokens_batch)
+                              tables["block_columns"].to_pylist(), embedder.count_tokens_batch)
 
 
 def test_a_record_unit_names_its_place_and_values_and_points_at_its_chunk(embedder):
@@ -59,6 +59,22 @@ def test_a_record_unit_names_its_place_and_values_and_points_at_its_chunk(embedd
     assert len({u["unit_id"] for u in units}) == len(units)
     # the same bytes give the same units (ids, texts, token counts)
     assert _units(embedder, workbook_bytes(build_ledger()), "ledger.xlsx") == (h, units)
+
+
+def test_value_cells_cite_their_own_column_past_an_empty_column(embedder):
+    """A table with an empty column inside it (its records have fewer keys than the block
+    has columns): each value cell still cites its own A1 reference, by the block's columns."""
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Prices"
+    ws.append(["Item", "Qty", None, "Price", "Origin"])
+    for i, item in enumerate(["Apples", "Pears", "Plums", "Figs"]):
+        ws.append([item, 10 + i, None, 1.5 + i, "Chile"])
+    _, units = _units(embedder, workbook_bytes(wb), "prices.xlsx")
+    (pears,) = [u for u in units if u["kind"] == "record" and u["row_path"] == ["Pears"]]
+    assert pears["a1_ranges"] == ["A3:E3"]
+    assert [(c["ref"], c["header"], c["value"]) for c in pears["cells"]] == [
+        ("B3", "Qty", "11"), ("D3", "Price", "2.5"), ("E3", "Origin", "Chile")]
 
 
 def _rows(store: VectorStore, h: str) -> list[dict]:

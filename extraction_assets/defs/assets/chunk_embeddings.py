@@ -18,7 +18,7 @@ from extraction_assets.pipeline.checks import one_row_per_unit
 from extraction_assets.search.retrieval import index_units, retrieval_units
 from extraction_assets.search.vectors import VectorStore, VectorStoreError
 
-CODE_VERSION = "5"
+CODE_VERSION = "6"
 
 
 @stage_asset(
@@ -45,7 +45,9 @@ def chunk_embeddings(context: PartitionContext, storage: DataStoreResource,
     units = retrieval_units(h, source["filename"], source["source_path"],
                             store.read_table("chunks", h).to_pylist(),
                             store.read_table("records", h).to_pylist(),
-                            store.read_table("blocks", h).to_pylist(), model.count_tokens_batch)
+                            store.read_table("blocks", h).to_pylist(),
+                            store.read_table("block_columns", h).to_pylist(),
+                            model.count_tokens_batch)
     vector_store = VectorStore(store.lancedb_uri)
     try:
         indexed = index_units(vector_store, h, units, model)
