@@ -25,7 +25,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Annotated
@@ -34,6 +33,7 @@ import typer
 
 from extraction_assets.app.cli import SearchMode
 from extraction_assets.store.storage import DataStore
+from tools.bench.process import run_measured
 
 #: The issue 33 target: seconds from the start of ``search`` to its exit after the first
 #: hybrid answer, on a data dir of 1,000 files and 2 cores.
@@ -79,19 +79,9 @@ def run_search(python: str, data_dir: Path, query: str, mode: str) -> dict:
     """
     command = [python, "-m", "extraction_assets.app.cli", "search", query, "--data-dir",
                str(data_dir), "--mode", mode]
-    with tempfile.TemporaryFile() as err, tempfile.TemporaryDirectory() as cwd:
-        start = time.perf_counter()
-        proc = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode:
-            err.seek(0)
-            raise RuntimeError(f"{' '.join(command)} exited {proc.returncode}: "
-                               f"{err.read().decode(errors='replace')[-2000:]}")
-    # ru_maxrss is in KiB on Linux
-    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
-            "peak_rss_mb": usage.ru_maxrss / 1024}
+    measured = run_measured(command)
+    return {"wall_s": measured.wall_s, "cpu_s": measured.cpu_s,
+            "peak_rss_mb": measured.peak_rss_mb}
 
 
 def bench_search(data_dir: Path, query: str, modes: list[str], repeat: int,
