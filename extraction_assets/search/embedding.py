@@ -39,6 +39,7 @@ import base64
 import functools
 import os
 import threading
+import typing
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -603,9 +604,13 @@ def make_embedder(provider: str = "local", model: str | None = None, *,
     :data:`DEFAULT_OPENAI_MAX_INPUT_TOKENS` tokens per input unless ``max_input_tokens``).
 
     Raises:
-        ValueError: contradictory configuration for the local provider.
+        ValueError: an unknown ``provider``, or a contradictory configuration for the local
+            provider.
         EmbeddingError: the API key variable of the openai provider is missing.
     """
+    if provider not in typing.get_args(Provider):
+        raise ValueError(f"unknown provider {provider!r}; choose one of "
+                         f"{', '.join(map(repr, typing.get_args(Provider)))}")
     if provider == "local":
         if model not in (None, LOCAL_MODEL_NAME):
             raise ValueError(f"provider 'local' only serves {LOCAL_MODEL_NAME!r}, got model={model!r}")

@@ -29,6 +29,7 @@ from extraction_assets.search.embedding import (
     EmbeddingError,
     LocalEmbedder,
     OpenAIEmbedder,
+    make_embedder,
 )
 from extraction_assets_tests.fault_helpers import serving
 
@@ -154,6 +155,13 @@ def test_resource_local() -> None:
         EmbedderResource(provider="local", model="text-embedding-3-small").get_embedder()
     with pytest.raises(ValueError, match="512"):
         EmbedderResource(provider="local", dimensions=256).get_embedder()
+
+
+def test_make_embedder_refuses_an_unknown_provider() -> None:
+    """A misspelt provider is refused, not taken for an OpenAI-compatible server."""
+    with pytest.raises(ValueError,
+                       match="unknown provider 'opneai'; choose one of 'local', 'openai'"):
+        make_embedder("opneai")
 
 
 # ---------------------------------------------------------------------------
