@@ -13,7 +13,9 @@ whole text, whose title and column headers every row of the table shares:
   with a value in the column the query names, then — where the table labels those rows apart —
   the first in reading order (``Including … > 19 to 50`` before its twin ``Excluding … > 19 to
   50``), else the one the units ranked first. When the query names no row, the units'
-  ranking decides.
+  ranking decides. A comparison question (``which year has a lower … intake, 2004 or
+  2015?``, ``which sex was more likely …``) is answered by the compared row with the largest
+  or smallest number in the column it names (:func:`_compared`).
 * :func:`best_cell` names the cell of that row whose header path holds the most weighted query
   terms (weights over the row's headers), when the query names a column at all.
 
@@ -31,6 +33,10 @@ from extraction_assets.core.a1 import parse_range
 
 #: the weight, in choosing a row, of a query term its table's title or headers hold too
 CONTEXT_WEIGHT = 0.5
+#: words of a question asking for the row with the largest number in a column
+LARGEST = "more most higher highest larger largest greater greatest bigger biggest maximum"
+#: and for the smallest
+SMALLEST = "less least lower lowest smaller smallest fewer fewest minimum"
 
 Tokenize = Callable[[str], list[str]]
 
@@ -79,10 +85,14 @@ def best_row(query: set[str], records: Sequence[dict], terms: Terms,
     one the units' ranking (``ranked``) put first. A term of the table's title or column
     headers weighs :data:`CONTEXT_WEIGHT` as much: it places the table or names a column more
     than it picks a row. When the query names no row, ``ranked`` (the rank of the records the
-    units' ranking returned, by unit id) decides alone. ``None`` when ``records`` is empty or no
-    record is named or ranked."""
+    units' ranking returned, by unit id) decides alone. A comparison question's answer comes
+    first (:func:`_compared`). ``None`` when ``records`` is empty or no record is named or
+    ranked."""
     if not records:
         return None
+    compared = _compared(query, records, terms, text)
+    if compared is not None:
+        return compared
     context = terms(*{r["title"] for r in records},
                     *{c["header"] for r in records for c in r["cells"]})
     labels = [terms(*r["row_path"]) for r in records]
@@ -156,3 +166,58 @@ def best_cell(query: set[str], record: dict, terms: Terms) -> dict | None:
     if top <= 0:
         return None
     return dict(cells[scores.index(top)])
+
+
+def _number(text: str) -> float | None:
+    """The number a displayed value shows (``1,234``, ``12.5%``, ``(6)`` = -6, ``$3``), or
+    ``None``."""
+    t = text.strip().replace(",", "").replace("$", "").rstrip("%").strip()
+    negative = t.startswith("(") and t.endswith(")")
+    try:
+        value = float(t.strip("()"))
+    except ValueError:
+        return None
+    return -value if negative else value
+
+
+def _compared(query: set[str], records: Sequence[dict], terms: Terms, text: str) -> dict | None:
+    """The record a comparison question answers, or ``None``. The query asks for the largest
+    or for the smallest (a word of :data:`LARGEST` or of :data:`SMALLEST`, not both) among
+    rows it names: two or more row labels it says whole (:func:`says`; ``2004 or 2015``),
+    else the rows under a row-group label it says whole (``which sex``); a label made of the
+    comparison's words alone (a quintile ``Lowest``) names nothing. Of these, the rows of one
+    group compete — the group whose path holds most query terms, then the first in reading
+    order (of twin sections, the first) — and the one with the largest (smallest) number in
+    the column the query names (:func:`best_cell` of that group's first row) answers.
+    ``None`` when the query compares nothing, fewer than two rows compete, no column is
+    named, or a competing row shows no number there."""
+    words = terms(LARGEST), terms(SMALLEST)
+    largest = bool(query & words[0])
+    if largest == bool(query & words[1]):
+        return None
+
+    def named(label: str) -> bool:  # said whole, and not as the comparison ("Lowest" quintile)
+        return says(text, label) and not terms(label) <= words[0] | words[1]
+
+    rows = [r for r in records if r["row_path"] and named(r["row_path"][-1])]
+    if len(rows) < 2:
+        rows = [r for r in records if len(r["row_path"]) >= 2 and named(r["row_path"][-2])
+                and not named(r["row_path"][-1])]
+    if len(rows) < 2:
+        return None
+    # the rows of one group: the one whose path the query names most, the first of twins
+    first = min(rows, key=lambda r: (-len(query & terms(*r["row_path"][:-1])),
+                                     _reading_order(r)))
+    rows = [r for r in rows if r["row_path"][:-1] == first["row_path"][:-1]]
+    cell = best_cell(query, first, terms)
+    if len(rows) < 2 or cell is None:
+        return None
+    values = []
+    for r in rows:
+        value = next((_number(c["value"]) for c in r["cells"] if c["header"] == cell["header"]),
+                     None)
+        if value is None:
+            return None
+        values.append(value)
+    pick = max if largest else min
+    return rows[values.index(pick(values))]

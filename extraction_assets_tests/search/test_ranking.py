@@ -87,6 +87,45 @@ def test_with_no_word_in_any_row_the_units_ranking_decides():
     assert _ask("anything", records=[]) is None
 
 
+SEXES = [
+    _record(4, ["Sex", "Male"], {"At risk (%)": "29.1", "Count": "(1,200)"}),
+    _record(5, ["Sex", "Female"], {"At risk (%)": "37.5", "Count": "1,500"}),
+    _record(7, ["Age group", "65 to 74"], {"At risk (%)": "32.0", "Count": "1,700"}),
+    _record(8, ["Age group", "75 or older"], {"At risk (%)": "35.9", "Count": "1,000"}),
+    _record(10, ["Income", "Lowest"], {"At risk (%)": "41.0", "Count": "900"}),
+    _record(11, ["Income", "Highest"], {"At risk (%)": "25.0", "Count": "800"}),
+]
+
+
+def _said(text: str, records=SEXES) -> str | None:
+    terms = _terms()
+    row = best_row(terms(text), records, terms, {}, text)
+    return row and row["a1_ranges"][0]
+
+
+def test_a_comparison_is_answered_by_the_compared_row_with_the_extreme_value():
+    # two row labels said whole: the larger (smaller) number in the column named
+    assert _said("which age group was more at risk, 75 or older or 65 to 74?") == "A8:C8"
+    assert _said("which age group was less at risk, 75 or older or 65 to 74?") == "A7:C7"
+    # the rows under a row group said whole compete; parentheses are a negative number
+    assert _said("Which sex was more likely to be at risk?") == "A5:C5"
+    assert _said("Which sex has the lowest count?") == "A4:C4"
+    # a label made of the comparison's words names no row: the group said whole does
+    assert _said("which income has the highest count?") == "A10:C10"
+    # no comparison word, or no column named: the rows named alike, in reading order
+    assert _said("at risk 75 or older or 65 to 74") == "A7:C7"
+    assert _said("which sex was more likely?") == "A4:C4"
+
+
+def test_a_comparison_of_rows_of_twin_sections_stays_in_the_section_named():
+    terms = _terms()
+    text = "Excluding juice, which age group has a lower 2007 frequency, 12 to 18 or 19 to 50?"
+    row = best_row(terms(text), TABLE, terms, {}, text)
+    assert row["a1_ranges"] == ["A13:C13"]  # 4.0 < 4.4, in the Excluding section
+    text = "which age group has a higher 2007 frequency, 12 to 18 or 19 to 50?"
+    assert best_row(terms(text), TABLE, terms, {}, text)["a1_ranges"] == ["A7:C7"]
+
+
 def test_the_cell_is_the_one_whose_header_the_question_names():
     terms = _terms()
     record = TABLE[1]
