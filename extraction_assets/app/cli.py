@@ -438,6 +438,11 @@ def search(
     embedder = None if mode.value == "text" else _query_embedder(provider, model, base_url)
     try:  # the embedder is asked per query (a server may fail it)
         searcher = Searcher(store.root, embedder, all_versions=all_versions)
+        if mode.value != "vector" and (unindexed := searcher.vectors.unindexed_rows()):
+            err_console.print(
+                f"note: {unindexed} units are not in the full-text index yet (an ingest running "
+                "or stopped early): their text scores are on another scale until "
+                "`extraction-assets refresh` folds them in", highlight=False)
         for text in asked:
             _print_answer(text, searcher.search(text, k, mode.value), as_json,
                           queries is not None, searcher)

@@ -14,6 +14,7 @@ Used by the ``extraction-assets`` CLI and by tests.
 from __future__ import annotations
 
 import threading
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from dagster import (
 )
 from filelock import FileLock
 
-from extraction_assets.defs.assets import ALL_ASSETS
+from extraction_assets.defs.assets import ALL_ASSETS, chunk_embeddings
 from extraction_assets.defs.definitions import make_definitions
 from extraction_assets.defs.lineage import export_lineage
 from extraction_assets.defs.partitions import (
@@ -456,6 +457,8 @@ def ingest_paths(
             elif todo:
                 runner = _Runner(instance, store, embedder, passwords, _run_config(max_tokens))
                 materialize_batches(runner, todo, done, stop, batch_files=batch_files)
+        if todo and chunk_embeddings in selected:
+            fold_full_text_index(store)
     finally:
         if loading:
             loading.join()
@@ -538,9 +541,26 @@ def refresh_stale(
             if todo:
                 runner = _Runner(instance, store, embedder, None, _run_config(None))
                 materialize_batches(runner, todo, done, stop)
+        fold_full_text_index(store)  # also what an interrupted ingest left unfolded
     finally:
         loading.join()
     return [results[k] for k in sorted(results)]
+
+
+def fold_full_text_index(store: DataStore) -> None:
+    """Fold the retrieval units the runs just ended wrote into the LanceDB full-text index
+    (:meth:`~extraction_assets.search.vectors.VectorStore.fold_index`), so that a search scores
+    them on the same scale as the others; nothing without a LanceDB folder. A failure is a
+    ``RuntimeWarning`` (the files are ingested; a later ``refresh`` folds them)."""
+    if not store.lancedb_uri.exists():
+        return
+    from extraction_assets.search.vectors import VectorStore
+
+    try:
+        VectorStore(store.lancedb_uri).fold_index()
+    except Exception as exc:  # noqa: BLE001 - the files are in; say what is left to do
+        warnings.warn(f"the full-text index was not brought up to date ({error_line(exc)}); "
+                      "`extraction-assets refresh` does it", RuntimeWarning, stacklevel=2)
 
 
 def fan_out(instance: DagsterInstance, store: DataStore, items: list[_Item], jobs: int,

@@ -15,6 +15,7 @@ from extraction_assets.defs.resources import (
 )
 from extraction_assets.defs.sensors import (
     ENV_CELERY_BROKER,
+    full_text_index_after_success,
     inbox_sensor,
     ingest_job,
     lineage_after_failure,
@@ -55,7 +56,8 @@ def make_definitions(data_dir: str | None = None,
     return Definitions(
         assets=ALL_ASSETS,
         jobs=[ingest_job],
-        sensors=[inbox_sensor, lineage_after_success, lineage_after_failure],
+        sensors=[inbox_sensor, lineage_after_success, lineage_after_failure,
+                 full_text_index_after_success],
         resources={
             "storage": storage,
             "embedder": embedder or EmbedderResource(),

@@ -1,5 +1,6 @@
 """The inbox sensor: a new partition and a run for every new file content in ``<data-dir>/inbox``,
-and the sensors that refresh the ``lineage`` table after each run."""
+the sensors that refresh the ``lineage`` table after each run, and the one that folds the
+units a run wrote into the full-text index."""
 
 import os
 from pathlib import Path
@@ -134,3 +135,16 @@ def lineage_after_success(context: RunStatusSensorContext, storage: DataStoreRes
                    description="Refreshes the `lineage` table of a partition after a run fails.")
 def lineage_after_failure(context: RunStatusSensorContext, storage: DataStoreResource):
     _export_run_lineage(context, storage)
+
+
+@run_status_sensor(run_status=DagsterRunStatus.SUCCESS, default_status=DefaultSensorStatus.RUNNING,
+                   description="Folds the retrieval units a run wrote into the LanceDB full-text "
+                               "index, so that search scores every unit on one scale.")
+def full_text_index_after_success(context: RunStatusSensorContext, storage: DataStoreResource):
+    store = storage.store()
+    if store.lancedb_uri.exists():
+        from extraction_assets.search.vectors import VectorStore  # imports LanceDB (~1-3 s)
+
+        folded = VectorStore(store.lancedb_uri).fold_index()
+        if folded:
+            context.log.info(f"folded {folded} units into the full-text index")

@@ -56,7 +56,10 @@ LOCK_TIMEOUT_SECONDS = 600.0
 #: commits retried after a conflict (writers outside the lock), with a growing delay
 COMMIT_ATTEMPTS = 8
 #: rows written since the full-text index was last brought up to date before a write folds
-#: them in (LanceDB searches rows not in the index yet by a scan, so results never miss them)
+#: them in (LanceDB searches rows not in the index yet by a scan, so results never miss them,
+#: but scores them on another scale: an ingest or refresh command, and a Dagster run through
+#: the ``full_text_index_after_success`` sensor, fold them all when they end,
+#: :meth:`VectorStore.fold_index`)
 UNINDEXED_ROWS_LIMIT = 10_000
 #: rows from which the vectors get an approximate nearest-neighbour index (IVF-RQ, see
 #: :func:`vector_index_config`); below, every vector query is an exact scan of the table
@@ -341,6 +344,25 @@ class VectorStore:
                 table.optimize()
                 self._index_vectors(table)
         self._commit(run)
+
+    def unindexed_rows(self) -> int:
+        """Rows written since the full-text index was last brought up to date (0 without a
+        table or an index). LanceDB scores them apart from the indexed rows (their BM25
+        statistics are not the index's), so until they are folded in (:meth:`fold_index`) a
+        text or hybrid query ranks the two groups on different scales."""
+        table = self._table()
+        name = table is not None and next((index.name for index in table.list_indices()
+                                           if index.index_type == "FTS"), None)
+        return table.index_stats(name).num_unindexed_rows if name else 0
+
+    def fold_index(self) -> int:
+        """Fold the rows not in the full-text index into it (:meth:`optimize`) when there are
+        any: after a batch of writes (an ``ingest`` or ``refresh`` command, a Dagster run),
+        so that every row is scored on one scale. Returns how many rows were folded."""
+        rows = self.unindexed_rows()
+        if rows:
+            self.optimize()
+        return rows
 
     def count(self, workbook_hash: str | None = None, kind: str | None = None) -> int:
         """Rows in the table (of one partition when ``workbook_hash`` is given, of one unit

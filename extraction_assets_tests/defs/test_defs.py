@@ -47,7 +47,8 @@ def test_checks_job_sensors_and_resources():
     }
     assert defs.resolve_job_def("ingest_workbook").name == "ingest_workbook"
     sensors = {s.name for s in defs.get_repository_def().sensor_defs}
-    assert sensors == {"inbox_sensor", "lineage_after_success", "lineage_after_failure"}
+    assert sensors == {"inbox_sensor", "lineage_after_success", "lineage_after_failure",
+                       "full_text_index_after_success"}
     elsewhere = make_definitions(data_dir="/tmp/elsewhere")
     assert set(elsewhere.resources) == {"storage", "embedder", "limits", "passwords",
                                         "redaction", "dual_read", "header_detector"}

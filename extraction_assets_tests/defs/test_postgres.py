@@ -23,6 +23,7 @@ import pytest
 
 from extraction_assets.app.ingest import ingest_paths, open_instance
 from extraction_assets.app.samples import write_samples
+from extraction_assets.search.vectors import VectorStore
 from extraction_assets.store.storage import DataStore
 
 pytestmark = pytest.mark.slow  # starts a PostgreSQL server
@@ -186,7 +187,8 @@ def test_inbox_runs_go_through_the_run_queue_on_postgres(cluster: Cluster, tmp_p
     (``QueuedRunCoordinator``, at most 2 runs at once) and the daemon (``dagster-daemon run``,
     which also runs the inbox sensor); Dagster's default run launcher starts each run. Files
     dropped into the inbox become partitions, queued runs that the daemon launches, and
-    materializations in Postgres, each run tagged with its file's name."""
+    materializations in Postgres, each run tagged with its file's name; the units the runs
+    wrote end up in the full-text index."""
     import signal
     import sys
     import time
@@ -216,6 +218,10 @@ def test_inbox_runs_go_through_the_run_queue_on_postgres(cluster: Cluster, tmp_p
                 if len(runs) == len(paths) and len(done) == len(paths):
                     break
             assert daemon.poll() is None, (tmp_path / "daemon.log").read_text()[-3000:]
+            assert time.monotonic() < deadline, (tmp_path / "daemon.log").read_text()[-3000:]
+            time.sleep(2)
+        # the run status sensor folds the units the runs wrote into the full-text index
+        while VectorStore(store.lancedb_uri).unindexed_rows():
             assert time.monotonic() < deadline, (tmp_path / "daemon.log").read_text()[-3000:]
             time.sleep(2)
     finally:

@@ -15,7 +15,7 @@ import pytest
 from openpyxl import Workbook
 from openpyxl.styles import Font
 
-from extraction_assets.app.ingest import ingest_paths
+from extraction_assets.app.ingest import ingest_paths, refresh_stale
 from extraction_assets.app.samples import build_ledger, build_spec_ja, workbook_bytes
 from extraction_assets.core.a1 import parse_range
 from extraction_assets.pipeline import run_pipeline
@@ -213,6 +213,56 @@ def test_ingest_and_force_rerun_keep_one_row_per_unit(tmp_path):
     assert len(ids) == len(set(ids)) == again.counts["chunks"] + again.counts["records"]
     assert again.counts["chunks"] > first.counts["chunks"]
     assert store.count(h, kind="chunk") == again.counts["chunks"]
+
+
+def _staff_table(title: str, rows: list[tuple[str, float]]) -> bytes:
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Staff"
+    ws.append([title])
+    ws.append([])
+    ws.append(["Group", "Workers in region 1 (%)"])
+    for label, value in rows:
+        ws.append([label, value])
+    return workbook_bytes(wb)
+
+
+def test_files_ingested_by_later_commands_are_scored_on_one_scale(tmp_path, embedder):
+    """Each ingest folds the units it wrote into the full-text index, so a row of the first
+    file ingested is ranked by its words like any other, whatever the order of the commands
+    (without the fold, the units of the first file alone were indexed and scored on another
+    scale: a row naming every word of the query lost to rows sharing one)."""
+    first = tmp_path / "marital.xlsx"
+    first.write_bytes(_staff_table("Sex and marital status of workers",
+                                   [("Married French-language workers", 35.3),
+                                    ("Single workers", 20.1)]))
+    root = tmp_path / "data"
+    assert ingest_paths([first], root)[0].status == "success"
+    later = []
+    for n in range(3):
+        later.append(tmp_path / f"education{n}.xlsx")
+        later[-1].write_bytes(_staff_table(
+            f"Education of workers, survey {n}",
+            [(f"Workers with degree {k}", 10.0 + k) for k in range(40)]
+            + [("French-language teachers", 5.0)] * (n == 0)))
+    assert {r.status for r in ingest_paths(later, root)} == {"success"}
+    store = VectorStore(DataStore(root).lancedb_uri)
+    assert store.unindexed_rows() == 0
+    hits = Searcher(root, None).search("married French-language workers", k=3, mode="text")
+    assert hits[0]["filename"] == "marital.xlsx"
+    assert hits[0]["record"]["row_path"] == ["Married French-language workers"]
+    # rows written outside a command (a run still going) are named by search, then folded
+    # by refresh
+    h, units = _units(embedder, workbook_bytes(build_ledger()), "ledger.xlsx")
+    index_units(store, h, units, embedder)
+    assert store.unindexed_rows() == len(units)
+    proc = subprocess.run([sys.executable, "-m", "extraction_assets.app.cli", "search",
+                           "workers", "--mode", "text", "--data-dir", str(root)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert f"note: {len(units)} units are not in the full-text index yet" in proc.stderr
+    refresh_stale(root)
+    assert store.unindexed_rows() == 0
 
 
 def test_sample_questions_drop_questions_with_two_answers():
