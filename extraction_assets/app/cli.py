@@ -431,6 +431,10 @@ def search(
         err_console.print(f"cannot read --queries {queries}: {exc}", highlight=False)
         raise typer.Exit(code=2) from None
     store = DataStore(_data_dir(data_dir))
+    if not store.root.is_dir():
+        err_console.print(f"no data dir at {shown(store.root)}: ingest some files first (or pass "
+                          "--data-dir)")
+        raise typer.Exit(code=1)
     if not store.lancedb_uri.is_dir():
         err_console.print(f"no vectors in {shown(store.root)}: ingest some files first, or embed "
                           "those ingested with --until by `refresh` (or pass --data-dir)")

@@ -151,16 +151,18 @@ def _reading_order(record: dict) -> tuple[str, int]:
     return record["sheet_name"], parse_range(record["a1_ranges"][0])[0]
 
 
-def best_cell(query: set[str], record: dict, terms: Terms) -> dict | None:
+def best_cell(query: set[str], record: dict, terms: Terms, text: str = "") -> dict | None:
     """The value cell of ``record`` (``{"ref", "header", "value"}``) whose header path holds
     the query's ``query`` terms with the most weight (weights over the record's headers; the
-    leftmost among equals), the terms of the record's row path left out, or ``None`` when no
-    header holds any."""
-    cells = record["cells"]
+    leftmost among equals), the terms of the record's row path and of the values the query's
+    ``text`` says whole left out, and those cells too, or ``None`` when no header holds any.
+    The words that named the row are not the column's: "aged 2 to 8" is no "… > to", and in
+    "county of Loop Field" the cell ``FIELD: Loop Field`` is the key, ``COUNTY`` the answer."""
+    keys = [c for c in record["cells"] if says(text, c["value"])]
+    cells = [c for c in record["cells"] if c not in keys]
     if not cells:
         return None
-    # the words that named the row are not the column's ("aged 2 to 8" is no "… > to")
-    scores = _weighted_overlap(query - terms(*record["row_path"]),
+    scores = _weighted_overlap(query - terms(*record["row_path"], *(c["value"] for c in keys)),
                                [terms(c["header"]) for c in cells])
     top = max(scores)
     if top <= 0:
@@ -209,7 +211,7 @@ def _compared(query: set[str], records: Sequence[dict], terms: Terms, text: str)
     first = min(rows, key=lambda r: (-len(query & terms(*r["row_path"][:-1])),
                                      _reading_order(r)))
     rows = [r for r in rows if r["row_path"][:-1] == first["row_path"][:-1]]
-    cell = best_cell(query, first, terms)
+    cell = best_cell(query, first, terms, text)
     if len(rows) < 2 or cell is None:
         return None
     values = []

@@ -326,7 +326,7 @@ class Searcher:
                 "kind": best["kind"], "record": record and {
                     "a1_range": record["a1_ranges"][0], "text": record["text"],
                     "row_path": list(record["row_path"])},
-                "cell": record and best_cell(asked, record, terms),
+                "cell": record and best_cell(asked, record, terms, query),
             })
         return results
 

@@ -204,6 +204,12 @@ def test_cli_ingest_reports_each_file_and_exits_nonzero_on_failure(tmp_path):
          "--data-dir", str(tmp_path / "data")], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "ingest some files first" in proc.stderr
     assert "refresh" in proc.stderr  # what embeds files ingested with --until
+    proc = subprocess.run(
+        [sys.executable, "-m", "extraction_assets.app.cli", "search", "anything",
+         "--data-dir", str(tmp_path / "nowhere")], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(f"no data dir at {tmp_path / 'nowhere'}")
+    assert not (tmp_path / "nowhere").exists()
 
 
 def test_damaged_worksheet_keeps_its_first_cells_and_the_line_shows_the_error(tmp_path):

@@ -136,6 +136,12 @@ def test_the_cell_is_the_one_whose_header_the_question_names():
     ranged = _record(9, ["Aged 2 to 8"], {"n": "1,511", "95% confidence interval > to": "17.8"})
     assert best_cell(terms("respondents aged 2 to 8"), ranged, terms) is None
     assert best_cell(terms("n of respondents aged 2 to 8"), ranged, terms)["ref"] == "B9"
+    # a value the question says whole is the row's key, not the column asked for
+    field = _record(4, [], {"FIELD": "Loop Field", "COUNTY": "Gaines"})
+    text = "county of Loop Field"
+    assert best_cell(terms(text), field, terms, text) == {
+        "ref": "C4", "header": "COUNTY", "value": "Gaines"}
+    assert best_cell(terms(text), field, terms)["header"] == "FIELD"  # without the text
 
 
 def test_a_line_holds_a_gold_value_and_its_row_label():
