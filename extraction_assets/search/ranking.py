@@ -25,8 +25,8 @@ stems), so a label matches a query as the index would match it.
 
 from __future__ import annotations
 
+import functools
 import math
-import re
 from collections.abc import Callable, Sequence
 
 from extraction_assets.core.a1 import parse_range
@@ -37,6 +37,10 @@ CONTEXT_WEIGHT = 0.5
 LARGEST = "more most higher highest larger largest greater greatest bigger biggest maximum"
 #: and for the smallest
 SMALLEST = "less least lower lowest smaller smallest fewer fewest minimum"
+
+#: what may stand beside a value a query says whole (:func:`says`): a space (runs of
+#: whitespace are one), sentence punctuation, brackets, quotes
+_BOUNDARIES = frozenset(" ,;:?!()\"'")
 
 Tokenize = Callable[[str], list[str]]
 
@@ -129,11 +133,25 @@ def says(text: str, value: str) -> bool:
     ignored) stands in the text between spaces, its ends or sentence punctuation — ``Texla``
     in ``ENE Letters of Texla``, ``45 mp`` in ``Month of 45 mp``, but not ``31`` in
     ``RRC 10/31/96`` nor ``in`` in a comment."""
-    value = " ".join(value.split()).lower()
+    value = _normal(value)
     if not value:
         return False
-    return re.search(rf"(?:^|[\s,;:?!()\"']){re.escape(value)}(?=$|[\s,;:?!()\"'])",
-                     " ".join(text.split()).lower()) is not None
+    text = _normal(text)
+    start = text.find(value)
+    while start >= 0:
+        end = start + len(value)
+        if (start == 0 or text[start - 1] in _BOUNDARIES) and \
+                (end == len(text) or text[end] in _BOUNDARIES):
+            return True
+        start = text.find(value, start + 1)
+    return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _normal(text: str) -> str:
+    """``text`` lower-cased, its runs of whitespace one space (a query is compared with every
+    value of a table: each is made once)."""
+    return " ".join(text.split()).lower()
 
 
 def _whole_values(text: str, record: dict, terms: Terms) -> set[str]:

@@ -133,6 +133,12 @@ def _text_index():
                lower_case=True, ascii_folding=True, with_position=True)
 
 
+def _text_index_name(table) -> str | None:
+    """The name of ``table``'s full-text index, ``None`` before it has one."""
+    return next((index.name for index in table.list_indices() if index.index_type == "FTS"),
+                None)
+
+
 def vector_index_config(rows: int, dimension: int):
     """The vector index of a table of ``rows`` rows of ``dimension``-long vectors: IVF (k-means
     partitions of :data:`VECTOR_INDEX_PARTITION_ROWS` rows, at most
@@ -305,8 +311,7 @@ class VectorStore:
         """Add the rows not yet in the full-text index to it (and to the vector index) once
         there are :data:`UNINDEXED_ROWS_LIMIT` of them (compacting the table's files as well),
         and build or retrain the vector index when due (:meth:`_index_vectors`)."""
-        name = next((index.name for index in table.list_indices()
-                     if index.index_type == "FTS"), None)
+        name = _text_index_name(table)
         if name is None:
             table.create_index("text", config=_text_index())
         elif table.index_stats(name).num_unindexed_rows >= UNINDEXED_ROWS_LIMIT:
@@ -351,8 +356,7 @@ class VectorStore:
         statistics are not the index's), so until they are folded in (:meth:`fold_index`) a
         text or hybrid query ranks the two groups on different scales."""
         table = self._table()
-        name = table is not None and next((index.name for index in table.list_indices()
-                                           if index.index_type == "FTS"), None)
+        name = table is not None and _text_index_name(table)
         return table.index_stats(name).num_unindexed_rows if name else 0
 
     def fold_index(self) -> int:
