@@ -4,7 +4,7 @@ Usage::
 
     python -m tools.retrieval_eval [--seeds N] [--labelled DIR] [--per-table N]
 
-Two question sets, each indexed on its own (every workbook of the set through the real stages,
+Three question sets (``--sets``), each indexed on its own (every workbook of the set through the real stages,
 :func:`~extraction_assets.search.retrieval.retrieval_units` and a LanceDB table in a temp dir, as the
 ``chunk_embeddings`` asset writes it):
 
@@ -14,7 +14,9 @@ Two question sets, each indexed on its own (every workbook of the set through th
 * **labelled** — the DECO workbooks of the labelled dev set (``$EXTRACTION_ASSETS_LABELLED``,
   default ``<repo>/../shared/labelled``; skipped when absent): each table's ``Header`` labels give
   a column's header (the header cells above a data cell, top to bottom), its ``Data`` labels the
-  cells asked for, and the nearest ``MetaTitle`` above it the title.
+  cells asked for, and the nearest ``MetaTitle`` above it the title;
+* **hitab** — the HiTab files of the labelled dev set and people's questions about them,
+  beside the naive baselines (:mod:`tools.retrieval_hitab`, its own measures).
 
 A question asks for one data cell by its column header, its row's key and, where there is one,
 the table's title: ``"<header> of <key> in <title>"`` (header levels joined by spaces). A row's
@@ -51,7 +53,7 @@ from extraction_assets.core.a1 import parse_range
 from extraction_assets.search.vectors import MODES
 from tools.labelled import ANNOTATION_SHEETS
 from tools.paths import shared_dir
-from tools.retrieval_hitab import format_hitab_search
+from tools.retrieval_hitab import evaluate_hitab_search, format_hitab_search
 
 #: results looked at per question (the MRR cut-off)
 DEPTH = 10
@@ -300,7 +302,6 @@ def evaluate(seeds: int = 40, labelled: Path | None = None, per_table: int = 3,
     folder is absent."""
     from extraction_assets.search.embedding import LocalEmbedder
     from extraction_assets.search.retrieval import Searcher
-    from tools.retrieval_hitab import evaluate_hitab_search
 
     embedder = embedder or LocalEmbedder()
     labelled = shared_dir("labelled", labelled)

@@ -199,14 +199,10 @@ def docling_blocks(filename: str, data: bytes) -> list[Result]:
     spreadsheet backend, no models), non-empty lines, 30 lines a block."""
     import logging
 
-    from docling.backend.msexcel_backend import MsExcelDocumentBackend
-    from docling.datamodel.base_models import InputFormat
-    from docling.datamodel.document import InputDocument
+    from tools.bench.measure import docling_markdown
 
     logging.getLogger("docling").setLevel(logging.ERROR)
-    source = InputDocument(io.BytesIO(data), InputFormat.XLSX, MsExcelDocumentBackend,
-                           filename=filename)
-    markdown = source._backend.convert().export_to_markdown()
+    markdown = docling_markdown(data, filename)
     return _blocks(filename, [line for line in markdown.splitlines() if line.strip()])
 
 

@@ -3,10 +3,11 @@
 :func:`run_ingest` starts ``PYTHON -m extraction_assets.app.cli ingest`` on one workbook and a
 fresh data dir, and measures it from the outside: wall seconds from the start to the exit, and
 the peak resident set size of the process tree (the sum of the RSS of the process and its
-descendants, sampled every :data:`~tools.bench.process.SAMPLE_S` seconds, and never below the main process's own
-peak as the kernel reports it at exit). From the data dir's Dagster instance it then takes the
-seconds of each asset's step as Dagster recorded them and, when the embeddings ran, what
-``chunk_embeddings`` embedded.
+descendants, sampled every :data:`~tools.bench.process.SAMPLE_S` seconds, and never below the
+main process's ``ru_maxrss`` at exit, which on Linux also counts the benchmark's own memory at
+the fork: a figure below the benchmark process's size is that size). From the data dir's
+Dagster instance it then takes the seconds of each asset's step as Dagster recorded them and,
+when the embeddings ran, what ``chunk_embeddings`` embedded.
 
 ``PYTHON`` is this interpreter, or that of another installation of the package (the
 benchmark's ``--baseline-python``, e.g. a venv with an older commit installed), so that two

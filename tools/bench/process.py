@@ -78,13 +78,13 @@ def run_measured(command: list[str], sample_tree: bool = False) -> Measured:
                 peak_kb = max(peak_kb, tree_rss_kb(proc.pid))
                 done.wait(SAMPLE_S)
 
-        sampler = threading.Thread(target=sample, daemon=True)
-        if sample_tree:
+        sampler = threading.Thread(target=sample, daemon=True) if sample_tree else None
+        if sampler:
             sampler.start()
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         done.set()
-        if sample_tree:
+        if sampler:
             sampler.join()
         proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode:

@@ -79,9 +79,7 @@ def run_search(python: str, data_dir: Path, query: str, mode: str) -> dict:
     """
     command = [python, "-m", "extraction_assets.app.cli", "search", query, "--data-dir",
                str(data_dir), "--mode", mode]
-    measured = run_measured(command)
-    return {"wall_s": measured.wall_s, "cpu_s": measured.cpu_s,
-            "peak_rss_mb": measured.peak_rss_mb}
+    return run_measured(command)._asdict()
 
 
 def bench_search(data_dir: Path, query: str, modes: list[str], repeat: int,

@@ -42,6 +42,8 @@ from typing import Annotated
 import numpy as np
 import typer
 
+from extraction_assets.search.embedding import LOCAL_DIMENSION
+from extraction_assets.search.retrieval import CANDIDATES
 from extraction_assets.search.vectors import (
     TABLE_NAME,
     VECTOR_INDEX_NAME,
@@ -51,9 +53,9 @@ from extraction_assets.search.vectors import (
 from tools.bench.measure import timed
 
 #: the embedding dimension of the local model
-DIMENSION = 512
-#: units asked for by each query, as ``Searcher`` asks first (its ``CANDIDATES``)
-K = 50
+DIMENSION = LOCAL_DIMENSION
+#: units asked for by each query, as ``Searcher`` asks first
+K = CANDIDATES
 #: the recall measured: of the first 10
 RECALL_AT = 10
 #: what the table records as the embedding model of the synthetic vectors
@@ -307,9 +309,7 @@ def benchmark(uri: str, units: int, partitions: int, fresh: int, n_queries: int,
         sample = written[::max(1, len(written) // n_queries)][:n_queries]
         found = [_ids(store.search(1, vector=v)) == [unit_id] for unit_id, v in sample]
         truth.extend(exact_top(uri, query_vectors))  # with the fresh units
-        return {**_queries(store, queries)[0], "unindexed_rows": _unindexed(uri),
-                "recall_at_10": recall(store, query_vectors, truth),
-                "fresh_found": round(float(np.mean(found)), 4)}
+        return {**folded_queries(), "fresh_found": round(float(np.mean(found)), 4)}
 
     def folded_queries() -> dict:
         return {**_queries(store, queries)[0], "unindexed_rows": _unindexed(uri),
