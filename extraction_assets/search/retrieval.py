@@ -34,6 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from extraction_assets.core.a1 import cell_ref
+from extraction_assets.core.blocks import BlockKind
 from extraction_assets.search.ranking import Terms, best_cell, best_row
 from extraction_assets.search.vectors import MODES, VectorStore
 from extraction_assets.store.storage import DataStore
@@ -68,32 +69,37 @@ def record_text(place: Sequence[str], values: dict, row_path: Sequence[str] = ()
     return PLACE_SEPARATOR.join(part for part in (" > ".join(place), values) if part)
 
 
-def _key_columns(keys: list[str], columns: list[dict]) -> list[int | None]:
-    """The sheet column (1-based) of each record key, from its block's ``columns`` (its
+def _key_refs(keys: list[str], columns: list[dict], row: int, form: bool) -> list[str]:
+    """The A1 reference of each record key's cell, from its block's ``columns`` (its
     ``block_columns`` rows in ``position`` order: a record has one key per column, left to
-    right), ``None`` for a group column (the label of the group row above, no cell of the
-    row's own) and for every key when the counts differ (a form's keys)."""
+    right): the column's cell in the record's ``row`` (1-based), or, in a ``form`` (a
+    key-value block: one record, one field a row), the field's own cell (the column's
+    ``row``); ``""`` for a group column (the label of the group row above, no cell of the
+    row's own) and for every key when the counts differ."""
     if len(keys) != len(columns):
-        return [None] * len(keys)
-    return [None if c["group_label"] else c["col"] for c in columns]
+        return [""] * len(keys)
+    return ["" if c["group_label"] else cell_ref(c["row"] if form else row, c["col"])
+            for c in columns]
 
 
-def record_fields(record: dict, columns: list[dict]) -> tuple[list[str], list[dict]] | None:
+def record_fields(record: dict, columns: list[dict], form: bool = False
+                  ) -> tuple[list[str], list[dict]] | None:
     """A record's row path and its value cells (``{"ref", "header", "value"}``: A1 reference,
     header path, display text; non-empty values only, the row's own labels left out), or
     ``None`` for a label-only row (a row with no value but its labels: its words are in the
     row paths of the rows under it). ``record`` is a ``records`` row, ``columns`` its block's
-    ``block_columns`` rows in ``position`` order."""
+    ``block_columns`` rows in ``position`` order; ``form``: the block is a key-value block
+    (see :func:`_key_refs`)."""
     path = list(record.get("row_path") or ())
     labels = {" ".join(label.split()) for label in path}
     display = json.loads(record["display"])
     cells = []
-    for (header, value), col in zip(display.items(), _key_columns(list(display), columns)):
+    for (header, value), ref in zip(display.items(),
+                                    _key_refs(list(display), columns, record["row"], form)):
         text = str(value)
         if not text.strip() or " ".join(text.split()) in labels:
             continue
-        cells.append({"ref": cell_ref(record["row"], col) if col else "", "header": header,
-                      "value": text})
+        cells.append({"ref": ref, "header": header, "value": text})
     return (path, cells) if cells else None
 
 
@@ -127,8 +133,8 @@ def retrieval_units(workbook_hash: str, filename: str, source_path: str, chunks:
     kept, texts = [], []
     for r in records:
         block = by_block[r["block_id"]]
-        fields = None if r["role"] == "group" else \
-            record_fields(r, columns_of.get(r["block_id"], []))
+        fields = None if r["role"] == "group" else record_fields(
+            r, columns_of.get(r["block_id"], []), form=block["kind"] == BlockKind.KEY_VALUE)
         if fields is None:
             continue
         place = list(block["heading_path"])

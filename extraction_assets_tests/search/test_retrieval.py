@@ -77,6 +77,25 @@ def test_value_cells_cite_their_own_column_past_an_empty_column(embedder):
         ("B3", "Qty", "11"), ("D3", "Price", "2.5"), ("E3", "Origin", "Chile")]
 
 
+def test_the_fields_of_a_form_cite_their_own_cells(embedder):
+    """A key-value block is one record of one field a row: each value cell cites its own row
+    (``B2`` for ``Utility``), not the record's first."""
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Site"
+    for row, (key, value) in enumerate([("Facility:", "Conover, NC"),
+                                        ("Utility:", "Piedmont Natural Gas"),
+                                        ("Rate:", "103 Large General Service")], start=1):
+        ws.cell(row, 1, key)
+        ws.cell(row, 2, value)
+    _, units = _units(embedder, workbook_bytes(wb), "site.xlsx")
+    (form,) = [u for u in units if u["kind"] == "record"]
+    assert form["a1_ranges"] == ["A1:B3"]
+    assert [(c["ref"], c["header"], c["value"]) for c in form["cells"]] == [
+        ("B1", "Facility", "Conover, NC"), ("B2", "Utility", "Piedmont Natural Gas"),
+        ("B3", "Rate", "103 Large General Service")]
+
+
 def _rows(store: VectorStore, h: str) -> list[dict]:
     table = store._table()
     return (table.search().where(f"workbook_hash = '{h}'")

@@ -18,7 +18,7 @@ from extraction_assets.pipeline.checks import one_row_per_unit
 from extraction_assets.search.retrieval import index_units, retrieval_units
 from extraction_assets.search.vectors import VectorStore, VectorStoreError
 
-CODE_VERSION = "6"
+CODE_VERSION = "7"
 
 
 @stage_asset(
