@@ -29,9 +29,11 @@ before the lock is taken, so the lock is only held for the commit itself.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -498,12 +500,9 @@ class VectorStore:
         if table is None or (vector is None and text is None):
             return []
         if vector is not None and text is not None:
-            from lancedb.rerankers import MRRReranker
-
-            weight_vector, weight_fts = HYBRID_WEIGHTS
             query = (table.search(query_type="hybrid").vector(vector.astype(np.float32))
                      .text(text_query(table, text)).distance_type("cosine")
-                     .rerank(MRRReranker(weight_vector=weight_vector, weight_fts=weight_fts)))
+                     .rerank(_tied_rank_fusion()()))
             limit, score = max(k, HYBRID_CANDIDATES), "_relevance_score"
         elif vector is not None:
             query = table.search(vector.astype(np.float32)).distance_type("cosine")
@@ -528,8 +527,52 @@ class VectorStore:
             hit = {key: v for key, v in hit.items() if key != "vector" and not key.startswith("_")}
             hit["score"] = 1 - value if score == "_distance" else value
             hits.append(hit)
-        hits.sort(key=lambda h: (-h["score"], h["unit_id"]))
+        hits.sort(key=lambda h: (-h["score"], h["unit_id"], h["workbook_hash"]))
         return hits[:k]
+
+
+def fused_scores(vector_results: pa.Table | None, fts_results: pa.Table | None
+                 ) -> dict[int, float]:
+    """The hybrid score of each row (by ``_rowid``) of a vector and a full-text result:
+    weighted reciprocal ranks (:data:`HYBRID_WEIGHTS`; LanceDB's ``MRRReranker``), rows of equal
+    ``_distance`` or ``_score`` sharing their first rank (ranks 1, 2, 2, 4), so that the
+    order in which LanceDB returns tied rows changes no score: the same query gives the same
+    ranking, run after run (twin units of two file versions score alike)."""
+    out: dict[int, float] = defaultdict(float)
+    for results, column, weight, higher_first in (
+            (vector_results, "_distance", HYBRID_WEIGHTS[0], False),
+            (fts_results, "_score", HYBRID_WEIGHTS[1], True)):
+        if results is None or not results.num_rows:
+            continue
+        pairs = sorted(zip(results[column].to_pylist(), results["_rowid"].to_pylist()),
+                       key=lambda pair: -pair[0] if higher_first else pair[0])
+        rank, previous = 0, None
+        for position, (score, row) in enumerate(pairs, start=1):
+            if score != previous:
+                rank, previous = position, score
+            out[row] += weight / rank
+    return out
+
+
+@functools.cache
+def _tied_rank_fusion():
+    """The LanceDB reranker class of hybrid queries: :func:`fused_scores` as
+    ``_relevance_score`` (made on first use: LanceDB is imported lazily)."""
+    from lancedb.rerankers import Reranker
+
+    class TiedRankFusion(Reranker):
+        """Weighted reciprocal rank fusion, tied rows sharing a rank (:func:`fused_scores`)."""
+
+        def rerank_hybrid(self, query: str, vector_results: pa.Table,
+                          fts_results: pa.Table) -> pa.Table:
+            combined = self.merge_results(vector_results, fts_results)
+            scores = fused_scores(vector_results, fts_results)
+            relevance = pa.array([scores[row] for row in combined["_rowid"].to_pylist()],
+                                 pa.float32())
+            return (combined.append_column("_relevance_score", relevance)
+                    .sort_by([("_relevance_score", "descending")]))
+
+    return TiedRankFusion
 
 
 def _require_kind(kind: str) -> str:

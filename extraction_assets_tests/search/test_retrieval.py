@@ -197,6 +197,27 @@ def test_searcher_returns_chunks_ranked_by_their_best_unit(tmp_path, embedder):
         searcher.search(query, mode="fuzzy")
 
 
+def test_twin_units_of_two_partitions_score_alike_run_after_run(tmp_path, embedder):
+    """The same units in two partitions (a file's bytes under two hashes, as two versions
+    searched with ``--all-versions`` may hold): both legs of a hybrid query tie them, and the
+    fusion gives them one score whatever order LanceDB returns them in, so every run ranks
+    the same way (LanceDB's own fusion gave the first-returned twin rank 1, the other rank 2,
+    the order changing between runs)."""
+    _, units = _units(embedder, workbook_bytes(build_ledger()), "ledger.xlsx")
+    store = VectorStore(tmp_path / "lancedb")
+    for h in ("a" * 64, "b" * 64):
+        index_units(store, h, [dict(u, workbook_hash=h) for u in units], embedder)
+    store.fold_index()  # as an ingest does when it ends
+    vector = embedder.embed(["Invoice INV-1001 Harbor Cafe debit"])[0]
+    runs = {tuple((hit["workbook_hash"], hit["unit_id"], hit["score"])
+                  for hit in store.search(6, vector=vector, text="Invoice INV-1001 Harbor Cafe"))
+            for _ in range(5)}
+    assert len(runs) == 1
+    (hits,) = runs
+    assert [h[0] for h in hits[:2]] == ["a" * 64, "b" * 64]  # twins, by partition
+    assert hits[0][1] == hits[1][1] and hits[0][2] == hits[1][2]
+
+
 def test_k_results_when_the_rows_of_one_chunk_fill_the_candidates(tmp_path, embedder):
     """Eighty rows of one chunk all match better than the other chunks: the searcher asks for
     more units until it has ``k`` chunks (it returned only the one chunk before)."""
