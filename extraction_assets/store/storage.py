@@ -93,6 +93,17 @@ class DataDirError(OSError):
         return self.strerror or super().__str__()
 
 
+class DamagedFileError(ValueError):
+    """A file of the data dir that does not read as what it should be (a Parquet file
+    overwritten or truncated): ``str()`` is its path relative to the data dir and why, and
+    ``extraction-assets repair`` writes it again."""
+
+    def __init__(self, path: Path, relative: str, reason: str):
+        super().__init__(f"{relative}: {reason} (damaged; `extraction-assets repair` rebuilds "
+                         "it)")
+        self.path, self.reason = path, reason
+
+
 @contextmanager
 def writing(root: Path):
     """Turn an ``OSError`` of the writes in the block into a :class:`DataDirError` naming
@@ -266,6 +277,22 @@ class DataStore:
             raise
         return digest.hexdigest()
 
+    def restore_blob(self, workbook_hash: str, source: str | Path) -> Path:
+        """Store the bytes of ``source`` as the partition's again (its stored copy was found
+        damaged or missing, see :mod:`extraction_assets.store.integrity`); returns the blob.
+
+        Raises:
+            OSError: ``source`` cannot be read.
+            ValueError: ``source`` does not hold the partition's bytes (any more).
+        """
+        source = Path(source)
+        if sha256_file(source) != require_partition_key(workbook_hash):
+            raise ValueError(f"{source} holds other bytes now")
+        with writing(self.root):
+            if self._copy_into_store(source) != workbook_hash:
+                raise ValueError(f"{source} changed while it was copied")
+        return self.blob_path(workbook_hash)
+
     def source_of(self, workbook_hash: str) -> dict:
         """The registered source of a hash: ``{"source_path", "filename"}``.
 
@@ -379,6 +406,7 @@ class DataStore:
 
         Raises:
             FileNotFoundError: the upstream asset has not been materialized for this partition.
+            DamagedFileError: the file does not read (not Parquet, truncated, other columns).
         """
         path = self.table_path(table, workbook_hash, asset)
         held = _HELD.get(path)
@@ -391,7 +419,12 @@ class DataStore:
         schema = memory_schema(table)
         if columns:
             schema = pa.schema([schema.field(name) for name in columns])
-        return pq.read_table(path, columns=columns, schema=schema)
+        try:
+            return pq.read_table(path, columns=columns, schema=schema)
+        except (pa.ArrowException, OSError) as exc:
+            lines = str(exc).strip().splitlines()
+            raise DamagedFileError(path, str(path.relative_to(self.root)),
+                                   lines[0] if lines else type(exc).__name__) from exc
 
     def release(self, tables: list[str], workbook_hash: str) -> None:
         """Stop holding these tables of a partition in memory (see :meth:`write_table`)."""
