@@ -318,12 +318,18 @@ def repair(data_dir: str | Path, embedder: EmbedderResource | None = None,
             if blob_lost and first < _BLOB_READERS:
                 continue  # the assets that read the file's bytes cannot run
             if first < len(order):
-                result.assets = order[first:]
+                # through the last asset materialized (an ingest --until stops earlier)
+                last = max([first] + [n for n, asset in enumerate(ALL_ASSETS)
+                                      if _latest(instance, asset, workbook_hash) is not None])
+                result.assets = order[first:last + 1]
                 blob = store.blob_path(workbook_hash)
-                rendered = _latest(instance, ALL_ASSETS[4], workbook_hash) or {}
+                # rendered_chunks again with the budget it had (a run's config names only
+                # the assets it materializes)
+                rendered = (_latest(instance, ALL_ASSETS[4], workbook_hash)
+                            if first <= order.index("rendered_chunks") <= last else None) or {}
                 tokens = rendered.get("max_tokens")
                 todo.setdefault(int(tokens.value) if tokens else None, []).append(_Item(
-                    k, path, workbook_hash, tuple(ALL_ASSETS[first:]),
+                    k, path, workbook_hash, tuple(ALL_ASSETS[first:last + 1]),
                     blob.stat().st_size if blob.exists() else 0))
         if table_damage:
             results[""] = Repaired("", str(units_dir(store).relative_to(store.root)),
