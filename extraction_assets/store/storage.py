@@ -13,6 +13,8 @@ Layout under the data dir (default ``data/``, or ``$EXTRACTION_ASSETS_HOME``)::
     warehouse.duckdb                DuckDB views over the Parquet files
     lancedb/                        LanceDB vectors
     dagster/                        the Dagster instance (SQLite storage)
+    quarantine/                     damaged files moved out of the views (see .integrity)
+    .parquet_footers.json           Parquet files whose footer read, by size and mtime
 
 Every file is written atomically (temp file in the same folder, then ``os.replace``), so a
 reader never sees a half-written file and a killed run leaves none behind.
