@@ -423,6 +423,7 @@ def search(
     query (--json then prints one JSON object a line: the query and its results)."""
     from extraction_assets.search.embedding import EmbeddingError
     from extraction_assets.search.retrieval import Searcher
+    from extraction_assets.search.vectors import DamagedIndexError
 
     if (query is None) == (queries is None):
         err_console.print("give a QUERY or --queries FILE (not both)")
@@ -463,6 +464,9 @@ def search(
                           queries is not None, searcher)
     except EmbeddingError as exc:
         err_console.print(f"cannot embed the query: {shown(exc)}")
+        raise typer.Exit(code=1) from None
+    except DamagedIndexError as exc:
+        err_console.print(shown(exc), highlight=False)
         raise typer.Exit(code=1) from None
 
 

@@ -172,7 +172,8 @@ def test_stored_bytes_come_back_from_the_source_path_or_are_unrecoverable(tmp_pa
 @pytest.mark.slow
 def test_verify_names_the_damage_refresh_goes_on_and_repair_restores_it(data, pristine):
     """End to end through the command: one ``records`` file, one LanceDB data file and one
-    stored file overwritten with random bytes. ``verify`` names the three (exit 1);
+    stored file overwritten with random bytes. ``verify`` names the three (exit 1), ``search``
+    says the index does not read and to repair it (before: a traceback);
     ``refresh`` completes every other file and the views answer for them; ``repair``
     restores the three byte for byte (Parquet and stored bytes; LanceDB rows, sorted), and
     ``verify`` then finds nothing (exit 0)."""
@@ -193,6 +194,10 @@ def test_verify_names_the_damage_refresh_goes_on_and_repair_restores_it(data, pr
                        (blob, "hash_mismatch")):
         assert any(str(path.relative_to(data)) in line and f"  {kind}: " in line
                    for line in lines), checked.stdout
+
+    found = run_cli("search", "wb_01", "--data-dir", str(data), "--mode", "text")
+    assert found.returncode == 1 and "Traceback" not in found.stderr
+    assert "does not read" in found.stderr and "extraction-assets repair" in found.stderr
 
     refreshed = run_cli("refresh", "--data-dir", str(data))
     assert refreshed.returncode == 1, refreshed.stderr
