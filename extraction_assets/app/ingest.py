@@ -218,10 +218,14 @@ def error_line(exc: BaseException) -> str:
 
 
 def _unchanged(instance: DagsterInstance, store: DataStore, path: str,
-               workbook_hash: str) -> IngestResult:
+               workbook_hash: str, footers_checked: bool = False) -> IngestResult:
     """The result of a partition that is up to date; its lineage rows are written first when it
     has none (a run whose lineage write failed, e.g. on a full disk). A partition with files
-    in the quarantine is ``damaged`` instead (:func:`damaged_result`)."""
+    in the quarantine is ``damaged`` instead (:func:`damaged_result`), also one whose file
+    footers are found damaged now (they are moved there, out of the views; not read again
+    when ``footers_checked``)."""
+    if not footers_checked:
+        quarantine_damaged(store, [workbook_hash])
     if damaged := damaged_result(store, path, workbook_hash):
         return damaged
     if not store.table_path("lineage", workbook_hash).exists():
@@ -446,7 +450,6 @@ def ingest_paths(
         raise ValueError(f"batch_files must be >= 1, got {batch_files}")
     paths = [Path(p) for p in paths]
     store = DataStore(data_dir)
-    quarantine_damaged(store)  # a damaged file leaves the views; its partition is reported
     selected = tuple(ALL_ASSETS[: names.index(until) + 1] if until else ALL_ASSETS)
     results: dict[int, IngestResult] = {}
     seen: dict[str, str] = {}
@@ -583,7 +586,7 @@ def refresh_stale(
                 if damaged := damaged_result(store, path, workbook_hash):
                     done(k, damaged)
                 elif not stale:
-                    done(k, _unchanged(instance, store, path, workbook_hash))
+                    done(k, _unchanged(instance, store, path, workbook_hash, True))
                 elif error := _input_error(instance, store, workbook_hash, stale[0]):
                     done(k, IngestResult(path, workbook_hash, "unreadable", error=error))
                 else:
