@@ -108,28 +108,30 @@ def unit_counts(store: DataStore, full: bool, tally: Tally | None = None
     """The rows of the LanceDB units table by partition and unit kind, from one scan read
     :data:`SCAN_BATCH_ROWS` rows at a time (``full``: every column, vectors too; else only the
     two counted), and the table's damage: ``(None, [])`` without a table; ``(None, damage)``
-    when it does not open or a data file does not read (each data file whose Lance footer
-    magic is missing is named, else the table)."""
+    when it does not open or a data file does not read, twice (each data file whose Lance
+    footer magic is missing is named, else the table)."""
     folder = units_dir(store)
     if not folder.is_dir():
         return None, []
     import lancedb
 
-    try:
-        table = lancedb.connect(str(store.lancedb_uri)).open_table(TABLE_NAME)
-        columns = table.schema.names if full else ["workbook_hash", "kind"]
-        counts: dict[str, Counter] = {}
-        reader = (table.search().select(columns).limit(None)
-                  .to_batches(SCAN_BATCH_ROWS))
-        for batch in reader:
-            for workbook_hash, kind in zip(batch.column("workbook_hash").to_pylist(),
-                                           batch.column("kind").to_pylist()):
-                counts.setdefault(workbook_hash, Counter())[kind] += 1
+    for attempt in range(2):  # again at the latest version: a writer may have committed
+        try:
+            table = lancedb.connect(str(store.lancedb_uri)).open_table(TABLE_NAME)
+            columns = table.schema.names if full else ["workbook_hash", "kind"]
+            counts: dict[str, Counter] = {}
+            rows = 0
+            for batch in (table.search().select(columns).limit(None)
+                          .to_batches(SCAN_BATCH_ROWS)):
+                for workbook_hash, kind in zip(batch.column("workbook_hash").to_pylist(),
+                                               batch.column("kind").to_pylist()):
+                    counts.setdefault(workbook_hash, Counter())[kind] += 1
+                rows += batch.num_rows
             if tally:
-                tally.units += batch.num_rows
-        return counts, []
-    except (RuntimeError, OSError, ValueError) as exc:  # LanceError(IO), a manifest gone...
-        why = one_line(error_line(exc), 200)
+                tally.units += rows
+            return counts, []
+        except (RuntimeError, OSError, ValueError) as exc:  # LanceError(IO), a bad magic...
+            why = one_line(error_line(exc), 200)
     damage = []
     for path in sorted((folder / "data").glob("*.lance")):
         with open(path, "rb") as fh:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,12 +139,15 @@ def parquet_files(store: DataStore) -> Iterator[Path]:
 
 
 def quarantine(store: DataStore, path: Path, why: str) -> Path:
-    """Move a damaged file of the data dir to ``<data-dir>/quarantine/<its relative path>``
-    (replacing an earlier quarantined copy) with ``why`` in a ``.reason`` file beside it;
-    returns the new path. Out of the views' globs, the views read every other file."""
+    """Move a damaged file (or folder: a LanceDB table) of the data dir to
+    ``<data-dir>/quarantine/<its relative path>`` (replacing an earlier quarantined copy)
+    with ``why`` in a ``.reason`` file beside it; returns the new path. Out of the views'
+    globs, the views read every other file."""
     relative = path.relative_to(store.root)
     target = store.root / QUARANTINE / relative
     target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_dir():  # a table folder quarantined before: the new one replaces it
+        shutil.rmtree(target)
     atomic_write_bytes(target.with_name(target.name + ".reason"),
                        f"{relative}: {why}".encode())
     os.replace(path, target)
