@@ -168,6 +168,22 @@ def latest_metadata(instance: DagsterInstance, keys: list[str], assets=ALL_ASSET
         yield from latest.items()
 
 
+def _unit_mismatch(metadata: dict, units: dict[str, Counter] | None,
+                   workbook_hash: str) -> tuple[str, str] | None:
+    """``(kind, detail)`` when the partition's rows in LanceDB (``units``: by partition and
+    kind, ``None`` without a table) are not the ``chunk_units`` and ``record_units`` of its
+    ``chunk_embeddings`` materialization ``metadata``: ``missing`` or ``unit_count``."""
+    want = Counter({"chunk": int(metadata["chunk_units"].value),
+                    "record": int(metadata["record_units"].value)})
+    got = (units or {}).get(workbook_hash, Counter())
+    if sum(want.values()) and units is None:
+        return "missing", "the LanceDB table of retrieval units is missing"
+    if any(got[kind] != want[kind] for kind in UNIT_KINDS):
+        return "unit_count", ", ".join(f"{got[kind]} {kind} units (recorded {want[kind]})"
+                                       for kind in UNIT_KINDS)
+    return None
+
+
 def _file_damage(store: DataStore, workbook_hash: str, path: Path, table: str,
                  expected: int | None, asset: str | None,
                  tally: Tally | None) -> Iterator[Damage]:
@@ -224,18 +240,10 @@ def partition_damage(store: DataStore, workbook_hash: str, latest: dict[str, dic
             yield from _file_damage(store, workbook_hash,
                                     store.table_path(table, workbook_hash, sub), table,
                                     expected, name, tally)
-        if asset is chunk_embeddings and metadata and units_read:
-            want = Counter({"chunk": int(metadata["chunk_units"].value),
-                            "record": int(metadata["record_units"].value)})
-            got = (units or {}).get(workbook_hash, Counter())
-            if sum(want.values()) and units is None:
-                yield Damage(workbook_hash, str(units_dir(store).relative_to(store.root)),
-                             "missing", "the LanceDB table of retrieval units is missing", name)
-            elif any(got[kind] != want[kind] for kind in UNIT_KINDS):
-                yield Damage(workbook_hash, str(units_dir(store).relative_to(store.root)),
-                             "unit_count", ", ".join(
-                                 f"{got[kind]} {kind} units (recorded {want[kind]})"
-                                 for kind in UNIT_KINDS), name)
+        if asset is chunk_embeddings and metadata and units_read and (
+                mismatch := _unit_mismatch(metadata, units, workbook_hash)):
+            yield Damage(workbook_hash, str(units_dir(store).relative_to(store.root)),
+                         *mismatch, name)
     for table in ("sources", "lineage"):
         path = store.table_path(table, workbook_hash)
         if path.exists():
@@ -255,25 +263,27 @@ def verify(data_dir: str | Path, tally: Tally | None = None) -> Iterator[Damage]
             yield from partition_damage(store, workbook_hash, latest, units, not damage, tally)
 
 
-def units_to_rebuild(instance: DagsterInstance, store: DataStore, keys: list[str],
-                     full: bool = False) -> tuple[set[str], list[Damage]]:
-    """The partitions whose LanceDB units must be written again: every partition with units
-    recorded by ``chunk_embeddings`` when the table is missing, or does not read (it is then
-    moved to the quarantine, and its damage returned), else those whose unit counts differ
-    from the recorded ones. Reads only the counted columns unless ``full``."""
+def readable_units(store: DataStore, full: bool) -> tuple[dict[str, Counter] | None,
+                                                         list[Damage]]:
+    """:func:`unit_counts`; a table that does not read is moved to the quarantine (the
+    counts are then ``None``, as without a table) and its damage returned."""
     units, damage = unit_counts(store, full)
     if damage:
         quarantine(store, units_dir(store), "; ".join(f"{d.name}: {d.detail}" for d in damage))
-    rebuild = set()
-    for workbook_hash, latest in latest_metadata(instance, keys, [chunk_embeddings]):
-        metadata = latest["chunk_embeddings"]
-        if metadata is None:
-            continue
-        want = Counter({"chunk": int(metadata["chunk_units"].value),
-                        "record": int(metadata["record_units"].value)})
-        got = (units or {}).get(workbook_hash, Counter())
-        if any(got[kind] != want[kind] for kind in UNIT_KINDS):
-            rebuild.add(workbook_hash)
+    return units, damage
+
+
+def units_to_rebuild(instance: DagsterInstance, store: DataStore,
+                     keys: list[str]) -> tuple[set[str], list[Damage]]:
+    """The partitions of ``keys`` whose LanceDB units must be written again, and the table's
+    damage (:func:`readable_units`, reading only the counted columns): those whose unit
+    counts differ from what ``chunk_embeddings`` recorded (all of them when the table is
+    missing or did not read)."""
+    units, damage = readable_units(store, full=False)
+    rebuild = {workbook_hash
+               for workbook_hash, latest in latest_metadata(instance, keys, [chunk_embeddings])
+               if latest["chunk_embeddings"] is not None
+               and _unit_mismatch(latest["chunk_embeddings"], units, workbook_hash)}
     return rebuild, damage
 
 
@@ -306,10 +316,7 @@ def repair(data_dir: str | Path, embedder: EmbedderResource | None = None,
     results: dict[str, Repaired] = {}
     with open_instance(store) as instance:
         keys = sorted(instance.get_dynamic_partitions(workbook_partitions.name))
-        units, table_damage = unit_counts(store, full=True)
-        if table_damage:  # every partition's units are then written again
-            quarantine(store, units_dir(store),
-                       "; ".join(f"{d.name}: {d.detail}" for d in table_damage))
+        units, table_damage = readable_units(store, full=True)
         order = [a.key.path[-1] for a in ALL_ASSETS]
         todo: dict[int | None, list[_Item]] = {}  # by the max_tokens of rendered_chunks
         lineage: list[str] = []

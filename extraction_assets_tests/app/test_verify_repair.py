@@ -141,6 +141,20 @@ def test_a_lost_lancedb_folder_is_rebuilt_by_refresh_and_by_repair(data, pristin
     assert "wb_01.xlsx" in found.stdout
 
 
+def test_a_partition_missing_from_lancedb_is_embedded_again_alone(data, pristine):
+    """One partition's rows deleted from a sound table: ``verify`` names its unit counts,
+    ``refresh`` embeds that partition again and leaves the others ``unchanged`` (before:
+    all ``unchanged``)."""
+    keys = pristine[1]
+    before = units(data)
+    table = lancedb.connect(str(data / "lancedb")).open_table(TABLE_NAME)
+    table.delete(f"workbook_hash = '{keys[1]}'")
+    assert [(d.workbook_hash, d.kind) for d in verify(data)] == [(keys[1], "unit_count")]
+    results = {r.workbook_hash: r.status for r in refresh_stale(data)}
+    assert [results[k] for k in keys] == ["unchanged", "success", "unchanged"]
+    assert units(data) == before
+
+
 def test_stored_bytes_come_back_from_the_source_path_or_are_unrecoverable(tmp_path):
     """A damaged stored file and a damaged ``workbooks`` file of the same partition: ``repair``
     copies the bytes again from the source path (same hash) and re-materializes the asset,
