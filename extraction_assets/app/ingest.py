@@ -88,8 +88,8 @@ class IngestResult:
     interrupt, Ctrl-C or SIGTERM, stopped its run, whose ``run_id`` is set, or came before it
     started); ``damaged`` (files of the partition do not read: moved to the quarantine, named
     in ``error``; ``extraction-assets repair`` rebuilds them). Counts are the rows of the
-    partition's tables. ``run_id`` is the run that
-    materialized the file (shared by the files of one batch)."""
+    partition's tables. ``run_id`` is the run that materialized the file (shared by the files
+    of one batch)."""
 
     path: str
     workbook_hash: str

@@ -160,7 +160,10 @@ def quarantined(store: DataStore, workbook_hash: str) -> list[str]:
     folder = store.root / QUARANTINE
     if not folder.is_dir():
         return []
-    return sorted(reason.read_text() for reason in folder.rglob(f"{workbook_hash}*.reason")
+    reasons = [*folder.glob(f"parquet/*/{workbook_hash}.parquet.reason"),
+               *folder.glob(f"parquet/extraction_issues/*/{workbook_hash}.parquet.reason"),
+               *folder.glob(f"store/{workbook_hash[:2]}/{workbook_hash}.reason")]
+    return sorted(reason.read_text() for reason in reasons
                   if not (store.root / reason.relative_to(folder).with_suffix("")).exists())
 
 
