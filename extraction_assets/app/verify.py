@@ -30,6 +30,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from dagster import AssetRecordsFilter, DagsterInstance
@@ -215,7 +216,7 @@ def partition_damage(store: DataStore, workbook_hash: str, latest: dict[str, dic
     stored bytes, each asset's files (its ``<table>_rows`` and ``issues`` metadata; the
     ``extraction_issues`` file of an asset that failed, for readability), its LanceDB units
     (``units_read``: the table was read, or is missing, ``units`` ``None``; not when it
-    does not read), then ``sources`` and ``lineage``."""
+    does not read), then ``sources`` (always written) and ``lineage`` (when written)."""
     if tally:
         tally.partitions += 1
         tally.files += 1
@@ -244,9 +245,10 @@ def partition_damage(store: DataStore, workbook_hash: str, latest: dict[str, dic
                 mismatch := _unit_mismatch(metadata, units, workbook_hash)):
             yield Damage(workbook_hash, str(units_dir(store).relative_to(store.root)),
                          *mismatch, name)
-    for table in ("sources", "lineage"):
+    for table in ("sources", "lineage"):  # sources: written when the file was registered
         path = store.table_path(table, workbook_hash)
-        if path.exists():
+        moved = store.root / QUARANTINE / f"{path.relative_to(store.root)}.reason"
+        if table == "sources" or path.exists() or moved.exists():
             yield from _file_damage(store, workbook_hash, path, table, None, None, tally)
 
 
@@ -306,6 +308,20 @@ def _restore_blob(store: DataStore, workbook_hash: str) -> str:
     return ""
 
 
+def _rebuild_sources(store: DataStore, workbook_hash: str) -> str:
+    """Write a partition's ``sources`` file again from what is left of its registration: the
+    first path in ``sources/<hash>.json``, registered at that file's modification time (when
+    it was written). Returns what is lost: the later paths of the same bytes."""
+    record = store.root / "sources" / f"{workbook_hash}.json"
+    source = store.source_of(workbook_hash)
+    store.write_table("sources", workbook_hash, [dict(
+        workbook_hash=workbook_hash, source_path=source["source_path"],
+        filename=source["filename"],
+        registered_at=datetime.fromtimestamp(record.stat().st_mtime, timezone.utc))])
+    return (f"parquet/sources/{workbook_hash}.parquet rebuilt from {record.name}: its first "
+            "path, at the time the record was written; later paths of these bytes are lost")
+
+
 def repair(data_dir: str | Path, embedder: EmbedderResource | None = None,
            on_result: Callable[[Repaired], None] | None = None) -> list[Repaired]:
     """Rebuild every damaged partition of a data dir (see the module docstring); returns one
@@ -330,7 +346,7 @@ def repair(data_dir: str | Path, embedder: EmbedderResource | None = None,
                 path = workbook_hash
             result = results[workbook_hash] = Repaired(workbook_hash, path, "repaired",
                                                        damage=damage)
-            first, blob_lost, lost = len(order), "", []
+            first, blob_lost = len(order), ""
             for d in damage:
                 if d.kind not in ("missing", "quarantined") and d.name.startswith("parquet/"):
                     quarantine(store, store.root / d.name, d.detail)
@@ -342,11 +358,9 @@ def repair(data_dir: str | Path, embedder: EmbedderResource | None = None,
                 elif d.name.startswith("parquet/lineage/"):
                     lineage.append(workbook_hash)
                 else:  # the sources file: the registration history of these bytes
-                    lost.append(f"{d.name}: {d.kind}; the paths these bytes were registered "
-                                "under are lost (ingest the file again to register it)")
-            if blob_lost or lost:
-                result.status, result.detail = "unrecoverable", "; ".join(
-                    [blob_lost] * bool(blob_lost) + lost)
+                    result.detail = _rebuild_sources(store, workbook_hash)
+            if blob_lost:
+                result.status, result.detail = "unrecoverable", blob_lost
             if blob_lost and first < _BLOB_READERS:
                 continue  # the assets that read the file's bytes cannot run
             if first < len(order):

@@ -95,14 +95,19 @@ class DataDirError(OSError):
         return self.strerror or super().__str__()
 
 
-class DamagedFileError(ValueError):
+class DamagedFileError(OSError, ValueError):
     """A file of the data dir that does not read as what it should be (a Parquet file
     overwritten or truncated): ``str()`` is its path relative to the data dir and why, and
-    ``extraction-assets repair`` writes it again."""
+    ``extraction-assets repair`` writes it again. An ``OSError`` (a file that cannot be read:
+    callers that go on past one unreadable file go on past it) and a ``ValueError`` (what
+    pyarrow raised for it before)."""
 
-    def __init__(self, path: Path, relative: str, reason: str):
-        super().__init__(f"{relative}: {reason} (damaged; `extraction-assets repair` rebuilds "
-                         "it)")
+    def __init__(self, path: Path, root: Path, cause: BaseException):
+        lines = str(cause).strip().splitlines()
+        reason = lines[0] if lines else type(cause).__name__
+        super().__init__(f"{path.relative_to(root)}: {reason} (damaged; `extraction-assets "
+                         "repair` rebuilds it)")
+        #: the file, and the first line of what the reader said about it
         self.path, self.reason = path, reason
 
 
@@ -112,7 +117,7 @@ def writing(root: Path):
     ``root``."""
     try:
         yield
-    except DataDirError:
+    except (DataDirError, DamagedFileError):
         raise
     except OSError as exc:
         raise DataDirError(exc.errno, f"cannot write to the data dir {root}: "
@@ -227,6 +232,7 @@ class DataStore:
         Raises:
             OSError: the file cannot be read (``ELOOP`` for a symlink loop).
             DataDirError: the data dir cannot be written.
+            DamagedFileError: the partition's ``sources`` file does not read.
         """
         try:
             path = Path(path).expanduser().resolve()
@@ -248,8 +254,7 @@ class DataStore:
             if last == digest:
                 return digest, new  # the path still holds these bytes: already registered
             history = self.table_path("sources", digest)
-            seen = (pq.read_table(history, schema=SCHEMAS["sources"]).to_pylist()
-                    if history.exists() else [])
+            seen = self._read_sources(history) if history.exists() else []
             known = any(row["source_path"] == str(path) for row in seen)
             if not known or last is not None:  # new pair, or the path changed back to it
                 self.write_table("sources", digest, seen + [dict(
@@ -257,6 +262,17 @@ class DataStore:
                     registered_at=datetime.now(timezone.utc))])
             atomic_write_bytes(pointer, digest.encode())
         return digest, new
+
+    def _read_sources(self, history: Path) -> list[dict]:
+        """The rows of one partition's ``sources`` file.
+
+        Raises:
+            DamagedFileError: the file does not read.
+        """
+        try:
+            return pq.read_table(history, schema=SCHEMAS["sources"]).to_pylist()
+        except (pa.ArrowException, OSError) as exc:
+            raise DamagedFileError(history, self.root, exc) from exc
 
     def _copy_into_store(self, path: Path) -> str:
         """Copy a file into the store under the sha256 of the bytes copied; returns it."""
@@ -424,9 +440,7 @@ class DataStore:
         try:
             return pq.read_table(path, columns=columns, schema=schema)
         except (pa.ArrowException, OSError) as exc:
-            lines = str(exc).strip().splitlines()
-            raise DamagedFileError(path, str(path.relative_to(self.root)),
-                                   lines[0] if lines else type(exc).__name__) from exc
+            raise DamagedFileError(path, self.root, exc) from exc
 
     def release(self, tables: list[str], workbook_hash: str) -> None:
         """Stop holding these tables of a partition in memory (see :meth:`write_table`)."""

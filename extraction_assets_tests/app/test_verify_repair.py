@@ -22,7 +22,7 @@ import pytest
 from extraction_assets.app.ingest import ingest_paths, refresh_stale, summarize
 from extraction_assets.app.verify import repair, verify
 from extraction_assets.search.vectors import TABLE_NAME
-from extraction_assets.store.storage import DataStore
+from extraction_assets.store.storage import DamagedFileError, DataStore
 from extraction_assets.store.warehouse import CONTRACT_VIEWS, connect, refresh_views
 from extraction_assets_tests.fault_helpers import write_batch
 
@@ -153,6 +153,46 @@ def test_a_partition_missing_from_lancedb_is_embedded_again_alone(data, pristine
     results = {r.workbook_hash: r.status for r in refresh_stale(data)}
     assert [results[k] for k in keys] == ["unchanged", "success", "unchanged"]
     assert units(data) == before
+
+
+def test_a_damaged_sources_file_is_named_by_ingest_and_rebuilt(data, pristine):
+    """The ``sources`` file (the paths a content hash was registered under) of one
+    partition damaged: ``ingest`` of the three files reports that partition ``damaged``,
+    naming the file (moved to the quarantine), and the others ``unchanged``;
+    ``repair`` writes it again from ``sources/<hash>.json`` and says what is lost."""
+    keys = pristine[1]
+    store = DataStore(data)
+    paths = [store.source_of(k)["source_path"] for k in keys]
+    damage(store.table_path("sources", keys[0]))
+    results = ingest_paths(paths, data)
+    assert [r.status for r in results] == ["damaged", "unchanged", "unchanged"]
+    assert results[0].error.startswith(f"parquet/sources/{keys[0]}.parquet: ")
+    assert [(d.workbook_hash, d.kind) for d in verify(data)] == [(keys[0], "quarantined")]
+    [repaired] = repair(data)
+    assert repaired.status == "repaired" and "later paths of these bytes are lost" in \
+        repaired.detail
+    assert list(verify(data)) == []
+    assert [row["source_path"] for row in store.read_table("sources", keys[0]).to_pylist()] \
+        == [paths[0]]
+    assert [r.status for r in ingest_paths(paths, data)] == ["unchanged"] * 3
+
+
+def test_registering_bytes_whose_sources_file_is_damaged_is_an_error_of_that_file(tmp_path):
+    """A path that goes back to bytes registered before reads their ``sources`` file: when it
+    is damaged, ``register_source`` raises :class:`DamagedFileError`, an ``OSError`` naming
+    the file, which ``ingest`` and the inbox sensor report for that one file (before: an
+    ``ArrowInvalid`` that stopped the whole ingest)."""
+    store = DataStore(tmp_path / "data")
+    path = tmp_path / "book.xlsx"
+    path.write_bytes(b"first bytes")
+    first, _ = store.register_source(path)
+    path.write_bytes(b"second bytes")
+    store.register_source(path)
+    path.write_bytes(b"first bytes")
+    damage(store.table_path("sources", first))
+    with pytest.raises(OSError, match=f"^parquet/sources/{first}.parquet: .*repair") as caught:
+        store.register_source(path)
+    assert isinstance(caught.value, DamagedFileError)
 
 
 def test_stored_bytes_come_back_from_the_source_path_or_are_unrecoverable(tmp_path):
