@@ -236,8 +236,13 @@ def _print_result(result, earlier_version: bool = False) -> None:
         counts += (f"  [yellow]over_budget={c['over_budget']}[/] (chunks over the token budget: "
                    "a heading or cell longer than --max-tokens; code 'chunk_over_budget' in "
                    "extraction_issues)")
+    if c.get("damaged"):  # files that did not read when counted: quarantined
+        counts += (f"  [red]damaged={c['damaged']}[/] (files moved to the quarantine; "
+                   "`extraction-assets repair` rebuilds them)")
     if result.status == "failed":
         line = f"[red]failed[/]    {path}  {error}"
+    elif result.status == "damaged":
+        line = f"[red]damaged[/]   {path}  {error}"
     elif result.status == "duplicate":
         line = f"[yellow]duplicate[/] {path}  {error}"
     elif result.status == "interrupted":
@@ -274,7 +279,7 @@ def _run_ingest(paths: list[Path], data_dir: Path, embedder, until: Optional[str
 
         def report(result) -> None:
             nonlocal failed, settled
-            failed += result.status == "failed"
+            failed += result.status in ("failed", "damaged")
             settled += result.status != "interrupted"
             if result.error != NOT_STARTED:
                 _print_result(result)
@@ -359,14 +364,16 @@ def refresh(
 ) -> None:
     """Re-materialize only what is stale in every partition (a bumped code version, or an
     ingest stopped early with --until). Files that could not be read at all are listed as
-    unreadable and not retried. Exit code 1 when a partition failed in this refresh; 130
-    after Ctrl-C, which stops the run in progress and the refresh."""
+    unreadable and not retried; partitions with damaged files are listed as damaged (see
+    `repair`). LanceDB units that are missing or damaged are written again. Exit code 1 when
+    a partition failed or is damaged; 130 after Ctrl-C, which stops the run in progress and
+    the refresh."""
     root = _writable(_data_dir(data_dir))
     failed = 0
 
     def report(result) -> None:
         nonlocal failed
-        failed += result.status == "failed"
+        failed += result.status in ("failed", "damaged")
         _print_result(result, result.workbook_hash in superseded)
 
     try:
@@ -416,6 +423,7 @@ def search(
     query (--json then prints one JSON object a line: the query and its results)."""
     from extraction_assets.search.embedding import EmbeddingError
     from extraction_assets.search.retrieval import Searcher
+    from extraction_assets.search.vectors import DamagedIndexError
 
     if (query is None) == (queries is None):
         err_console.print("give a QUERY or --queries FILE (not both)")
@@ -435,6 +443,10 @@ def search(
         err_console.print(f"no data dir at {shown(store.root)}: ingest some files first (or pass "
                           "--data-dir)")
         raise typer.Exit(code=1)
+    if _index_lost(store):
+        err_console.print(f"the vector index of {shown(store.root)} is missing or damaged, but "
+                          "files were embedded: run `extraction-assets repair` to rebuild it")
+        raise typer.Exit(code=1)
     if not store.lancedb_uri.is_dir():
         err_console.print(f"no vectors in {shown(store.root)}: ingest some files first, or embed "
                           "those ingested with --until by `refresh` (or pass --data-dir)")
@@ -453,6 +465,20 @@ def search(
     except EmbeddingError as exc:
         err_console.print(f"cannot embed the query: {shown(exc)}")
         raise typer.Exit(code=1) from None
+    except DamagedIndexError as exc:
+        err_console.print(shown(exc), highlight=False)
+        raise typer.Exit(code=1) from None
+
+
+def _index_lost(store: DataStore) -> bool:
+    """Whether the LanceDB table of retrieval units is gone while partitions were embedded
+    (``chunk_embeddings`` wrote their ``extraction_issues`` file): not a data dir to ingest
+    into first, but one to ``repair``."""
+    from extraction_assets.search.vectors import TABLE_NAME
+
+    embedded = store.parquet_dir / "extraction_issues" / "chunk_embeddings"
+    return (not (store.lancedb_uri / f"{TABLE_NAME}.lance").is_dir()
+            and embedded.is_dir() and any(embedded.glob("*.parquet")))
 
 
 def _print_answer(text: str, results: list[dict], as_json: bool, many: bool,
@@ -540,6 +566,76 @@ def ui(data_dir: Optional[Path] = DataDir,
     os.chdir(store.dagster_home)
     os.execve(sys.executable, [sys.executable, "-m", "dagster", "dev", "-m",
                                "extraction_assets.defs.definitions", "-p", str(port)], env)
+
+
+@app.command(short_help="Check every partition's files, LanceDB units and stored bytes "
+                        "against what was materialized.")
+def verify(data_dir: Optional[Path] = DataDir) -> None:
+    """Check the data dir: every Parquet file reads in full with the contract's schema and
+    holds the rows its materialization recorded, LanceDB holds each partition's chunk and
+    record units, each stored file's bytes hash to its partition key. Prints one line per
+    damage (partition, file, kind, detail) and exits 1, or a summary line and exits 0.
+    Writes nothing: `repair` rebuilds what it names."""
+    from extraction_assets.app.verify import Tally
+    from extraction_assets.app.verify import verify as check
+
+    root = _data_dir(data_dir)
+    if not root.is_dir():
+        err_console.print(f"no data dir at {shown(root)} (pass --data-dir)")
+        raise typer.Exit(code=1)
+    tally, damaged = Tally(), 0
+    try:
+        for damage in check(root, tally):
+            damaged += 1
+            console.print(f"[red]damaged[/] {damage.workbook_hash[:12] or '-':12}  "
+                          f"{shown(damage.name)}  {damage.kind}: {shown(damage.detail)}",
+                          highlight=False)
+    except Exception as exc:  # noqa: BLE001 - outside any partition: one line, not a traceback
+        _stopped(exc)
+    if damaged:
+        err_console.print(f"{damaged} damaged: `extraction-assets repair` rebuilds what can be "
+                          "rebuilt", highlight=False)
+        raise typer.Exit(code=1)
+    console.print(f"ok: {tally.partitions} partitions, {tally.files} files, {tally.units} "
+                  "LanceDB units checked; nothing damaged", highlight=False)
+
+
+@app.command(short_help="Rebuild the damaged partitions that `verify` names, from their "
+                        "stored bytes.")
+def repair(
+    data_dir: Optional[Path] = DataDir,
+    provider: str = Provider, model: Optional[str] = Model, base_url: Optional[str] = BaseUrl,
+) -> None:
+    """Move damaged files to <data-dir>/quarantine and re-materialize, per damaged
+    partition, the first damaged asset and everything downstream of it from the partition's
+    stored bytes (copied again from its source path when they are damaged and the path
+    still holds them); a LanceDB table that does not read is rebuilt. One line per damaged
+    partition. Exit code 1 when a partition is unrecoverable or its rebuild failed."""
+    root = _writable(_data_dir(data_dir))
+    bad = 0
+
+    def report(result) -> None:
+        nonlocal bad
+        bad += result.status != "repaired"
+        colour = "green" if result.status == "repaired" else "red"
+        what = ", ".join(sorted({f"{d.name} ({d.kind})" for d in result.damage}))
+        redone = f"  re-materialized {', '.join(result.assets)}" if result.assets else ""
+        console.print(f"[{colour}]{result.status}[/] {shown(result.path)}  {shown(what)}"
+                      f"{redone}" + (f"  {shown(result.detail)}" if result.detail else ""),
+                      highlight=False)
+
+    try:
+        embedder = _embedder(provider, model, base_url)
+        import_for_runs()
+        from extraction_assets.app.verify import repair as rebuild
+
+        results = rebuild(root, embedder, on_result=report)
+    except Exception as exc:  # noqa: BLE001 - outside any partition: one line, not a traceback
+        _stopped(exc)
+    if not results:
+        console.print("nothing damaged", highlight=False)
+    if bad:
+        raise typer.Exit(code=1)
 
 
 def main() -> None:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyarrow as pa
 from dagster import (
     AssetRecordsFilter,
     AssetSelection,
@@ -39,7 +40,13 @@ from extraction_assets.defs.partitions import (
 )
 from extraction_assets.defs.resources import EmbedderResource
 from extraction_assets.defs.sensors import FILENAME_TAG, file_tags
-from extraction_assets.store.storage import INSTANCE_YAML, DataDirError, DataStore
+from extraction_assets.store.integrity import quarantine, quarantine_damaged, quarantined
+from extraction_assets.store.storage import (
+    INSTANCE_YAML,
+    DamagedFileError,
+    DataDirError,
+    DataStore,
+)
 
 QUIET_LOGGERS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
@@ -79,8 +86,10 @@ class IngestResult:
     already materialized for this content with the current code versions); ``unreadable``
     (``refresh`` only: the file failed with a typed input error before); ``interrupted`` (an
     interrupt, Ctrl-C or SIGTERM, stopped its run, whose ``run_id`` is set, or came before it
-    started). Counts are the rows of the partition's tables. ``run_id`` is the run that
-    materialized the file (shared by the files of one batch)."""
+    started); ``damaged`` (files of the partition do not read: moved to the quarantine, named
+    in ``error``; ``extraction-assets repair`` rebuilds them). Counts are the rows of the
+    partition's tables. ``run_id`` is the run that materialized the file (shared by the files
+    of one batch)."""
 
     path: str
     workbook_hash: str
@@ -90,40 +99,55 @@ class IngestResult:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def _count(store: DataStore, table: str, workbook_hash: str) -> int:
+def _read(store: DataStore, table: str, workbook_hash: str, damaged: list[str],
+          asset: str | None = None) -> pa.Table | None:
+    """A partition's table for :func:`summarize`; ``None`` when it was not written, or when it
+    is damaged: the file is then moved to the quarantine (out of the views,
+    :mod:`~extraction_assets.store.integrity`) and named in ``damaged``."""
     try:
-        return store.read_table(table, workbook_hash).num_rows
+        return store.read_table(table, workbook_hash, asset=asset)
     except FileNotFoundError:
-        return 0
+        return None
+    except DamagedFileError as exc:
+        quarantine(store, exc.path, exc.reason)
+        damaged.append(str(exc))
+        return None
 
 
-def _issue_counts(store: DataStore, workbook_hash: str) -> tuple[int, int]:
+def _issue_counts(store: DataStore, workbook_hash: str,
+                  damaged: list[str]) -> tuple[int, int]:
     """``(errors, over_budget)`` of one partition's ``extraction_issues``, of every asset:
     issues of severity ``error`` (e.g. a worksheet that is not well-formed XML: its cells after
     the fault are missing) and ``chunk_over_budget`` warnings (a chunk over ``max_tokens``)."""
     folder = store.table_path("extraction_issues", workbook_hash).parent
     errors = over_budget = 0
     for path in sorted(folder.glob(f"*/{workbook_hash}.parquet")):
-        issues = store.read_table("extraction_issues", workbook_hash, asset=path.parent.name)
-        errors += issues.column("severity").to_pylist().count("error")
-        over_budget += issues.column("code").to_pylist().count("chunk_over_budget")
+        issues = _read(store, "extraction_issues", workbook_hash, damaged, path.parent.name)
+        if issues is not None:
+            errors += issues.column("severity").to_pylist().count("error")
+            over_budget += issues.column("code").to_pylist().count("chunk_over_budget")
     return errors, over_budget
 
 
 def summarize(store: DataStore, workbook_hash: str) -> dict[str, int]:
     """Sheets, tables, records and chunks written for one partition, its ``errors`` (issues of
     severity ``error``: the file was read, but not all of it) and ``over_budget`` (chunks
-    over the token budget, see :func:`_issue_counts`)."""
-    sheets = _count(store, "sheets", workbook_hash)
-    try:
-        kinds = store.read_table("blocks", workbook_hash).column("kind").to_pylist()
-    except FileNotFoundError:
-        kinds = []
-    errors, over_budget = _issue_counts(store, workbook_hash)
-    return {"sheets": sheets, "tables": kinds.count("table"),
-            "records": _count(store, "records", workbook_hash),
-            "chunks": _count(store, "chunks", workbook_hash),
-            "errors": errors, "over_budget": over_budget}
+    over the token budget, see :func:`_issue_counts`); ``damaged``, when some, the files of
+    the partition that did not read (moved to the quarantine, counted as empty: ``repair``
+    rebuilds them)."""
+    damaged: list[str] = []
+    counts = {}
+    for table in ("sheets", "blocks", "records", "chunks"):
+        data = _read(store, table, workbook_hash, damaged)
+        counts[table] = 0 if data is None else data.num_rows
+        if table == "blocks":
+            counts["tables"] = 0 if data is None else data.column("kind").to_pylist().count(
+                "table")
+    errors, over_budget = _issue_counts(store, workbook_hash, damaged)
+    return {"sheets": counts["sheets"], "tables": counts["tables"],
+            "records": counts["records"], "chunks": counts["chunks"],
+            "errors": errors, "over_budget": over_budget,
+            **({"damaged": len(damaged)} if damaged else {})}
 
 
 def _error_chain(error) -> Iterator:
@@ -194,9 +218,16 @@ def error_line(exc: BaseException) -> str:
 
 
 def _unchanged(instance: DagsterInstance, store: DataStore, path: str,
-               workbook_hash: str) -> IngestResult:
+               workbook_hash: str, footers_checked: bool = False) -> IngestResult:
     """The result of a partition that is up to date; its lineage rows are written first when it
-    has none (a run whose lineage write failed, e.g. on a full disk)."""
+    has none (a run whose lineage write failed, e.g. on a full disk). A partition with files
+    in the quarantine is ``damaged`` instead (:func:`damaged_result`), also one whose file
+    footers are found damaged now (they are moved there, out of the views; not read again
+    when ``footers_checked``)."""
+    if not footers_checked:
+        quarantine_damaged(store, [workbook_hash])
+    if damaged := damaged_result(store, path, workbook_hash):
+        return damaged
     if not store.table_path("lineage", workbook_hash).exists():
         try:
             export_lineage(instance, store, [workbook_hash])
@@ -204,6 +235,18 @@ def _unchanged(instance: DagsterInstance, store: DataStore, path: str,
             return IngestResult(path, workbook_hash, "failed", error="up to date, but its "
                                 f"lineage was not written: {error_line(exc)}")
     return IngestResult(path, workbook_hash, "unchanged", counts=summarize(store, workbook_hash))
+
+
+def damaged_result(store: DataStore, path: str, workbook_hash: str) -> IngestResult | None:
+    """The ``damaged`` result of a partition whose files were moved to the quarantine and not
+    written again since (:func:`~extraction_assets.store.integrity.quarantined`), naming
+    them; ``None`` when it has none."""
+    reasons = quarantined(store, workbook_hash)
+    if not reasons:
+        return None
+    return IngestResult(path, workbook_hash, "damaged", error="; ".join(reasons)
+                        + " (damaged: moved to the quarantine; `extraction-assets repair` "
+                        "rebuilds it)", counts=summarize(store, workbook_hash))
 
 
 @dataclass
@@ -501,13 +544,19 @@ def refresh_stale(
 ) -> list[IngestResult]:
     """Re-materialize, for every known partition, only its stale assets (see
     :func:`stale_assets`): after a code version is bumped, or when an ingest stopped early
-    (``--until``), in batches as :func:`ingest_paths` does. Partitions that are up to date are
-    reported ``unchanged``; those whose file cannot be read (a typed error of the ``workbook``
-    or ``parsed_sheets`` asset, which then has no materialization) are reported ``unreadable``
-    and not retried. An interrupt (Ctrl-C) stops the run in progress, reported
+    (``--until``), and the LanceDB units of partitions whose rows are missing or damaged (see
+    :func:`~extraction_assets.app.verify.units_to_rebuild`), in batches as
+    :func:`ingest_paths` does. Parquet files whose footer does not read are moved to the
+    quarantine first (:func:`~extraction_assets.store.integrity.quarantine_damaged`): their
+    partitions are reported ``damaged`` and left for ``repair``. Partitions that are up to
+    date are reported ``unchanged``; those whose file cannot be read (a typed error of the
+    ``workbook`` or ``parsed_sheets`` asset, which then has no materialization) are reported
+    ``unreadable`` and not retried. An interrupt (Ctrl-C) stops the run in progress, reported
     ``interrupted``, and the refresh with it (the partitions not started are ``interrupted``
     with :data:`NOT_STARTED`, and not passed to ``on_result``). Returns the results in
     partition key order."""
+    from extraction_assets.app.verify import units_to_rebuild
+
     store = DataStore(data_dir)
     results: dict[int, IngestResult] = {}
     stop = threading.Event()
@@ -521,17 +570,23 @@ def refresh_stale(
 
     loading = (embedder or EmbedderResource()).load_tokenizer_in_background()
     try:
+        quarantine_damaged(store)  # a damaged file leaves the views; its partition is skipped
         with open_instance(store) as instance:
             todo: list[_Item] = []
             keys = sorted(instance.get_dynamic_partitions(workbook_partitions.name))
+            units_lost = units_to_rebuild(instance, store, keys)[0]
             for k, workbook_hash in enumerate(keys):
                 stale = stale_assets(instance, workbook_hash)
+                if not stale and workbook_hash in units_lost:
+                    stale = [chunk_embeddings]  # its LanceDB rows are gone or damaged
                 try:
                     path = store.source_of(workbook_hash)["source_path"]
                 except KeyError:
                     path = workbook_hash
-                if not stale:
-                    done(k, _unchanged(instance, store, path, workbook_hash))
+                if damaged := damaged_result(store, path, workbook_hash):
+                    done(k, damaged)
+                elif not stale:
+                    done(k, _unchanged(instance, store, path, workbook_hash, True))
                 elif error := _input_error(instance, store, workbook_hash, stale[0]):
                     done(k, IngestResult(path, workbook_hash, "unreadable", error=error))
                 else:

@@ -103,6 +103,11 @@ class VectorStoreError(RuntimeError):
     """The LanceDB table holds vectors of another model or dimension than the configured one."""
 
 
+class DamagedIndexError(VectorStoreError):
+    """A file of the LanceDB table does not read (overwritten, truncated, deleted): the
+    message names the table and LanceDB's reason; ``extraction-assets repair`` rebuilds it."""
+
+
 def unit_schema(dimension: int, model: str) -> pa.Schema:
     """Arrow schema of the LanceDB ``units`` table for ``dimension``-long float32 vectors.
 
@@ -491,6 +496,7 @@ class VectorStore:
         Raises:
             ValueError: neither ``vector`` nor ``text`` is given, a key of ``exclude`` is not
                 a sha256 hex partition key, or a kind is not a unit kind.
+            DamagedIndexError: a file of the table does not read.
         """
         if vector is None and text is None:
             raise ValueError("search needs a vector, a text or both")
@@ -521,8 +527,16 @@ class VectorStore:
         if vector is not None:  # through the vector index, when there is one
             query = (query.minimum_nprobes(VECTOR_NPROBES).maximum_nprobes(0)
                      .refine_factor(VECTOR_REFINE_FACTOR))
+        try:
+            found = query.limit(limit).to_list()
+        except (RuntimeError, OSError, ValueError) as exc:  # LanceError(IO), a bad magic...
+            lines = str(exc).strip().splitlines()
+            raise DamagedIndexError(
+                f"the LanceDB table {self.uri}/{self.table_name}.lance does not read "
+                f"({lines[0] if lines else type(exc).__name__}): `extraction-assets repair` "
+                "rebuilds it") from exc
         hits = []
-        for hit in query.limit(limit).to_list():
+        for hit in found:
             value = float(hit[score])
             hit = {key: v for key, v in hit.items() if key != "vector" and not key.startswith("_")}
             hit["score"] = 1 - value if score == "_distance" else value

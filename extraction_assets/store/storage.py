@@ -13,6 +13,8 @@ Layout under the data dir (default ``data/``, or ``$EXTRACTION_ASSETS_HOME``)::
     warehouse.duckdb                DuckDB views over the Parquet files
     lancedb/                        LanceDB vectors
     dagster/                        the Dagster instance (SQLite storage)
+    quarantine/                     damaged files moved out of the views (see .integrity)
+    .parquet_footers.json           Parquet files whose footer read, by size and mtime
 
 Every file is written atomically (temp file in the same folder, then ``os.replace``), so a
 reader never sees a half-written file and a killed run leaves none behind.
@@ -93,13 +95,29 @@ class DataDirError(OSError):
         return self.strerror or super().__str__()
 
 
+class DamagedFileError(OSError, ValueError):
+    """A file of the data dir that does not read as what it should be (a Parquet file
+    overwritten or truncated): ``str()`` is its path relative to the data dir and why, and
+    ``extraction-assets repair`` writes it again. An ``OSError`` (a file that cannot be read:
+    callers that go on past one unreadable file go on past it) and a ``ValueError`` (what
+    pyarrow raised for it before)."""
+
+    def __init__(self, path: Path, root: Path, cause: BaseException):
+        lines = str(cause).strip().splitlines()
+        reason = lines[0] if lines else type(cause).__name__
+        super().__init__(f"{path.relative_to(root)}: {reason} (damaged; `extraction-assets "
+                         "repair` rebuilds it)")
+        #: the file, and the first line of what the reader said about it
+        self.path, self.reason = path, reason
+
+
 @contextmanager
 def writing(root: Path):
     """Turn an ``OSError`` of the writes in the block into a :class:`DataDirError` naming
     ``root``."""
     try:
         yield
-    except DataDirError:
+    except (DataDirError, DamagedFileError):
         raise
     except OSError as exc:
         raise DataDirError(exc.errno, f"cannot write to the data dir {root}: "
@@ -214,6 +232,7 @@ class DataStore:
         Raises:
             OSError: the file cannot be read (``ELOOP`` for a symlink loop).
             DataDirError: the data dir cannot be written.
+            DamagedFileError: the partition's ``sources`` file does not read.
         """
         try:
             path = Path(path).expanduser().resolve()
@@ -235,8 +254,7 @@ class DataStore:
             if last == digest:
                 return digest, new  # the path still holds these bytes: already registered
             history = self.table_path("sources", digest)
-            seen = (pq.read_table(history, schema=SCHEMAS["sources"]).to_pylist()
-                    if history.exists() else [])
+            seen = self._read_sources(history) if history.exists() else []
             known = any(row["source_path"] == str(path) for row in seen)
             if not known or last is not None:  # new pair, or the path changed back to it
                 self.write_table("sources", digest, seen + [dict(
@@ -244,6 +262,17 @@ class DataStore:
                     registered_at=datetime.now(timezone.utc))])
             atomic_write_bytes(pointer, digest.encode())
         return digest, new
+
+    def _read_sources(self, history: Path) -> list[dict]:
+        """The rows of one partition's ``sources`` file.
+
+        Raises:
+            DamagedFileError: the file does not read.
+        """
+        try:
+            return pq.read_table(history, schema=SCHEMAS["sources"]).to_pylist()
+        except (pa.ArrowException, OSError) as exc:
+            raise DamagedFileError(history, self.root, exc) from exc
 
     def _copy_into_store(self, path: Path) -> str:
         """Copy a file into the store under the sha256 of the bytes copied; returns it."""
@@ -265,6 +294,22 @@ class DataStore:
             Path(tmp).unlink(missing_ok=True)
             raise
         return digest.hexdigest()
+
+    def restore_blob(self, workbook_hash: str, source: str | Path) -> Path:
+        """Store the bytes of ``source`` as the partition's again (its stored copy was found
+        damaged or missing, see :mod:`extraction_assets.store.integrity`); returns the blob.
+
+        Raises:
+            OSError: ``source`` cannot be read.
+            ValueError: ``source`` does not hold the partition's bytes (any more).
+        """
+        source = Path(source)
+        if sha256_file(source) != require_partition_key(workbook_hash):
+            raise ValueError(f"{source} holds other bytes now")
+        with writing(self.root):
+            if self._copy_into_store(source) != workbook_hash:
+                raise ValueError(f"{source} changed while it was copied")
+        return self.blob_path(workbook_hash)
 
     def source_of(self, workbook_hash: str) -> dict:
         """The registered source of a hash: ``{"source_path", "filename"}``.
@@ -379,6 +424,7 @@ class DataStore:
 
         Raises:
             FileNotFoundError: the upstream asset has not been materialized for this partition.
+            DamagedFileError: the file does not read (not Parquet, truncated, other columns).
         """
         path = self.table_path(table, workbook_hash, asset)
         held = _HELD.get(path)
@@ -391,7 +437,10 @@ class DataStore:
         schema = memory_schema(table)
         if columns:
             schema = pa.schema([schema.field(name) for name in columns])
-        return pq.read_table(path, columns=columns, schema=schema)
+        try:
+            return pq.read_table(path, columns=columns, schema=schema)
+        except (pa.ArrowException, OSError) as exc:
+            raise DamagedFileError(path, self.root, exc) from exc
 
     def release(self, tables: list[str], workbook_hash: str) -> None:
         """Stop holding these tables of a partition in memory (see :meth:`write_table`)."""
