@@ -208,3 +208,23 @@ def test_libreoffice_output_is_bounded_and_the_file_read_by_value(tmp_path, monk
     assert warning.severity == "warning"
     assert "output passed 1000000 bytes (max_total_bytes)" in warning.message
     assert [s.name for s in workbook.sheets] == ["Data"]  # read by value instead
+
+
+def test_a_word_drawing_is_never_handed_to_libreoffice(monkeypatch):
+    """Docling's Word backend renders a DrawingML drawing (or a picture Pillow cannot read)
+    by converting it with LibreOffice when one is installed: here a stand-in converter that
+    records its calls."""
+    import docling.backend.msword_backend as msword
+
+    calls = []
+    monkeypatch.setattr(msword, "get_docx_to_pdf_converter",
+                        lambda: lambda *args, **kwargs: calls.append(args))
+    shape = ('<w:p><w:r><w:drawing><wp:inline xmlns:wp="http://schemas.openxmlformats.org/'
+             'drawingml/2006/wordprocessingDrawing"><wp:extent cx="914400" cy="914400"/>'
+             '<wp:docPr id="1" name="Shape 1"/><a:graphic><a:graphicData uri="http://schemas.'
+             'microsoft.com/office/word/2010/wordprocessingShape"/></a:graphic></wp:inline>'
+             '</w:drawing></w:r></w:p>')
+    tables = run_pipeline(docx(_paragraph("a shape:") + shape), filename="shape.docx",
+                          until="parsed_sheets")
+    assert "a shape:" in tables["parsed_cells"].column("value").to_pylist()
+    assert calls == []
