@@ -4,7 +4,9 @@ PDF page tree PDFium cannot walk. Every input is built here (``tools.bench.hosti
 
 from __future__ import annotations
 
+import io
 import sys
+import zipfile
 import zlib
 
 import duckdb
@@ -20,7 +22,7 @@ from extraction_assets.core.open import open_workbook
 from extraction_assets.pipeline import StageError, run_pipeline
 from extraction_assets.store.storage import DataStore
 from extraction_assets_tests.builders import ods_bytes
-from extraction_assets_tests.documents import pdf_bytes
+from extraction_assets_tests.documents import pdf_bytes, pptx_bytes
 from tools.bench.hostile import (
     _TABLE_END,
     _TABLE_START,
@@ -28,6 +30,7 @@ from tools.bench.hostile import (
     _paragraph,
     docx,
     nested_docx_tables,
+    package,
     pdf,
     pdf_self_kid,
 )
@@ -228,3 +231,16 @@ def test_a_word_drawing_is_never_handed_to_libreoffice(monkeypatch):
                           until="parsed_sheets")
     assert "a shape:" in tables["parsed_cells"].column("value").to_pylist()
     assert calls == []
+
+
+def test_groups_of_shapes_nested_too_deep_are_refused_before_the_slides_are_parsed():
+    with zipfile.ZipFile(io.BytesIO(pptx_bytes())) as zf:
+        parts = {name: zf.read(name) for name in zf.namelist()}
+    group = (b'<p:grpSp><p:nvGrpSpPr><p:cNvPr id="90" name="Group"/><p:cNvGrpSpPr/><p:nvPr/>'
+             b'</p:nvGrpSpPr><p:grpSpPr/>')
+    parts["ppt/slides/slide1.xml"] = parts["ppt/slides/slide1.xml"].replace(
+        b"</p:spTree>", group * 150 + b"</p:grpSp>" * 150 + b"</p:spTree>")
+    error = refused(package(parts), "groups.pptx")
+    assert error.error.code == "limit_exceeded"
+    assert error.error.message.startswith("part ppt/slides/slide1.xml nests deeper than 100")
+    assert [i.code for i in error.output.issues] == ["limit_exceeded"]
