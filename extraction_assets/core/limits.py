@@ -32,6 +32,16 @@ class Limits:
         max_tree_bytes: most bytes of XML held as an element tree: a part read whole
             (workbook, styles, comments, drawings, charts...) or what a worksheet holds outside
             its ``<sheetData>``.
+        max_nesting_depth: most elements open at once in an HTML page or in an XML part of a
+            Word or PowerPoint package (tables in tables, groups of shapes), and most block
+            quotes and list items around one line of Markdown; checked before the document is
+            parsed (Docling's work grows with the depth times the size).
+        max_stream_bytes: most decoded bytes of one stream of a PDF (a page's content, an
+            object stream), which PDFium holds whole; the zip limits (``max_part_bytes``,
+            ``max_compression_ratio``, ``max_total_bytes``) apply to its streams too.
+        max_image_pixels: most pixels (width x height) a picture of a Word or PowerPoint
+            package declares in its header (Docling decodes every picture); Pillow's own
+            decompression-bomb threshold.
     """
 
     max_parts: int = 10_000
@@ -45,6 +55,9 @@ class Limits:
     max_text_bytes: int = 64 * 1024**2
     max_styles: int = 65_490
     max_tree_bytes: int = 16 * 1024**2
+    max_nesting_depth: int = 100
+    max_stream_bytes: int = 128 * 1024**2
+    max_image_pixels: int = 89_478_485
 
 
 class Budget:

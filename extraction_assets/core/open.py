@@ -92,7 +92,8 @@ def _open_legacy(data: bytes, sniffed, limits: Limits, filename: str | None,
     if soffice:
         try:
             converted, version, seconds = convert_to_xlsx(data, sniffed.format, soffice,
-                                                          keep_in=conversions)
+                                                          keep_in=conversions,
+                                                          max_bytes=limits.max_total_bytes)
         except ExtractionError as exc:
             fallback = Issue("parsed_sheets", None, None, "warning", "conversion_failed",
                              f"LibreOffice could not convert the {sniffed.format} file "

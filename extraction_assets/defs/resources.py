@@ -48,6 +48,9 @@ class LimitsResource(ConfigurableResource):
     max_text_bytes: int = Limits.max_text_bytes
     max_styles: int = Limits.max_styles
     max_tree_bytes: int = Limits.max_tree_bytes
+    max_nesting_depth: int = Limits.max_nesting_depth
+    max_stream_bytes: int = Limits.max_stream_bytes
+    max_image_pixels: int = Limits.max_image_pixels
 
     def limits(self) -> Limits:
         """The configured :class:`~extraction_assets.core.limits.Limits`."""

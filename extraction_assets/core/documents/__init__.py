@@ -10,11 +10,18 @@ model, no PyTorch); PDF pages are routed and read from their text layer (:mod:`.
 
 from __future__ import annotations
 
+import io
 import time
+import warnings
 from importlib.metadata import PackageNotFoundError, version
 from typing import Sequence
 
 from extraction_assets.core.documents.layout import DocumentWorkbook, Sheets
+from extraction_assets.core.documents.nesting import (
+    check_html_depth,
+    check_markdown_depth,
+    check_xml_depth,
+)
 from extraction_assets.core.errors import LimitExceededError
 from extraction_assets.core.limits import Limits
 from extraction_assets.core.model import Issue
@@ -32,7 +39,8 @@ def open_document(data: bytes, sniffed: Sniffed, limits: Limits,
         EncryptedWorkbookError: an encrypted PDF that no password in ``passwords`` opens.
         HostileContentError: an XML part of a Word or PowerPoint package declares a DTD.
         LimitExceededError: the file passes ``limits`` (package parts and sizes, XML parts
-            read whole, sections/slides/pages, cells, text).
+            read whole, nesting depth, picture pixels, PDF streams, sections/slides/pages,
+            cells, text).
     """
     issues: list[Issue] = []
     sheets = Sheets(limits, issues)
@@ -45,6 +53,10 @@ def open_document(data: bytes, sniffed: Sniffed, limits: Limits,
         from extraction_assets.core.documents.docling import convert, docling_sheets
 
         parts = check_package(data, limits) if sniffed.container == "zip" else []
+        if sniffed.format == "html":
+            check_html_depth(data, limits.max_nesting_depth)
+        elif sniffed.format == "md":
+            check_markdown_depth(data, limits.max_nesting_depth)
         if sniffed.format != "pptx" or any(p.lower().startswith("ppt/slides/") for p in parts):
             # (a presentation without slides is no sheet: Docling calls it invalid)
             docling_sheets(convert(data, sniffed.format, limits), sniffed.format, sheets)
@@ -61,8 +73,9 @@ def open_document(data: bytes, sniffed: Sniffed, limits: Limits,
 def check_package(data: bytes, limits: Limits) -> list[str]:
     """Refuse a Word or PowerPoint package before Docling parses it: the package limits
     (parts, sizes, compression ratio, duplicate names), XML parts that python-docx and
-    python-pptx parse whole larger than ``limits.max_tree_bytes``, and a DTD in any XML part.
-    Returns the part names.
+    python-pptx parse whole larger than ``limits.max_tree_bytes`` or nesting deeper than
+    ``limits.max_nesting_depth``, a DTD in any XML part, and a picture declaring more than
+    ``limits.max_image_pixels`` (:func:`check_picture`). Returns the part names.
 
     Raises:
         CorruptWorkbookError, LimitExceededError, HostileContentError: see above.
@@ -70,13 +83,44 @@ def check_package(data: bytes, limits: Limits) -> list[str]:
     with PackageReader(data, limits) as package:
         for name, size in package.sizes():
             if not name.lower().endswith((".xml", ".rels")):
+                with package.open(name) as stream:
+                    check_picture(stream, name, limits)
                 continue
             if size > limits.max_tree_bytes:
                 raise LimitExceededError(
                     f"part {name} holds {size} bytes of XML; the limit of a part read whole is "
                     f"{limits.max_tree_bytes} (max_tree_bytes)")
-            package.open(name, limits.max_tree_bytes).close()  # refuses a DTD
+            with package.open(name, limits.max_tree_bytes) as stream:  # refuses a DTD
+                check_xml_depth(stream, name, limits.max_nesting_depth)
         return package.names()
+
+
+def check_picture(stream, name: str, limits: Limits) -> None:
+    """Refuse part ``name`` (``stream``, read whole: the bytes Docling reads) when it is a
+    picture Pillow reads whose header declares more than ``limits.max_image_pixels`` pixels:
+    Docling decodes every picture of a Word or PowerPoint file, and a few hundred KB of PNG
+    inflate to gigabytes of pixels. Only the header is read, nothing is decoded; what Pillow
+    does not read as a picture is left to Docling (which skips it).
+
+    Raises:
+        LimitExceededError: the picture declares too many pixels.
+    """
+    from PIL import Image, UnidentifiedImageError
+
+    data = stream.read()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        try:
+            with Image.open(io.BytesIO(data)) as image:
+                width, height = image.size
+        except Image.DecompressionBombError as exc:
+            raise LimitExceededError(f"picture {name}: {exc} (max_image_pixels)") from exc
+        except (UnidentifiedImageError, OSError, ValueError, EOFError, SyntaxError):
+            return  # no picture Pillow reads (Docling skips it as well)
+    if width * height > limits.max_image_pixels:
+        raise LimitExceededError(
+            f"picture {name} declares {width} x {height} pixels; the limit is "
+            f"{limits.max_image_pixels} (max_image_pixels; a decompression bomb?)")
 
 
 def _version(package: str) -> str:

@@ -5,8 +5,9 @@ Conversion (:func:`convert`) runs one backend (``MsWordDocumentBackend``,
 ``MsPowerpointDocumentBackend``, ``HTMLDocumentBackend``, ``MarkdownDocumentBackend``) through
 Docling's ``SimplePipeline``, never its ``DocumentConverter``: that one imports every pipeline,
 PyTorch's included, and these formats need no model. Remote and local fetches are off (an
-HTML page's images and links are not loaded), chart images are not rendered, and a Windows
-metafile picture is never handed to LibreOffice (pictures are kept as references only).
+HTML page's images and links are not loaded), chart images are not rendered, and nothing is
+handed to LibreOffice: not a Windows metafile picture of a presentation, nor a Word
+drawing, chart or picture Pillow cannot read (pictures are kept as references only).
 Docling is imported on first use: a workbook ingest never loads it.
 
 The mapping (see :mod:`.layout` for the grid):
@@ -104,9 +105,7 @@ def _backend(fmt: str):
 
         raise UnsupportedFormatError(f"{fmt} needs Docling (docling-slim): {exc}") from exc
     if fmt == "docx":
-        from docling.backend.msword_backend import MsWordDocumentBackend
-
-        return MsWordDocumentBackend, InputFormat.DOCX, MsWordBackendOptions()
+        return _word_backend(), InputFormat.DOCX, MsWordBackendOptions()
     if fmt == "pptx":
         return _powerpoint_backend(), InputFormat.PPTX, MsPowerpointBackendOptions()
     if fmt == "html":
@@ -118,6 +117,19 @@ def _backend(fmt: str):
 
     return MarkdownDocumentBackend, InputFormat.MD, MarkdownBackendOptions(
         enable_remote_fetch=False, enable_local_fetch=False, fetch_images=False)
+
+
+def _word_backend():
+    """Docling's Word backend, rendering nothing through LibreOffice: a DrawingML drawing, a
+    chart's image or a picture Pillow cannot read would each start a LibreOffice conversion
+    (DOCX to PDF to PNG) with no bound of ours; only the item's place and caption are used."""
+    from docling.backend.msword_backend import MsWordDocumentBackend
+
+    class WordBackend(MsWordDocumentBackend):
+        def _convert_elements_via_docx(self, elements, element_tag=None):  # noqa: D401
+            return None
+
+    return WordBackend
 
 
 def _powerpoint_backend():

@@ -1,5 +1,6 @@
 """LibreOffice (``soffice``) headless: a file converted to ``.xlsx`` with a throw-away profile,
-macros off, a file lock, a timeout."""
+macros off, a file lock, a timeout, and a bound on the bytes of every file it writes (a few
+bytes of ODS can repeat a cell over a whole sheet: ``table:number-columns-repeated``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import hashlib
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -18,6 +20,7 @@ from pathlib import Path
 from extraction_assets.core.errors import (
     CorruptWorkbookError,
     ExtractionError,
+    LimitExceededError,
     UnsupportedFormatError,
     one_line,
 )
@@ -68,12 +71,21 @@ def _profile(root: Path) -> str:
     return (root / "profile").as_uri()
 
 
-def _run(cmd: list[str], timeout: float, cwd: str) -> subprocess.CompletedProcess:
+def _run(cmd: list[str], timeout: float, cwd: str,
+         max_file_bytes: int | None = None) -> subprocess.CompletedProcess:
+    """Run ``cmd`` in its own session, killed with its process group after ``timeout``
+    seconds; no file it writes grows past ``max_file_bytes`` (``RLIMIT_FSIZE``: a write
+    beyond fails, or ``SIGXFSZ`` ends the process)."""
     env = {k: v for k, v in os.environ.items()
            if not k.lower().endswith("_proxy") and k not in ("DISPLAY", "WAYLAND_DISPLAY")}
     env.update(SAL_USE_VCLPLUGIN="svp", HOME=cwd, no_proxy="*", NO_PROXY="*")
+
+    def bound_files() -> None:  # in the child, before soffice starts
+        resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
+
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-                            env=env, start_new_session=True, stdin=subprocess.DEVNULL)
+                            env=env, start_new_session=True, stdin=subprocess.DEVNULL,
+                            preexec_fn=bound_files if max_file_bytes is not None else None)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -105,9 +117,12 @@ def _lock_path() -> str:
 
 def convert_to_xlsx(data: bytes, fmt: str, soffice: str | None = None,
                     timeout: float | None = None,
-                    keep_in: Path | None = None) -> tuple[bytes, str, float]:
+                    keep_in: Path | None = None,
+                    max_bytes: int | None = None) -> tuple[bytes, str, float]:
     """Convert ``data`` (format ``fmt``: ``xls``, ``xlsb``, ``ods``, ``fods``) to ``.xlsx``
     with headless LibreOffice; returns ``(xlsx bytes, LibreOffice version, seconds)``.
+    ``max_bytes`` bounds every file LibreOffice writes, the ``.xlsx`` included (the caller
+    passes ``max_total_bytes``): its output is never larger, on disk or in memory.
 
     One conversion at a time on the machine (a ``filelock`` in the temp dir), each with its
     own throw-away user profile (macros disabled, no update check), a timeout after which the
@@ -119,12 +134,13 @@ def convert_to_xlsx(data: bytes, fmt: str, soffice: str | None = None,
     Raises:
         UnsupportedFormatError: no ``soffice`` found.
         CorruptWorkbookError: LibreOffice failed, timed out or wrote no ``.xlsx``.
+        LimitExceededError: LibreOffice's output would pass ``max_bytes``.
     """
     kept = _kept(keep_in, data, fmt)
     if kept is not None and kept[0].exists() and kept[1].exists():
         facts = json.loads(kept[1].read_text(encoding="utf-8"))
         return kept[0].read_bytes(), facts["version"], facts["seconds"]
-    converted = _convert(data, fmt, soffice, timeout)
+    converted = _convert(data, fmt, soffice, timeout, max_bytes)
     if kept is not None:
         _write_atomically(kept[0], converted[0])
         _write_atomically(kept[1], json.dumps(
@@ -154,8 +170,8 @@ def _write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
-def _convert(data: bytes, fmt: str, soffice: str | None,
-             timeout: float | None) -> tuple[bytes, str, float]:
+def _convert(data: bytes, fmt: str, soffice: str | None, timeout: float | None,
+             max_bytes: int | None) -> tuple[bytes, str, float]:
     from filelock import FileLock, Timeout
 
     soffice = soffice or find_soffice()
@@ -175,7 +191,8 @@ def _convert(data: bytes, fmt: str, soffice: str | None,
         try:
             with FileLock(_lock_path(), timeout=timeout * 4):
                 start = time.perf_counter()
-                done = _run(cmd, timeout, tmp)
+                done = _run(cmd, timeout, tmp,
+                            None if max_bytes is None else max_bytes + 1)
                 seconds = time.perf_counter() - start
         except Timeout:
             raise CorruptWorkbookError("waited too long for another LibreOffice conversion") \
@@ -183,6 +200,10 @@ def _convert(data: bytes, fmt: str, soffice: str | None,
         except OSError as exc:
             raise CorruptWorkbookError(f"LibreOffice could not be started: {exc}") from None
         result = out / "input.xlsx"
+        if max_bytes is not None and (done.returncode == -signal.SIGXFSZ or (
+                result.exists() and result.stat().st_size > max_bytes)):
+            raise LimitExceededError(f"LibreOffice's output passed {max_bytes} bytes "
+                                     "(max_total_bytes); conversion stopped")
         if done.returncode != 0 or not result.exists() or result.stat().st_size == 0:
             message = one_line((done.stderr or b"").decode("utf-8", "replace")) or "no output"
             raise CorruptWorkbookError(
