@@ -309,7 +309,8 @@ def _exit_interrupted(unfinished: int, files: int) -> None:
 
 @app.command()
 def ingest(
-    paths: list[Path] = typer.Argument(..., help="Workbook files to ingest."),
+    # readable=False: an unreadable file is a failed file of the batch, not a usage error
+    paths: list[Path] = typer.Argument(..., readable=False, help="Workbook files to ingest."),
     data_dir: Optional[Path] = DataDir,
     until: Optional[AssetName] = typer.Option(
         None, "--until", help="Last asset to materialize, e.g. rendered_chunks (skips the embeddings)."),
