@@ -9,6 +9,7 @@ import html
 import io
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -16,11 +17,12 @@ import zipfile
 from pathlib import Path
 
 import cmarkgfm
+import pyarrow as pa
 import pytest
 from cmarkgfm.cmark import Options
 from markdown_it import MarkdownIt
 
-from extraction_assets.core.render.escape import md_cell, md_text, printable
+from extraction_assets.core.render.escape import md_cell, md_cells, md_text, printable
 from extraction_assets.pipeline import run_pipeline
 from tools.bench.hostile import (
     BIDI_NAME,
@@ -80,6 +82,19 @@ def test_markdown_escapes_render_every_text_as_itself():
             page = render(md_text(text))
             assert not FORBIDDEN.search(page) and "<h" not in page, (name, text, page)
             assert visible(page) == " ".join(text.split()), (name, text, page)
+
+
+def test_the_column_wise_escape_is_the_escape_of_each_text():
+    """:func:`md_cells` sends to Python only the texts its RE2 pattern finds: every text the
+    escape changes must be among them (random texts of markup, letters, digits, blanks)."""
+    rng = random.Random(34)
+    alphabet = "ab1.2_ #*`~[]|@<>&;/:\\-=\n\r\t\u00e9\u0663\u00b2"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(8))) for _ in range(20_000)]
+    texts += ["1.5", "1,234.56", "2024.01.02", "a.b", "x.1", "1.a", "\u0663.\u0663"]
+    nulls = pa.nulls(len(texts), pa.string())
+    assert md_cells(nulls, pa.array(texts)).to_pylist() == [md_cell(t) for t in texts]
+    assert md_cells(pa.array(texts), pa.array(texts)).to_pylist() == [
+        md_cell(t, marked=True) for t in texts]
 
 
 def test_live_links_in_cells_render_as_the_cells_text():
