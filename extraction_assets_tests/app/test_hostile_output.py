@@ -150,16 +150,22 @@ def test_rich_text_keeps_its_superscripts_and_escapes_its_runs():
     rich = ('<r><t>m</t></r><r><rPr><vertAlign val="superscript"/></rPr><t>2</t></r>'
             '<r><t xml:space="preserve"> of *site* &lt;b&gt; &amp;amp; www.x.com</t></r>')
     strings = ["<t>Name</t>", "<t>Area</t>", "<t>a_b_ *x* &lt;y&gt;</t>", rich, "<t>c</t>",
-               "<t>d</t>"]
+               "<t>d</t>", "<t>&lt;script&gt;alert(1)&lt;/script&gt; *z*</t>"]
     data = _with_shared_strings(strings, {1: [0, 1], 2: [2, 3], 3: [4, 4], 4: [5, 5],
-                                          7: [3]})
+                                          7: [3, 6]})
     tables = run_pipeline(data, count_tokens=words)
     shown = "m<sup>2</sup> of *site* &lt;b&gt; &amp;amp; www.x.com"
-    for text in tables["chunks"].column("text").to_pylist():
+    for text in [*tables["chunks"].column("text").to_pylist(),
+                 *tables["renderings"].column("markdown").to_pylist()]:
         for renderer, render in RENDERERS.items():
             page = render(text)
             assert shown in page, (renderer, page)
-            assert not re.search(r"<(a|em|b)[\s>]", page), (renderer, page)
+            assert not re.search(r"<(a|em|b|script)[\s>]", page), (renderer, page)
+    # the note (the rich cell beside a plain one): its HTML, and its text as it reads
+    note = next(r for r in tables["renderings"].to_pylist() if r["kind"] != "table")
+    assert "&lt;script&gt;" in note["html"] and "<script" not in note["html"]
+    assert note["text"] == ("m2 of *site* <b> &amp; www.x.com "
+                            "<script>alert(1)</script> *z*")
     table = "\n".join(tables["chunks"].column("text").to_pylist())
     assert "a_b_ *x* &lt;y&gt;" in RENDERERS["cmark-gfm"](table)
 
