@@ -251,7 +251,7 @@ def test_search_finds_a_url_as_written_and_prints_bidi_names_escaped(tmp_path):
     out = run_cli("ingest", *map(str, paths), "--data-dir", data_dir)
     assert out.returncode == 0, out.stdout + out.stderr
     found = run_cli("search", "attacker.example leak", "--mode", "text", "--data-dir", data_dir)
-    assert "http://attacker.example/?leak=SECRET-ROW" in found.stdout, found.stdout
+    assert "http://attacker.example/?leak=session-token" in found.stdout, found.stdout
     found = run_cli("search", "Amount", "--mode", "text", "--data-dir", data_dir)
     assert "rtl\\u202eexe.txt" in found.stdout, found.stdout
     assert not re.search("[\u200e\u200f\u202a-\u202e\u2066-\u2069]", found.stdout)

@@ -437,7 +437,7 @@ RECIPES: dict[str, Recipe] = {
 #: Cell texts that a Markdown renderer with GFM autolinks (a chat UI) would make links, images
 #: or formatting if a chunk wrote them as they are; each must render as itself.
 LIVE_LINK_TEXTS = (
-    "http://attacker.example/?leak=SECRET-ROW", "https://x.example/a_b_c?q=1&r=2#frag",
+    "http://attacker.example/?leak=session-token", "https://x.example/a_b_c?q=1&r=2#frag",
     "www.attacker.example", "WWW.X.COM/path", "mail ada@example.com now", "<http://x.example>",
     "<ada@example.com>", "//localhost/x", "ftp://files.example/x", "mailto:a@b.co",
     "**bold** and __strong__", "_em_ and *em*", "`code` and ``code``", "~~struck~~ ~one~",

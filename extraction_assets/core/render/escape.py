@@ -1,5 +1,7 @@
 """Escaping of cell texts, column-wise: JSON strings, HTML text, Markdown table cells and text (no
-tag, link or emphasis of a cell's own survives, see :func:`md_cells`)."""
+tag, link, autolink or emphasis of a cell's own survives, see :func:`md_cell`); and names and
+text printed or shown with their control and bidirectional characters escaped
+(:func:`printable`)."""
 
 from __future__ import annotations
 
