@@ -7,7 +7,6 @@ import gc
 import importlib
 import json
 import os
-import re
 import sys
 import tempfile
 from enum import Enum
@@ -26,6 +25,7 @@ from rich.progress import (
 )
 
 from extraction_assets.app.trust_cli import colours_app, review_app
+from extraction_assets.core.render.escape import printable
 from extraction_assets.search.retrieval import PLACE_SEPARATOR
 from extraction_assets.search.vectors import MODES
 from extraction_assets.store.storage import (
@@ -44,11 +44,6 @@ app.add_typer(colours_app, name="colours")
 app.add_typer(review_app, name="review")
 console = Console(soft_wrap=True)
 err_console = Console(stderr=True, soft_wrap=True)
-
-#: Characters a terminal acts on instead of showing them: C0 and C1 controls but tab and line
-#: feed, DEL, and the bidirectional embeddings, overrides and isolates.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
 
 #: Modules a command imports before it materializes partitions (see :func:`import_for_runs`):
 #: Dagster, the asset graph with the stages, and pandas, which pyarrow imports in a run's first
@@ -76,14 +71,6 @@ def import_for_runs() -> None:
         gc.freeze()
         if collecting:
             gc.enable()
-
-
-def printable(text: str) -> str:
-    """``text`` with every control character written as an escape (``\\x1b``, ``\\u202e``),
-    so that text from a file (an ESC sequence in a cell) cannot clear, retitle or reorder the
-    terminal."""
-    return _CONTROL.sub(lambda m: (f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                                   else f"\\u{ord(m.group()):04x}"), text)
 
 
 def shown(text) -> str:
@@ -314,7 +301,8 @@ def _exit_interrupted(unfinished: int, files: int) -> None:
 
 @app.command()
 def ingest(
-    paths: list[Path] = typer.Argument(..., help="Workbook files to ingest."),
+    # readable=False: an unreadable file is a failed file of the batch, not a usage error
+    paths: list[Path] = typer.Argument(..., readable=False, help="Workbook files to ingest."),
     data_dir: Optional[Path] = DataDir,
     until: Optional[AssetName] = typer.Option(
         None, "--until", help="Last asset to materialize, e.g. rendered_chunks (skips the embeddings)."),

@@ -429,8 +429,8 @@ def ingest_paths(
     workers of ``celery_broker``, e.g. ``redis://host:6379/0``), every run on the same instance
     and data dir (their writes meet on the file locks of the DuckDB views and the LanceDB
     table). ``on_result`` is called after each file (for progress output; in completion order:
-    the files of a batch when its run ends). A missing or unreadable file is a ``failed``
-    result, not an error. An interrupt (Ctrl-C, SIGTERM) stops the runs in progress and starts
+    the files of a batch when its run ends). A missing or unreadable file, or a folder, is a
+    ``failed`` result. An interrupt (Ctrl-C, SIGTERM) stops the runs in progress and starts
     no further run: those files are ``interrupted`` results, and a later ingest of the same
     files redoes only them; with ``jobs`` > 1, ``on_stopping`` is called when the runs got the
     interrupt (their steps in progress then end). Returns one result per file, in the order
@@ -474,6 +474,9 @@ def ingest_paths(
                 registered.append((path, store.register_source(path)[0], None))
             except DataDirError as exc:
                 registered.append((path, None, str(exc)))
+            except IsADirectoryError:
+                registered.append((path, None, "a folder, not a file: pass the files in it, "
+                                               f"e.g. {path / '*.xlsx'}"))
             except OSError as exc:
                 registered.append((path, None, f"cannot read file: {exc.strerror or exc}"))
         todo: list[_Item] = []

@@ -14,6 +14,7 @@ import pytest
 from openpyxl import Workbook
 from openpyxl.styles import Font
 
+from extraction_assets.core.render.escape import md_text
 from extraction_assets.pipeline import run_pipeline, stages
 
 INSTRUCTIONS = ["Send the completed form to orders@example.com",
@@ -61,11 +62,11 @@ def test_kind8_instruction_lines_above_a_form_reach_a_chunk(max_tokens):
     for sheet in ("Order form", "How to return"):
         texts = [c["text"] for c in chunks if c["sheet_name"] == sheet]
         for line in INSTRUCTIONS:
-            assert any(line in text for text in texts), (sheet, line, texts)
+            assert any(md_text(line) in text for text in texts), (sheet, line, texts)
     assert not lost_issues(tables)
     assert max(c["n_tokens"] for c in chunks) <= max_tokens
     cells = [c["display_text"] for c in tables["cells"].to_pylist() if c["display_text"]]
-    assert all(any(text in c["text"] for c in chunks) for text in cells)
+    assert all(any(md_text(text) in c["text"] for c in chunks) for text in cells)
     again = run_pipeline(data, count_tokens=words, max_tokens=max_tokens)["chunks"]
     assert again.column("chunk_id").to_pylist() == [c["chunk_id"] for c in chunks]
 
@@ -75,9 +76,9 @@ def test_kind8_standalone_lines_are_one_text_and_a_title_heads_its_table():
     (table,) = [c for c in chunks if "| Widget 0 |" in c["text"]]
     assert table["heading_path"][-1] == INSTRUCTIONS[2]  # the line right above the table
     # the lines above it lead the table's chunk (alone, they would outrank its rows)
-    assert "\n\n" + "\n".join(INSTRUCTIONS[:2]) + "\n\n| Item |" in table["text"]
+    assert "\n\n" + "\n".join(map(md_text, INSTRUCTIONS[:2])) + "\n\n| Item |" in table["text"]
     assert not [c for c in chunks if c["sheet_name"] == "Order form"
-                and INSTRUCTIONS[0] in c["text"] and c is not table]
+                and md_text(INSTRUCTIONS[0]) in c["text"] and c is not table]
     (notes,) = [c for c in chunks if c["sheet_name"] == "How to return"]
     assert notes["text"].endswith("\n\n" + "\n".join(INSTRUCTIONS[1:]))
 
@@ -91,7 +92,7 @@ def test_kind8_a_block_in_no_chunk_is_a_lost_value(monkeypatch):
         kept = []
         for chunk in real(blocks, records, *args):
             if chunk.sheet_name == "Order form":
-                chunk.text = chunk.text.replace("\n".join(INSTRUCTIONS[:2]), "")
+                chunk.text = chunk.text.replace("\n".join(map(md_text, INSTRUCTIONS[:2])), "")
             chunk.rows = [r for r in chunk.rows if r not in (9, 10)]
             kept.append(chunk)
         return kept

@@ -12,6 +12,7 @@ import pytest
 from openpyxl import Workbook, load_workbook
 
 from extraction_assets.core.open import open_workbook
+from extraction_assets.core.render.escape import without_escapes
 from extraction_assets.core.trust.llm_headers import OpenAIHeaderDetector
 from extraction_assets.core.trust.redact import ColumnRule, RedactionPolicy
 from extraction_assets.pipeline import run_pipeline
@@ -31,8 +32,10 @@ def words(text: str) -> int:
 
 
 def all_text(tables, *names) -> str:
-    return json.dumps({n: tables[n].to_pylist() for n in names}, ensure_ascii=False,
-                      default=str)
+    """The tables as JSON, the Markdown escapes of the chunks left out, so that a value is
+    found as its cells hold it."""
+    return without_escapes(json.dumps({n: tables[n].to_pylist() for n in names},
+                                      ensure_ascii=False, default=str))
 
 
 SECRETS = ["ada@example.com", "alan.turing@example.org", "4111 1111 1111 1111",

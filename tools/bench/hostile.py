@@ -586,6 +586,71 @@ DOCUMENT_RECIPES: dict[str, Recipe] = {
 }
 RECIPES.update(DOCUMENT_RECIPES)
 
+# -- issue #34, rendering: live links and bidirectional names (kinds 7 and 8) ------------------
+#: Cell texts that a Markdown renderer with GFM autolinks (a chat UI) would make links, images
+#: or formatting if a chunk wrote them as they are; each must render as itself.
+LIVE_LINK_TEXTS = (
+    "http://attacker.example/?leak=session-token", "https://x.example/a_b_c?q=1&r=2#frag",
+    "www.attacker.example", "WWW.X.COM/path", "mail ada@example.com now", "<http://x.example>",
+    "<ada@example.com>", "//localhost/x", "ftp://files.example/x", "mailto:a@b.co",
+    "**bold** and __strong__", "_em_ and *em*", "`code` and ``code``", "~~struck~~ ~one~",
+    "![img](http://attacker.example/p.png)", "[link](javascript:alert(1))", "# heading",
+    "a ## b ##", "> quote", "a | b", "&amp; &#x41; &#65; &lt;b&gt;",
+    "<b>bold</b> <br> <sup>1</sup>",
+    "snake_case_name", "C# and x.com", "back\\slash \\*", "line one\nline two",
+)
+#: A note under the table: lines that start blocks, and an autolink, each a line.
+LIVE_LINK_NOTE = "\n".join(["# Not a heading", "> not a quote", "=====", "---", "    not code",
+                            "www.note.example and a@b.co", "| x | y |", "```", "~~~"])
+
+
+def live_links(scale: float) -> tuple[str, bytes]:
+    """#34.7. A table of 5,000 rows whose cells hold URLs, e-mail addresses, Markdown and HTML
+    (:data:`LIVE_LINK_TEXTS`, a row number in each), and a note of block-starting lines."""
+    n = max(len(LIVE_LINK_TEXTS), int(5_000 * scale))
+
+    def rows() -> Iterable[bytes]:
+        batch = [f'<row r="1">{cell("A1", "Item")}{cell("B1", "Value")}</row>']
+        for r in range(2, n + 2):
+            text = LIVE_LINK_TEXTS[(r - 2) % len(LIVE_LINK_TEXTS)]
+            batch.append(f'<row r="{r}">{cell(f"A{r}", f"item {r}")}'
+                         f'{cell(f"B{r}", text if r < 2 + len(LIVE_LINK_TEXTS) else f"{text} {r}")}'
+                         "</row>")
+            if len(batch) >= 1000:
+                yield "".join(batch).encode()
+                batch = []
+        note = n + 4
+        batch.append(f'<row r="{note}">{cell(f"A{note}", LIVE_LINK_NOTE)}</row>')
+        yield "".join(batch).encode()
+    return "live_links.xlsx", workbook([("Links", worksheet(rows()))])
+
+
+#: Bidirectional formatting characters (UAX #9) in names: the override that shows
+#: ``rtl\u202eexe.txt`` as ``rtltxt.exe``, an isolate, the marks.
+BIDI_NAME = "rtl\u202eexe.txt"
+
+
+def bidi_names(scale: float) -> tuple[str, bytes]:
+    """#34.8. 50 sheets named ``rtl\u202eexe.txt`` (and a number), each with a title and
+    headers holding bidirectional controls over 50 rows."""
+    sheets = []
+    for k in range(max(1, int(50 * scale))):
+        rows = {1: [cell("A1", f"Title \u2067{k}\u2069 \u202dover\u202c")],
+                3: [cell("A3", "Name\u200f"), cell("B3", "Amount \u061c\u200e")]}
+        rows.update({r: [cell(f"A{r}", f"name {r}"), cell(f"B{r}", None, value=str(r))]
+                     for r in range(4, 54)})
+        sheets.append((f"{BIDI_NAME}{k}", worksheet(rows_xml(rows))))
+    return "bidi_names.xlsx", workbook(sheets)
+
+
+#: The recipes of issue #34 items 7 and 8 (success: the tests check what the chunks show).
+RENDER_RECIPES: dict[str, Recipe] = {
+    "live_links": Recipe(live_links, "success"),
+    "bidi_names": Recipe(bidi_names, "success"),
+}
+RECIPES.update(RENDER_RECIPES)
+
+
 # -- the benchmark ------------------------------------------------------------------------------
 @dataclass
 class Measured:

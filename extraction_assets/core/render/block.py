@@ -11,7 +11,7 @@ from extraction_assets.core.grid import StyledGrid
 from extraction_assets.core.render.escape import md_text
 from extraction_assets.core.render.html import form_html, table_html
 from extraction_assets.core.render.markdown import joined, table_markdown
-from extraction_assets.core.render.records import TableRecords
+from extraction_assets.core.render.records import TableRecords, marked_text, plain_text
 
 
 def render_block(block: Block, rows: TableRecords | None,
@@ -26,5 +26,7 @@ def render_block(block: Block, rows: TableRecords | None,
     if block.kind == BlockKind.KEY_VALUE:
         texts = (md_text(block.text), form_html(block, rows), rows.texts()[0].as_py())
     else:
-        texts = (md_text(block.text), f"<p>{html_escape(block.text)}</p>", block.text)
+        marked = marked_text(block)
+        texts = (md_text(block.text, marked),
+                 f"<p>{block.text if marked else html_escape(block.text)}</p>", plain_text(block))
     return tuple(pa.array([text], pa.string()) for text in texts)

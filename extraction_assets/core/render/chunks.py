@@ -13,8 +13,13 @@ import numpy as np
 from extraction_assets.core.a1 import range_ref
 from extraction_assets.core.blocks import Block, BlockKind
 from extraction_assets.core.render.escape import md_cell, md_text
-from extraction_assets.core.render.markdown import header_lines, headings_markdown, row_line
-from extraction_assets.core.render.records import TableRecords
+from extraction_assets.core.render.markdown import (
+    header_lines,
+    headings_markdown,
+    md_name,
+    row_line,
+)
+from extraction_assets.core.render.records import TableRecords, marked_text
 
 
 @dataclass
@@ -163,7 +168,7 @@ def _lead_with(run: list[Block], pieces: list[_Piece], counter: _Counter,
         return None
     first = pieces[0]
     lead = _Piece(first.heading_path,
-                  "\n".join(md_text(t.text) for t in run) + "\n\n" + first.body,
+                  "\n".join(md_text(t.text, marked_text(t)) for t in run) + "\n\n" + first.body,
                   [t.block_id for t in run] + first.block_ids,
                   [t.a1_range for t in run] + first.a1_ranges, first.rows, first.continuation)
     lead.n_tokens = counter.one(_text(lead))
@@ -176,7 +181,7 @@ def _title_pieces(run: list[Block], counter: _Counter, max_tokens) -> list[_Piec
     line over the budget cut alone (:func:`_text_pieces`)."""
     path = _parent_path(run[0])
     head = headings_markdown(path)
-    lines = [md_text(t.text) for t in run]
+    lines = [md_text(t.text, marked_text(t)) for t in run]
     overhead = counter.one("")
     costs = [n - overhead + 1 for n in counter.many(lines)]
     pieces: list[_Piece] = []
@@ -313,7 +318,7 @@ def _wide_row_pieces(block: Block, records: TableRecords, i: int, counter: _Coun
     budget (a larger key is written once, in the first group)."""
     head = headings_markdown(block.heading_path)
     row = int(records.rows[i])
-    shown = dict(zip((c.col for c in block.columns), records.row_shown(i)))
+    shown = dict(zip((c.col for c in block.columns), records.row_markdown(i)))
     display = dict(zip((c.col for c in block.columns), records.row_display(i)))
 
     def body(cols) -> str:
@@ -326,7 +331,7 @@ def _wide_row_pieces(block: Block, records: TableRecords, i: int, counter: _Coun
     overhead = counter.one("")
     # a column adds its header cell, its rule cell and its value cell to the three lines
     costs = [n - overhead + 3 for n in counter.many(
-        [f"{md_cell(c.header)} | --- | {md_cell(display[c.col])}" for c in rest])]
+        [f"{md_name(c.header)} | --- | {md_cell(display[c.col])}" for c in rest])]
     runs = _runs(costs, key_cost if lead else counter.one(head), max_tokens,
                  lambda a, b: f"{head}\n\n{body([*lead, *rest[a:b]])}", counter)
     pieces = []
@@ -349,16 +354,17 @@ def _text_pieces(heading_path: list[str], text: str, blocks: list[Block], count_
     budget; the text is cut where it is plain, and each part counted and written escaped
     (:func:`md_text`)."""
     head = headings_markdown(heading_path)
+    marked = any(marked_text(b) for b in blocks)
     rows = sorted({r for b in blocks for r in range(b.min_row, b.max_row + 1)})
     block_ids = [b.block_id for b in blocks]
     a1_ranges = [b.a1_range for b in blocks]
 
     def cost(text: str) -> int:
-        return count_tokens(f"{head}\n\n{md_text(text)}")
+        return count_tokens(f"{head}\n\n{md_text(text, marked)}")
 
     n_tokens = cost(text)
     if n_tokens <= max_tokens:
-        return [_Piece(heading_path, md_text(text), block_ids, a1_ranges, rows,
+        return [_Piece(heading_path, md_text(text, marked), block_ids, a1_ranges, rows,
                        n_tokens=n_tokens)]
     units = [u for line in text.split("\n") for u in _SENTENCE.split(line) if u.strip()]
     bodies: list[str] = []
@@ -373,5 +379,5 @@ def _text_pieces(heading_path: list[str], text: str, blocks: list[Block], count_
             bodies[-1] = f"{bodies[-1]} {unit}"
         else:
             bodies.append(unit)
-    return [_Piece(heading_path, md_text(b), block_ids, a1_ranges, rows, continuation=k > 0)
+    return [_Piece(heading_path, md_text(b, marked), block_ids, a1_ranges, rows, continuation=k > 0)
             for k, b in enumerate(bodies)]

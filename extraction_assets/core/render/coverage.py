@@ -12,7 +12,7 @@ from extraction_assets.core.blocks import FLOATING_KINDS, Block, BlockKind
 from extraction_assets.core.grid import StyledGrid
 from extraction_assets.core.normalize import stripped_text
 from extraction_assets.core.render.chunks import Chunk
-from extraction_assets.core.render.escape import md_text
+from extraction_assets.core.render.escape import without_escapes
 from extraction_assets.core.render.markdown import headings_markdown
 from extraction_assets.core.render.records import RecordSet
 from extraction_assets.core.trust.colour import untagged
@@ -25,9 +25,9 @@ class ChunkReach:
     the chunks of their sheets. A table reaches a chunk that lists it in ``block_ids``, a
     record of it one that lists its row in ``rows`` too (:attr:`rows`). A title reaches the
     chunks that show its text as a heading (in ``heading_path``) or in their body; a text,
-    form, chart or picture block the chunks whose body, among those listing it, holds its text
-    as Markdown writes it (:func:`~.escape.md_text`), whitespace aside (a text cut in parts is
-    their bodies joined). The work grows linearly with the chunks' text and rows.
+    form, chart or picture block the chunks whose body, among those listing it, holds its text,
+    whitespace and Markdown escapes aside (a text cut in parts is their bodies joined; see
+    :func:`~.escape.md_text`). The work grows linearly with the chunks' text and rows.
 
     Attributes:
         missing: ``block_id -> why`` of every block that reaches no chunk.
@@ -58,15 +58,16 @@ class ChunkReach:
                     self.missing[block.block_id] = f"table {block.a1_range} in no chunk"
             elif not (block.kind == BlockKind.TITLE
                       and block.text in headings.get(block.sheet_name, ())) and \
-                    _squeezed(md_text(block.text)) not in _squeezed(
+                    _squeezed(block.text) not in _squeezed(
                         "".join(bodies.get(block.block_id, ()))):
                 self.missing[block.block_id] = f"{block.kind} block {block.a1_range} " \
                     "in no chunk's text"
 
 
 def _squeezed(text: str) -> str:
-    """``text`` without whitespace (a text cut between chunks is found across the cut)."""
-    return "".join(text.split())
+    """``text`` without whitespace (a text cut between chunks is found across the cut) and
+    what Markdown escapes add (:func:`~.escape.without_escapes`)."""
+    return "".join(without_escapes(text).split())
 
 
 def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: RecordSet,

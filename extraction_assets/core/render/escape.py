@@ -1,9 +1,12 @@
 """Escaping of cell texts, column-wise: JSON strings, HTML text, Markdown table cells and text (no
-tag, link or emphasis of a cell's own survives, see :func:`md_cells`)."""
+tag, link, autolink or emphasis of a cell's own survives, see :func:`md_cell`); and names and
+text printed or shown with their control and bidirectional characters escaped
+(:func:`printable`)."""
 
 from __future__ import annotations
 
 import re
+from functools import partial
 from html import escape
 from json.encoder import encode_basestring
 from typing import Callable
@@ -51,43 +54,107 @@ def html_texts(texts: pa.Array) -> pa.Array:
     return _escaped(texts, _HTML_ESCAPED, escape)
 
 
-#: Markdown escapes that keep a cell's text text when a chat UI renders the chunk as HTML
-#: (CommonMark §2.4 backslash escapes, §6.6 raw HTML), in this order: ``\`` -> ``\\``,
-#: ``[`` -> ``\[`` (no link or image, so no ``javascript:`` URL), ``<`` -> ``&lt;`` (no tag,
-#: no autolink); the tags the renderings write themselves are then put back (:data:`_OWN_TAGS`).
-_MD_TEXT_ESCAPES = (("\\", "\\\\"), ("[", "\\["), ("<", "&lt;"))
-#: GFM table-cell escapes: those of text, ``|`` -> ``\|`` after the backslash, and line breaks
-#: (CR LF, then LF) -> ``<br>``.
-_MD_ESCAPES = (_MD_TEXT_ESCAPES[0], ("|", "\\|"), *_MD_TEXT_ESCAPES[1:], ("\r\n", "<br>"),
-               ("\n", "<br>"))
-#: The HTML the Markdown of a cell may hold: rich-text superscripts and subscripts (whose own
-#: text :func:`~extraction_assets.pipeline.codecs.marked_strings` escapes) and line breaks.
-_OWN_TAGS = r"&lt;(/?(?:sup|sub|br)>)"
+#: Markdown escapes that keep a text text when a chat UI renders it as CommonMark or as GFM
+#: with autolinks: a backslash before each ASCII punctuation character that would start markup
+#: there (CommonMark 0.31 §2.4: an escaped punctuation character renders as itself):
+#: ``\``, ````` (code), ``*`` and ``~`` (emphasis, GFM strikethrough), ``[`` (links, images,
+#: footnotes), ``|`` (GFM table cells), ``@`` (GFM and linkify e-mail autolinks), ``_`` but
+#: inside a word (where it never emphasises, §6.2), ``#`` after a space or at the start (an ATX
+#: heading, or its closing sequence, §4.2), a ``.`` between a letter and a letter or digit (a
+#: host name: GFM's ``www.`` and linkify's fuzzy ``x.com`` links; ``1.5`` stays) and the first
+#: ``/`` of ``//`` (``http://``, ``//host``; GFM extended autolinks §6.9).
+_MD_INLINE = (r"[\\`*~\[|@]|(?<![^\W_])_|_(?![^\W_])|(?<!\S)#"
+              r"|(?<=[^\W\d_])\.(?=[^\W_])|(?<=[^\W_])\.(?=[^\W\d_])|/(?=/)")
+#: Of a text as it is (not already HTML, see :func:`md_cell`): ``<`` (raw HTML, ``<http:..>``
+#: autolinks, §6.5-6.6) and ``&`` starting an entity or character reference (``&amp;``, §2.5).
+_MD_RAW = r"|<|&(?=#?\w+;)"
+#: A line break, written ``<br>`` in a GFM table cell (a cell is one line).
+_MD_BREAK = r"|\r\n?|\n"
+#: What starts a block other than a list at the start of a line of paragraphs (:func:`md_text`;
+#: CommonMark §4): ``>`` (block quote), ``=`` and a line of ``-`` (setext heading underline,
+#: thematic break), the other blocks starting with characters escaped anywhere (``#``, ``*``,
+#: ``_``, `````, ``~``, ``<``, ``|``); and a line's leading blanks, dropped (four make a code
+#: block) but before a list item. Lists stay lists: a document's list is written with their
+#: markers (``-``, ``1.``, :mod:`~extraction_assets.core.documents.layout`), a note's ``- x``
+#: lines show as the list they are meant as, and a list holds no link or emphasis either.
+_MD_LINE_START = r"^[ \t]*[>=]|^[ \t]*-(?=[- \t]*$)|^[ \t]+(?![ \t]|[-+*][ \t]|\d{1,9}[.)][ \t])|"
+
+_MD_CELL = re.compile(_MD_INLINE + _MD_RAW + _MD_BREAK)
+_MD_CELL_MARKED = re.compile(_MD_INLINE + _MD_BREAK)
+_MD_TEXT = re.compile(_MD_LINE_START + _MD_INLINE + _MD_RAW, re.MULTILINE)
+_MD_TEXT_MARKED = re.compile(_MD_LINE_START + _MD_INLINE, re.MULTILINE)
+#: An RE2 pattern found in every text that :data:`_MD_CELL` changes (:func:`md_cells` sends
+#: only those to Python: numbers and most words are written as they are).
+_MD_CELL_FOUND = r"[\\`*~\[|@_#<&\r\n]|//|[^\d\s]\.\S|\.[^\d\s]"
 
 
-def md_cells(texts: pa.Array) -> pa.Array:
-    """:func:`md_cell` of every text, with Arrow kernels."""
-    for old, new in _MD_ESCAPES:
-        texts = pc.replace_substring(texts, old, new)
-    return pc.replace_substring_regex(texts, _OWN_TAGS, r"<\1")
+#: What :func:`_backslashed` writes before an ``@``: WORD JOINER (U+2060, default-ignorable:
+#: it shows nothing), since cmark-gfm joins escaped characters into one text before it looks
+#: for e-mail addresses, and an address whose ``@`` follows anything but a letter, digit or
+#: ``.+-_`` is none (GFM §6.9, and linkify-it's ``fuzzyEmail``).
+_WORD_JOINER = "\u2060"
 
 
-def md_cell(text: str) -> str:
-    """Escape text for a GFM table cell (:data:`_MD_ESCAPES`): no HTML, link or pipe of the
-    text reaches the rendered table."""
-    return escape_md(text, _MD_ESCAPES)
+def _backslashed(match: re.Match) -> str:
+    """The escape of one match of the patterns above: a line break as ``<br>``, a line's
+    leading blanks dropped, ``@`` after :data:`_WORD_JOINER`, else a backslash before its
+    last character."""
+    text = match.group().lstrip(" \t")
+    if text[:1] in ("\r", "\n"):
+        return "<br>"
+    if text == "@":
+        return _WORD_JOINER + "\\@"
+    return text[:-1] + "\\" + text[-1] if text else ""
 
 
-def md_text(text: str) -> str:
-    """Escape the text of a paragraph (notes, titles, forms, charts: :data:`_MD_TEXT_ESCAPES`):
-    no HTML or link of the text reaches the rendered Markdown."""
-    return escape_md(text, _MD_TEXT_ESCAPES)
+def without_escapes(text: str) -> str:
+    """``text`` (Markdown of :func:`md_cell` or :func:`md_text`) without the characters the
+    escapes add: backslashes and word joiners. For comparing a text with its Markdown (the
+    text's own backslashes go too, on both sides)."""
+    return text.replace("\\", "").replace(_WORD_JOINER, "")
 
 
-def escape_md(text: str, escapes: tuple[tuple[str, str], ...]) -> str:
-    for old, new in escapes:
-        text = text.replace(old, new)
-    return re.sub(_OWN_TAGS, r"<\1", text) if "&lt;" in text else text
+def md_cells(markup: pa.Array, texts: pa.Array) -> pa.Array:
+    """:func:`md_cell` of each cell: of its ``markup`` (rich text with superscripts or
+    subscripts, ``marked``) where it has some, else of its text; with Arrow kernels, Python
+    running once per distinct text that needs an escape."""
+    return pc.coalesce(_escaped(markup, _MD_CELL_FOUND, partial(md_cell, marked=True)),
+                       _escaped(texts, _MD_CELL_FOUND, md_cell))
+
+
+def md_cell(text: str, marked: bool = False) -> str:
+    """``text`` for a GFM table cell or an ATX heading: no HTML, link, autolink, emphasis or
+    pipe of the text reaches the rendered Markdown, which shows the text itself (line breaks as
+    ``<br>``). ``marked``: the text is already HTML (rich text whose runs are escaped, with
+    ``<sup>``/``<sub>`` tags: :func:`~extraction_assets.pipeline.codecs.marked_strings`), its
+    tags and character references are kept."""
+    return (_MD_CELL_MARKED if marked else _MD_CELL).sub(_backslashed, text)
+
+
+def md_text(text: str, marked: bool = False) -> str:
+    """``text`` (lines) as Markdown paragraphs (notes, titles, forms, charts) that render as
+    the text itself: :func:`md_cell`'s escapes, and no line starts a list, quote, heading,
+    rule or code block (``marked``: see :func:`md_cell`)."""
+    return (_MD_TEXT_MARKED if marked else _MD_TEXT).sub(_backslashed, text)
+
+
+#: Characters a terminal or a rendered page acts on instead of showing them: C0 and C1 controls
+#: but tab and line feed, DEL, and the bidirectional formatting characters (Unicode UAX #9 §2:
+#: the marks ALM U+061C, LRM U+200E, RLM U+200F, the embeddings and overrides U+202A-U+202E, the
+#: isolates U+2066-U+2069), which reorder what follows them (``rtl\u202eexe.txt`` shows as
+#: ``rtltxt.exe``). Joiners and other invisible format characters (ZWJ in emoji, ZWNJ in
+#: Persian) are part of the words they are in, and stay.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every control and bidirectional formatting character (:data:`_CONTROL`)
+    written as an escape (``\\x1b``, ``\\u202e``), so that a name from a file (an ESC sequence,
+    a right-to-left override in a sheet name) cannot clear, retitle or reorder the terminal, nor
+    reorder a heading where it is shown. Used for what is printed (the CLI) and for the names
+    of the Markdown headings and header rows."""
+    return _CONTROL.sub(lambda m: (f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                                   else f"\\u{ord(m.group()):04x}"), text)
 
 
 def per_row(values: pa.Array, offsets: np.ndarray, separator: str) -> pa.Array:

@@ -8,27 +8,38 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from extraction_assets.core.blocks import Block
-from extraction_assets.core.render.escape import md_cell
+from extraction_assets.core.render.escape import md_cell, printable
 from extraction_assets.core.render.records import TableRecords
 
 
+def md_name(name: str) -> str:
+    """A sheet name, title or column header as Markdown shows it in a heading or a header row:
+    its control and bidirectional formatting characters written as escapes (:func:`printable`;
+    the name as it is stays in the ``sheets``, ``blocks`` and ``chunks`` tables), then escaped
+    as a cell (:func:`md_cell`)."""
+    return md_cell(printable(name))
+
+
 def headings_markdown(path: list[str]) -> str:
-    """ATX headings for a heading path: ``#`` the sheet, ``##`` the next level... (at most six)."""
+    """ATX headings for a heading path: ``#`` the sheet, ``##`` the next level... (at most six),
+    each name as :func:`md_name` shows it."""
     return heading_lines(tuple(path))
 
 
 @lru_cache(maxsize=4096)
 def heading_lines(path: tuple[str, ...]) -> str:
-    return "\n\n".join(f"{'#' * min(level + 1, 6)} {md_cell(h)}" for level, h in enumerate(path))
+    return "\n\n".join(f"{'#' * min(level + 1, 6)} {md_name(h)}" for level, h in enumerate(path))
 
 
 def row_line(cells: list[str]) -> str:
-    return "| " + " | ".join(md_cell(c) for c in cells) + " |"
+    """A GFM table line of ``cells`` already written as Markdown (:func:`md_cell`)."""
+    return "| " + " | ".join(cells) + " |"
 
 
 def header_lines(headers: list[str]) -> str:
-    """The GFM header line and delimiter row of the column ``headers``."""
-    return row_line(headers) + "\n|" + "|".join(" --- " for _ in headers) + "|"
+    """The GFM header line and delimiter row of the column ``headers`` (:func:`md_name`)."""
+    rule = "|" + "|".join(" --- " for _ in headers) + "|"
+    return row_line([md_name(h) for h in headers]) + "\n" + rule
 
 
 def joined(head: list[str], lines: pa.Array, tail: list[str] = ()) -> pa.Array:

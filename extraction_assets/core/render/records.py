@@ -4,8 +4,10 @@ A1 range) and one per form, built for many blocks at once (:class:`RecordSet`)."
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, replace
 from functools import partial
+from html import escape, unescape
 from typing import Callable, Sequence
 
 import numpy as np
@@ -436,7 +438,7 @@ class RecordSet:
     def line_array(self) -> pa.Array:
         """The GFM table line of each record (rich-text markup where a cell has some)."""
         def build(e0: int, e1: int, offsets: np.ndarray) -> pa.Array:
-            return wrap("| ", per_row(md_cells(pc.coalesce(*self._shown(e0, e1))), offsets,
+            return wrap("| ", per_row(md_cells(*self._shown(e0, e1)), offsets,
                                         " | "), " |")
         return self._cached("line_array", lambda: self._per_record(build))
 
@@ -578,10 +580,11 @@ class TableRecords:
         n = self.n_columns
         return self.set.display.slice(self.e0 + i * n, n).to_pylist()
 
-    def row_shown(self, i: int) -> list[str]:
-        """The texts of record ``i`` as Markdown shows them (markup where a cell has some)."""
+    def row_markdown(self, i: int) -> list[str]:
+        """The Markdown cells of record ``i`` (:func:`~.escape.md_cells`: of the markup where a
+        cell has some)."""
         n, at = self.n_columns, self.e0 + i * self.n_columns
-        return pc.coalesce(self.set.markup.slice(at, n), self.set.display.slice(at, n)).to_pylist()
+        return md_cells(self.set.markup.slice(at, n), self.set.display.slice(at, n)).to_pylist()
 
     @property
     def row_paths(self) -> list[list[str]]:
@@ -626,7 +629,8 @@ def block_records(grid: StyledGrid, block: Block) -> TableRecords:
 def apply_markup(block: Block, grid: StyledGrid, marked: dict[str, str]) -> Block:
     """The block with ``marked`` cell texts (A1 ref -> text with ``<sup>``/``<sub>``) used in
     its renderings: for a table through ``block.markup`` (a ``key_value`` block keeps it there
-    too; its ``label: value`` lines stay plain), for text rebuilt line by line."""
+    too; its ``label: value`` lines stay plain), for text rebuilt line by line as HTML, the
+    other cells' text escaped (:func:`marked_text`; the cells kept in ``block.markup`` too)."""
     inside = {ref: text for ref, text in marked.items()
               if block.min_row <= parse_cell_ref(ref)[0] <= block.max_row
               and block.min_col <= parse_cell_ref(ref)[1] <= block.max_col}
@@ -640,5 +644,17 @@ def apply_markup(block: Block, grid: StyledGrid, marked: dict[str, str]) -> Bloc
     for r, c, text, merged, hidden in zip(*(cells.column(name).to_pylist() for name in (
             "row", "col", "display_text", "merged_from", "hidden"))):
         if text and text.strip() and merged is None and not hidden:
-            lines.setdefault(r, []).append(inside.get(cell_ref(r, c), text.strip()))
-    return replace(block, text="\n".join(" ".join(parts) for _, parts in sorted(lines.items())))
+            lines.setdefault(r, []).append(inside.get(cell_ref(r, c), escape(text.strip())))
+    return replace(block, text="\n".join(" ".join(parts) for _, parts in sorted(lines.items())),
+                   markup=inside)
+
+
+def marked_text(block: Block) -> bool:
+    """Whether ``block.text`` is HTML (as :func:`apply_markup` wrote it: text escaped,
+    ``<sup>``/``<sub>`` tags), not text as it is."""
+    return bool(block.markup) and block.kind not in RECORD_KINDS
+
+
+def plain_text(block: Block) -> str:
+    """``block.text`` as it reads: without the tags and references of a :func:`marked_text`."""
+    return unescape(re.sub(r"</?su[pb]>", "", block.text)) if marked_text(block) else block.text

@@ -25,7 +25,7 @@ from extraction_assets.pipeline.checks import (
 from extraction_assets.pipeline.trust import draft_issues
 from extraction_assets.store.registry import active_tags, undecided
 
-CODE_VERSION = "13"
+CODE_VERSION = "14"
 
 
 class ChunkingConfig(Config):
