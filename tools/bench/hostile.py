@@ -433,6 +433,73 @@ RECIPES: dict[str, Recipe] = {
 }
 
 
+# -- issue #34, the OOXML reader: integers past 64 bits, parts shared by references, start
+# -- tags of many attributes ----------------------------------------------------------------
+#: A number past 64 bits (2**64 + 1).
+HUGE_INT = "18446744073709551617"
+#: A comment in ``<sheetData>``: the worksheet is read by the tree reader, not the fast one.
+_TREE = "<!-- the tree reader -->"
+_SST_REL = f'<Relationship Id="rIdT" Type="{_REL}/sharedStrings" Target="sharedStrings.xml"/>'
+
+
+def _with_sst(data: bytes, strings: list[str]) -> bytes:
+    """``data`` (an xlsx of :func:`workbook`) with a shared string table of ``strings``."""
+    sst = (f'{_XML}<sst xmlns="{_MAIN}" count="{len(strings)}">'
+           + "".join(f"<si><t>{escape(t)}</t></si>" for t in strings) + "</sst>")
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        parts = {n: zf.read(n) for n in zf.namelist()}
+    parts["xl/_rels/workbook.xml.rels"] = parts["xl/_rels/workbook.xml.rels"].replace(
+        b"</Relationships>", _SST_REL.encode() + b"</Relationships>")
+    parts["xl/sharedStrings.xml"] = sst.encode()
+    return package(parts)
+
+
+def huge_int_files() -> dict[str, bytes]:
+    """One file per integer of a worksheet or stylesheet that is read as a number, each
+    :data:`HUGE_INT` (a crash of ``pyarrow`` or of a C long before issue #34), read by the
+    fast reader and, where it differs, by the tree reader (``_tree``)."""
+    style = f'<row r="2"><c r="A2" s="{HUGE_INT}"><v>1</v></c></row>'
+    index = f'<row r="2"><c r="A2" t="s"><v>{HUGE_INT}</v></c></row>'
+    row = f'<row r="{HUGE_INT}" hidden="1" customHeight="1" ht="30"><c><v>2</v></c></row>'
+    xfs = ['<xf numFmtId="0"/>', f'<xf numFmtId="0"><alignment indent="{HUGE_INT}" '
+           f'textRotation="{HUGE_INT}"/></xf>']
+    lists = ['<xf numFmtId="0"/>', f'<xf numFmtId="{HUGE_INT}" fontId="{HUGE_INT}" '
+             f'fillId="{HUGE_INT}" borderId="{HUGE_INT}"/>']
+    styled = '<row r="2"><c r="A2" s="1"><v>3</v></c></row>'
+    cols = f'<cols><col min="{HUGE_INT}" max="{HUGE_INT}" width="9" hidden="1"/></cols>'
+    return {
+        "style_id": _one_cell(style),
+        "style_id_tree": _one_cell(style + _TREE),
+        "string_index": _with_sst(_one_cell(index), ["only"]),
+        "string_index_tree": _with_sst(_one_cell(index + _TREE), ["only"]),
+        "string_index_no_table": _one_cell(index),
+        "row_number": _one_cell(row.replace("<c>", '<c r="A3">')),
+        "row_number_tree": _one_cell(row + _TREE),
+        "alignment": _one_cell(styled, styles=styles_xml(xfs)),
+        "style_lists": _one_cell(styled, before=cols, styles=styles_xml(lists)),
+    }
+
+
+def huge_ints(scale: float) -> tuple[str, bytes]:
+    """Issue #34: 200,000 cells whose style id and shared-string index are 2**64 + 1, under
+    rows numbered 2**64 + 1 and a stylesheet whose ids and alignment are too."""
+    n_rows = max(2, int(100_000 * scale))
+    row = (f'<row r="{{r}}"><c r="A{{r}}" s="{HUGE_INT}"><v>{{r}}</v></c>'
+           f'<c r="B{{r}}" t="s"><v>{HUGE_INT}</v></c></row>')
+    body = chain([row.format(r=r).encode() for r in range(1, n_rows + 1)],
+                 [f'<row r="{HUGE_INT}" hidden="1"><c><v>1</v></c></row>'.encode()])
+    xfs = ['<xf numFmtId="0"/>', f'<xf numFmtId="{HUGE_INT}" fontId="{HUGE_INT}"><alignment '
+           f'indent="{HUGE_INT}" textRotation="{HUGE_INT}"/></xf>']
+    return "huge_ints.xlsx", _with_sst(workbook([("S", worksheet(body))], styles=styles_xml(xfs)),
+                                       ["only"])
+
+
+#: The recipes of issue #34 in the OOXML reader.
+RECIPES.update({
+    "huge_ints": Recipe(huge_ints, "success"),
+})
+
+
 # -- the benchmark ------------------------------------------------------------------------------
 @dataclass
 class Measured:
