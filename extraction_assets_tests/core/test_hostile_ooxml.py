@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from extraction_assets.pipeline import run_pipeline
-from tools.bench.hostile import HUGE_INT, huge_int_files
+from tools.bench.hostile import HUGE_INT, RECIPES, huge_int_files, workbook, worksheet
 
 
 def issues(tables: dict) -> list[tuple[str, str, str | None]]:
@@ -58,3 +58,38 @@ def _unzipped(data: bytes) -> bytes:
 
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         return b"".join(zf.read(n) for n in zf.namelist())
+
+
+# -- a part reached by several references ------------------------------------------------------
+@pytest.fixture
+def calamine_reads(monkeypatch) -> list[list[str]]:
+    """The sheet names of each second read (python-calamine) of the dual read."""
+    import extraction_assets.pipeline.trust as trust
+
+    reads: list[list[str]] = []
+    real = trust.second_read
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        reads.append(sorted(out))
+        return out
+
+    monkeypatch.setattr(trust, "second_read", spy)
+    return reads
+
+
+def test_the_dual_read_reads_a_part_shared_by_many_sheets_once(calamine_reads):
+    _, data = RECIPES["shared_part"].build(0.01)  # 50 sheets on one part of 100 x 10 cells
+    tables = run_pipeline(data, until="parsed_sheets", dual_read_max_cells=100_000)
+    assert calamine_reads == [["S1"]]  # not 50 reads of 1,000 cells
+    assert tables["review_items"].num_rows == 0
+    assert [c for c, _, _ in issues(tables)].count("shared_sheet_part") == 49
+
+
+def test_the_dual_read_skips_sheets_whose_dense_rectangle_is_too_large(calamine_reads):
+    far = '<row r="100000"><c r="CV100000"><v>2</v></c></row>'  # 2 cells, 10 M from A1
+    data = workbook([("S", worksheet(f'<row r="1"><c r="A1"><v>1</v></c></row>{far}'))])
+    tables = run_pipeline(data, until="parsed_sheets", dual_read_max_cells=100_000)
+    assert calamine_reads == []
+    assert ("dual_read_skipped", "info", None) in issues(tables)
+    assert tables["parsed_cells"].num_rows == 2
