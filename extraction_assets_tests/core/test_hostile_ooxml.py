@@ -93,3 +93,30 @@ def test_the_dual_read_skips_sheets_whose_dense_rectangle_is_too_large(calamine_
     assert calamine_reads == []
     assert ("dual_read_skipped", "info", None) in issues(tables)
     assert tables["parsed_cells"].num_rows == 2
+
+
+def test_a_drawing_chart_image_comments_and_table_reached_by_many_sheets_are_read_once(
+        monkeypatch):
+    from extraction_assets.core.package import PackageReader
+
+    opened: list[str] = []
+    real = PackageReader.open
+
+    def spy(self, name, *args, **kwargs):
+        opened.append(name.lower())
+        return real(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(PackageReader, "open", spy)
+    _, data = RECIPES["shared_objects"].build(0.01)  # 50 sheets, one drawing of 10 anchors
+    tables = run_pipeline(data, until="parsed_sheets")
+    kinds = [o["kind"] for o in tables["sheet_objects"].to_pylist()]
+    assert (kinds.count("chart"), kinds.count("picture")) == (1, 5)
+    assert (kinds.count("comment"), kinds.count("table")) == (1, 1)
+    shared = [i for i in tables["extraction_issues"].to_pylist() if i["code"] == "shared_part"]
+    assert sorted(next(w for w in i["message"].split() if w.startswith("xl/"))  # one a part
+                  for i in shared) == [
+        "xl/charts/chart1.xml", "xl/comments1.xml", "xl/drawings/drawing1.xml",
+        "xl/tables/table1.xml"]
+    assert opened.count("xl/media/image1.png") == 1
+    assert opened.count("xl/worksheets/sheet1.xml") == 2  # its cells, then the chart's
+    assert opened.count("xl/drawings/drawing1.xml") == 1

@@ -494,9 +494,67 @@ def huge_ints(scale: float) -> tuple[str, bytes]:
                                        ["only"])
 
 
+def _png(n_bytes: int) -> Iterable[bytes]:
+    """A PNG of 1 x 1 pixel whose file is padded to about ``n_bytes`` (a large image)."""
+    yield (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01"
+           b"\x08\x02\x00\x00\x00")
+    yield from repeated(b"\x00" * 64, n_bytes)
+
+
+def shared_objects(scale: float) -> tuple[str, bytes]:
+    """Issue #34: 50 sheets whose relationships all name one drawing, one comments part and
+    one table; the drawing holds 1,000 anchors, half of them one chart (without cached values:
+    its series are resolved from 10,000 cells of the sheet ``Data``), half one picture of
+    4 MB. Read per reference, that is 50 x 500 charts streaming the data and 50 x 500 reads
+    of the image."""
+    n = max(2, int(1_000 * scale))
+    data = worksheet(rows_xml({r: [cell(f"A{r}", value=str(r))] for r in range(1, 10_001)}))
+    frame = ('<xdr:twoCellAnchor><xdr:from><xdr:col>3</xdr:col><xdr:colOff>0</xdr:colOff>'
+             '<xdr:row>{k}</xdr:row><xdr:rowOff>0</xdr:rowOff></xdr:from><xdr:to><xdr:col>6'
+             '</xdr:col><xdr:colOff>0</xdr:colOff><xdr:row>{k}</xdr:row><xdr:rowOff>0'
+             '</xdr:rowOff></xdr:to>{body}<xdr:clientData/></xdr:twoCellAnchor>')
+    chart_body = ('<xdr:graphicFrame><xdr:nvGraphicFramePr><xdr:cNvPr id="{k}" name="Chart {k}"/>'
+                  '<xdr:cNvGraphicFramePr/></xdr:nvGraphicFramePr><xdr:xfrm/><a:graphic>'
+                  '<a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/chart">'
+                  '<c:chart r:id="rId1"/></a:graphicData></a:graphic></xdr:graphicFrame>')
+    pic_body = ('<xdr:pic><xdr:nvPicPr><xdr:cNvPr id="{k}" name="Picture {k}"/><xdr:cNvPicPr/>'
+                '</xdr:nvPicPr><xdr:blipFill><a:blip r:embed="rId2"/></xdr:blipFill><xdr:spPr/>'
+                '</xdr:pic>')
+    anchors = "".join(frame.format(k=k, body=(chart_body if k % 2 else pic_body).format(k=k))
+                      for k in range(n))
+    drawing = (f'<xdr:wsDr xmlns:xdr="{_XDR}" xmlns:a="{_A}" xmlns:c="{_C}" xmlns:r="{_REL}">'
+               f"{anchors}</xdr:wsDr>")
+    chart = (f'<c:chartSpace xmlns:c="{_C}" xmlns:a="{_A}"><c:chart><c:plotArea><c:barChart>'
+             "<c:ser><c:idx val=\"0\"/><c:order val=\"0\"/><c:val><c:numRef>"
+             "<c:f>Data!$A$1:$A$10000</c:f></c:numRef></c:val></c:ser></c:barChart></c:plotArea>"
+             "</c:chart></c:chartSpace>")
+    comments = (f'<comments xmlns="{_MAIN}"><authors><author>a</author></authors><commentList>'
+                '<comment ref="A1" authorId="0"><text><t>note</t></text></comment>'
+                "</commentList></comments>")
+    table = (f'<table xmlns="{_MAIN}" id="1" name="T1" displayName="T1" ref="A1:B2">'
+             '<tableColumns count="2"><tableColumn id="1" name="Item"/><tableColumn id="2" '
+             'name="Note"/></tableColumns></table>')
+    sheet_rels = _rels(("rId1", "drawing", "../drawings/drawing1.xml"),
+                       ("rId2", "comments", "../comments1.xml"),
+                       ("rId3", "table", "../tables/table1.xml"))
+    sheets = [("Data", data)] + [(f"S{k}", table_sheet(
+        {2: [cell("A2", f"item {k}"), cell("B2", "note")]},
+        after='<drawing r:id="rId1"/><tableParts count="1"><tablePart r:id="rId3"/>'
+              "</tableParts>")) for k in range(1, 51)]
+    return "shared_objects.xlsx", workbook(
+        sheets, rels={f"sheet{k}": sheet_rels for k in range(2, 52)},
+        extra={"xl/drawings/drawing1.xml": drawing,
+               "xl/drawings/_rels/drawing1.xml.rels": _rels(
+                   ("rId1", "chart", "../charts/chart1.xml"),
+                   ("rId2", "image", "../media/image1.png")),
+               "xl/charts/chart1.xml": chart, "xl/media/image1.png": _png(4 << 20),
+               "xl/comments1.xml": comments, "xl/tables/table1.xml": table})
+
+
 #: The recipes of issue #34 in the OOXML reader.
 RECIPES.update({
     "huge_ints": Recipe(huge_ints, "success"),
+    "shared_objects": Recipe(shared_objects, "success"),
 })
 
 
