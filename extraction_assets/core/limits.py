@@ -32,6 +32,11 @@ class Limits:
         max_tree_bytes: most bytes of XML held as an element tree: a part read whole
             (workbook, styles, comments, drawings, charts...) or what a worksheet holds outside
             its ``<sheetData>``.
+        max_start_tag_bytes: most bytes of one start tag of an XML part (its name, attributes
+            and their values; in UTF-8 for a part in UTF-16 or UTF-32), checked as the part is
+            read, before an XML parser holds the tag: an element of millions of attributes
+            made libxml2 hold a gigabyte. Excel's longest tags (a ``sqref`` of many ranges)
+            take a few kilobytes.
     """
 
     max_parts: int = 10_000
@@ -45,6 +50,7 @@ class Limits:
     max_text_bytes: int = 64 * 1024**2
     max_styles: int = 65_490
     max_tree_bytes: int = 16 * 1024**2
+    max_start_tag_bytes: int = 1024**2
 
 
 class Budget:

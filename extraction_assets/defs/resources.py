@@ -48,6 +48,7 @@ class LimitsResource(ConfigurableResource):
     max_text_bytes: int = Limits.max_text_bytes
     max_styles: int = Limits.max_styles
     max_tree_bytes: int = Limits.max_tree_bytes
+    max_start_tag_bytes: int = Limits.max_start_tag_bytes
 
     def limits(self) -> Limits:
         """The configured :class:`~extraction_assets.core.limits.Limits`."""

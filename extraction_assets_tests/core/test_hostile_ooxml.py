@@ -4,10 +4,22 @@ recipes of :mod:`tools.bench.hostile`, scaled down) and run through the real sta
 
 from __future__ import annotations
 
+import io
+import zipfile
+
 import pytest
 
-from extraction_assets.pipeline import run_pipeline
-from tools.bench.hostile import HUGE_INT, RECIPES, huge_int_files, workbook, worksheet
+from extraction_assets.core.limits import Limits
+from extraction_assets.core.package import StartTagCheck
+from extraction_assets.pipeline import StageError, run_pipeline
+from tools.bench.hostile import (
+    HUGE_INT,
+    RECIPES,
+    huge_int_files,
+    package,
+    workbook,
+    worksheet,
+)
 
 
 def issues(tables: dict) -> list[tuple[str, str, str | None]]:
@@ -53,9 +65,6 @@ def test_the_huge_int_files_hold_a_number_past_64_bits():
 
 
 def _unzipped(data: bytes) -> bytes:
-    import io
-    import zipfile
-
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         return b"".join(zf.read(n) for n in zf.namelist())
 
@@ -120,3 +129,52 @@ def test_a_drawing_chart_image_comments_and_table_reached_by_many_sheets_are_rea
     assert opened.count("xl/media/image1.png") == 1
     assert opened.count("xl/worksheets/sheet1.xml") == 2  # its cells, then the chart's
     assert opened.count("xl/drawings/drawing1.xml") == 1
+
+
+# -- one element of many attributes ------------------------------------------------------------
+def _as_utf16(data: bytes) -> bytes:
+    """``data`` (an xlsx) with its worksheet part in UTF-16 (with a byte-order mark)."""
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        parts = {n: zf.read(n) for n in zf.namelist()}
+    sheet = parts["xl/worksheets/sheet1.xml"].decode()
+    parts["xl/worksheets/sheet1.xml"] = sheet.replace('encoding="UTF-8"',
+                                                      'encoding="UTF-16"').encode("utf-16")
+    return package(parts)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
+def test_a_start_tag_past_max_start_tag_bytes_is_refused_before_it_is_parsed(encoding):
+    _, data = RECIPES["many_attributes"].build(0.1)  # 250,000 attributes: 2.9 MB of one tag
+    error = refused(data if encoding == "utf-8" else _as_utf16(data))
+    assert error.error.code == "limit_exceeded"
+    assert error.error.message == (
+        "part xl/worksheets/sheet1.xml has a start tag longer than 1048576 bytes "
+        "(max_start_tag_bytes; an element of too many or too long attributes)")
+    assert ("limit_exceeded", "error", None) in [
+        (i.code, i.severity, i.ref) for i in error.output.issues]
+
+
+def test_long_text_cdata_and_comments_are_no_long_start_tag():
+    long = "word " * 300_000  # 1.5 MB after a short tag, in CDATA and in a comment
+    sheet = worksheet(f'<row r="1"><c r="A1" t="inlineStr"><is><t>{long}</t></is></c>'
+                      f'<c r="B1" t="inlineStr"><is><t><![CDATA[{long} > <]]></t></is></c>'
+                      f"</row><!-- {long} < -->", before=f'<cols><col min="1" max="1" '
+                      f'width="{"9" * 1000}"/></cols>')
+    tables = run_pipeline(workbook([("S", sheet)]), until="parsed_sheets",
+                          limits=Limits(max_start_tag_bytes=1_000_000))
+    assert tables["parsed_cells"].num_rows == 2
+
+
+def test_a_start_tag_check_holds_one_tag_at_most():
+    check = StartTagCheck(100)
+    assert not check.feed(b'<?xml version="1.0"?><a b="' + b">" * 90 + b'">')
+    assert not check.feed(b"text " * 1000 + b'<c d="1"')  # a tag across two reads
+    assert check.feed(b' e="2"' * 20)
+    image = StartTagCheck(100)  # not XML: never checked
+    assert not image.feed(b"\x89PNG\r\n\x1a\n" + b"<" + b"x" * 1000)
+
+
+def refused(data: bytes) -> StageError:
+    with pytest.raises(StageError) as info:
+        run_pipeline(data, until="parsed_sheets")
+    return info.value

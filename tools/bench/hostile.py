@@ -551,10 +551,20 @@ def shared_objects(scale: float) -> tuple[str, bytes]:
                "xl/comments1.xml": comments, "xl/tables/table1.xml": table})
 
 
+def many_attributes(scale: float) -> tuple[str, bytes]:
+    """Issue #34: one ``<row>`` start tag of 2,500,000 attributes (about 30 MB)."""
+    n = max(2, int(2_500_000 * scale))
+    blocks = (b"".join(b' a%d="1"' % k for k in range(at, min(at + 65_536, n)))
+              for at in range(0, n, 65_536))
+    attrs = chain([b'<row r="1"'], blocks, [b">", cell("A1", "first").encode(), b"</row>"])
+    return "many_attributes.xlsx", workbook([("S", worksheet(attrs))])
+
+
 #: The recipes of issue #34 in the OOXML reader.
 RECIPES.update({
     "huge_ints": Recipe(huge_ints, "success"),
     "shared_objects": Recipe(shared_objects, "success"),
+    "many_attributes": Recipe(many_attributes, "limit_exceeded"),
 })
 
 
