@@ -505,10 +505,10 @@ def shared_objects(scale: float) -> tuple[str, bytes]:
     """Issue #34: 50 sheets whose relationships all name one drawing, one comments part and
     one table; the drawing holds 1,000 anchors, half of them one chart (without cached values:
     its series are resolved from 10,000 cells of the sheet ``Data``), half one picture of
-    4 MB. Read per reference, that is 50 x 500 charts streaming the data and 50 x 500 reads
-    of the image."""
-    n = max(2, int(1_000 * scale))
-    data = worksheet(rows_xml({r: [cell(f"A{r}", value=str(r))] for r in range(1, 10_001)}))
+    4 MB (anchors, cells and image shrink with ``scale``). Read per reference, that is
+    50 x 500 charts streaming the data and 50 x 500 reads of the image."""
+    n, n_data = max(2, int(1_000 * scale)), max(10, int(10_000 * scale))
+    data = worksheet(rows_xml({r: [cell(f"A{r}", value=str(r))] for r in range(1, n_data + 1)}))
     frame = ('<xdr:twoCellAnchor><xdr:from><xdr:col>3</xdr:col><xdr:colOff>0</xdr:colOff>'
              '<xdr:row>{k}</xdr:row><xdr:rowOff>0</xdr:rowOff></xdr:from><xdr:to><xdr:col>6'
              '</xdr:col><xdr:colOff>0</xdr:colOff><xdr:row>{k}</xdr:row><xdr:rowOff>0'
@@ -547,7 +547,8 @@ def shared_objects(scale: float) -> tuple[str, bytes]:
                "xl/drawings/_rels/drawing1.xml.rels": _rels(
                    ("rId1", "chart", "../charts/chart1.xml"),
                    ("rId2", "image", "../media/image1.png")),
-               "xl/charts/chart1.xml": chart, "xl/media/image1.png": _png(4 << 20),
+               "xl/charts/chart1.xml": chart,
+               "xl/media/image1.png": _png(max(1 << 16, int((4 << 20) * scale))),
                "xl/comments1.xml": comments, "xl/tables/table1.xml": table})
 
 
