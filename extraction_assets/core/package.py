@@ -1,6 +1,6 @@
 """Guarded access to the parts of a zip package (OOXML, ECMA-376 Part 2; ODS): limits on parts,
-sizes and compression ratio so a zip bomb is refused, and XML parts declaring a DTD refused
-before they are parsed."""
+sizes and compression ratio so a zip bomb is refused, and XML parts declaring a DTD or
+holding a start tag past ``max_start_tag_bytes`` refused before they are parsed."""
 
 from __future__ import annotations
 
@@ -231,7 +231,8 @@ class PackageReader:
         Raises:
             CorruptWorkbookError: the part is missing or its data is damaged.
             HostileContentError: the part declares a DTD.
-            LimitExceededError: (while reading) the part inflates beyond its limit.
+            LimitExceededError: (while reading) the part inflates beyond its limit, or (an
+                XML part) holds a start tag longer than ``max_start_tag_bytes``.
         """
         stream = self._stream(name, max_bytes)
         head = stream.peek(_PROLOG_BYTES)[:_PROLOG_BYTES]
