@@ -59,6 +59,14 @@ def test_an_integer_past_64_bits_is_a_typed_warning_and_the_rest_is_read(name):
         assert tables["parsed_sheets"].column("hidden_rows").to_pylist() == [[]]
 
 
+def test_the_huge_ints_recipe_ends_in_one_warning_of_each_kind():
+    _, data = RECIPES["huge_ints"].build(0.01)  # 2,000 cells of 2**64 + 1
+    tables = run_pipeline(data, until="normalized_grids")
+    assert sorted(c for c, _, _ in issues(tables)) == [
+        "bad_shared_string_index", "bad_style", "bad_style", "cell_outside_sheet"]
+    assert tables["parsed_cells"].column("value").to_pylist() == ["first"]
+
+
 def test_the_huge_int_files_hold_a_number_past_64_bits():
     assert int(HUGE_INT) > 2**64
     assert all(HUGE_INT.encode() in data for data in map(_unzipped, huge_int_files().values()))

@@ -481,12 +481,14 @@ def huge_int_files() -> dict[str, bytes]:
 
 
 def huge_ints(scale: float) -> tuple[str, bytes]:
-    """Issue #34: 200,000 cells whose style id and shared-string index are 2**64 + 1, under
-    rows numbered 2**64 + 1 and a stylesheet whose ids and alignment are too."""
+    """Issue #34: 200,000 cells whose style id or shared-string index is 2**64 + 1 (so they
+    show nothing: what is read of them costs nothing downstream), then a row numbered
+    2**64 + 1, and a stylesheet whose ids and alignment are 2**64 + 1 too."""
     n_rows = max(2, int(100_000 * scale))
-    row = (f'<row r="{{r}}"><c r="A{{r}}" s="{HUGE_INT}"><v>{{r}}</v></c>'
+    row = (f'<row r="{{r}}"><c r="A{{r}}" s="{HUGE_INT}"/>'
            f'<c r="B{{r}}" t="s"><v>{HUGE_INT}</v></c></row>')
-    body = chain([row.format(r=r).encode() for r in range(1, n_rows + 1)],
+    body = chain([rows_xml({1: [cell("A1", "first")]}).encode()],
+                 [row.format(r=r).encode() for r in range(2, n_rows + 2)],
                  [f'<row r="{HUGE_INT}" hidden="1"><c><v>1</v></c></row>'.encode()])
     xfs = ['<xf numFmtId="0"/>', f'<xf numFmtId="{HUGE_INT}" fontId="{HUGE_INT}"><alignment '
            f'indent="{HUGE_INT}" textRotation="{HUGE_INT}"/></xf>']
