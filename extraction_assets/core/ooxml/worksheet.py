@@ -501,15 +501,16 @@ class WorksheetReader:
                         value = self._shared_string(value, row, col)
                         if value is None:
                             string_index = None
-                    if value is None and formula is None and style in (None, "0"):
+                    style_index = self._style_id(style, row, col)
+                    if value is None and formula is None and style_index == 0:
                         continue
                     if any(len(text) > self.max_chars for text in (value or "", formula or "")):
                         self.issues.tally("cell_text_truncated", 1, cell_ref(row, col),
                                           self._truncated)
                         value = value[:self.max_chars] if value is not None else None
                         formula = formula[:self.max_chars] if formula is not None else None
-                    sink.append(row, col, data_type, value, formula, kind,
-                                self._style_id(style, row, col), string_index)
+                    sink.append(row, col, data_type, value, formula, kind, style_index,
+                                string_index)
                 self.frame = parser.close()
             except etree.XMLSyntaxError as exc:
                 self.cells = sink.table()
