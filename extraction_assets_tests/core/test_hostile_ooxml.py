@@ -59,6 +59,15 @@ def test_an_integer_past_64_bits_is_a_typed_warning_and_the_rest_is_read(name):
         assert tables["parsed_sheets"].column("hidden_rows").to_pylist() == [[]]
 
 
+@pytest.mark.parametrize("tree", ["", "<!-- the tree reader -->"])
+@pytest.mark.parametrize("digit", ["²", "٣"])
+def test_a_digit_that_is_no_ascii_digit_names_no_shared_string(digit, tree):
+    sheet = worksheet(f'<row r="1"><c r="A1" t="s" s="{digit}"><v>{digit}</v></c></row>{tree}')
+    tables = run_pipeline(workbook([("S", sheet)]), until="parsed_sheets")
+    assert ("bad_shared_string_index", "warning", "A1") in issues(tables)
+    assert not any(s == "error" for _, s, _ in issues(tables))
+
+
 def test_the_huge_ints_recipe_ends_in_one_warning_of_each_kind():
     _, data = RECIPES["huge_ints"].build(0.01)  # 2,000 cells of 2**64 + 1
     tables = run_pipeline(data, until="normalized_grids")

@@ -157,7 +157,7 @@ class WorksheetReader:
     def _shared_string(self, raw: str, row: int, col: int) -> str | None:
         """The shared string ``raw`` names; ``None`` when it names none (any text, a number
         past 64 bits included), tallied as ``bad_shared_string_index``."""
-        idx = int(raw) if raw.strip().isdigit() else -1
+        idx = int(raw) if _decimal(raw.strip()) else -1
         if 0 <= idx < len(self.strings):
             return self.strings[idx]
         self.issues.tally("bad_shared_string_index", 1, cell_ref(row, col), BAD_STRING_INDEX)
@@ -389,7 +389,7 @@ class WorksheetReader:
         if not pc.any(shared).as_py():
             return values, pa.nulls(len(values), pa.int32())
         texts = self.strings_array
-        digits = pc.fill_null(pc.and_(pc.utf8_is_digit(values),  # an index past int64: bad
+        digits = pc.fill_null(pc.and_(pc.ascii_is_decimal(values),  # past int64: bad
                                       pc.less_equal(pc.utf8_length(values), _STYLE_DIGITS)),
                               False)
         idx = pc.cast(pc.if_else(pc.and_(shared, digits), values, "-1"), pa.int64())
@@ -444,7 +444,7 @@ class WorksheetReader:
         :meth:`_style_ids`)."""
         if style is None:
             return 0
-        if style.isdigit() and len(style) <= _STYLE_DIGITS and int(style) <= MAX_STYLE:
+        if _decimal(style) and len(style) <= _STYLE_DIGITS and int(style) <= MAX_STYLE:
             return int(style)
         self.issues.tally("bad_style", 1, cell_ref(row, col), BAD_STYLE)
         return 0
@@ -497,7 +497,7 @@ class WorksheetReader:
                     el.clear()
                     string_index = None
                     if data_type == "s" and value is not None:
-                        string_index = int(value) if value.strip().isdigit() else None
+                        string_index = int(value) if _decimal(value.strip()) else None
                         value = self._shared_string(value, row, col)
                         if value is None:
                             string_index = None
@@ -520,6 +520,12 @@ class WorksheetReader:
                 self.cells = sink.table()
                 raise CorruptWorkbookError(f"worksheet has an invalid value: {exc}") from exc
         self.cells = sink.table()
+
+
+def _decimal(text: str) -> bool:
+    """Whether ``text`` is ASCII digits only (``"²"`` and ``"٣"`` are digits to
+    :meth:`str.isdigit` but no index of a file: ``int`` refuses the first)."""
+    return text.isascii() and text.isdecimal()
 
 
 def _drop_earlier(el) -> None:
