@@ -42,6 +42,11 @@ class Limits:
         max_image_pixels: most pixels (width x height) a picture of a Word or PowerPoint
             package declares in its header (Docling decodes every picture); Pillow's own
             decompression-bomb threshold.
+        max_start_tag_bytes: most bytes of one start tag of an XML part (its name, attributes
+            and their values; in UTF-8 for a part in UTF-16 or UTF-32), checked as the part is
+            read, before an XML parser holds the tag: an element of millions of attributes
+            made libxml2 hold a gigabyte. Excel's longest tags (a ``sqref`` of many ranges)
+            take a few kilobytes.
     """
 
     max_parts: int = 10_000
@@ -58,6 +63,7 @@ class Limits:
     max_nesting_depth: int = 100
     max_stream_bytes: int = 128 * 1024**2
     max_image_pixels: int = 89_478_485
+    max_start_tag_bytes: int = 1024**2
 
 
 class Budget:

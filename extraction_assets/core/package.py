@@ -1,14 +1,17 @@
 """Guarded access to the parts of a zip package (OOXML, ECMA-376 Part 2; ODS): limits on parts,
-sizes and compression ratio so a zip bomb is refused, and XML parts declaring a DTD refused
-before they are parsed."""
+sizes and compression ratio so a zip bomb is refused, and XML parts declaring a DTD or
+holding a start tag past ``max_start_tag_bytes`` refused before they are parsed."""
 
 from __future__ import annotations
 
+import codecs
 import io
+import re
 import zipfile
 import zlib
 from typing import IO
 
+import numpy as np
 from lxml import etree
 
 from extraction_assets.core.errors import (
@@ -22,16 +25,91 @@ from extraction_assets.core.limits import Limits
 _PROLOG_BYTES = 65_536
 
 
+#: A start tag from its ``<`` to its ``>``, quoted attribute values (which may hold ``>``)
+#: included; possessive, so a failed match takes linear time.
+_START_TAG = re.compile(rb"""<[^"'>]*+(?:(?:"[^"]*+"|'[^']*+')[^"'>]*+)*+>""")
+#: Byte-order marks and first bytes of XML in UTF-32 and UTF-16 (ECMA-376 Part 2 allows
+#: UTF-16; libxml2 reads UTF-32 too), with the codec that decodes them; UTF-32 first, since
+#: its marks begin like UTF-16's.
+_WIDE_XML = ((b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe\x00\x00", "utf-32"),
+             (b"\x00\x00\x00<", "utf-32-be"), (b"<\x00\x00\x00", "utf-32-le"),
+             (b"\xfe\xff", "utf-16"), (b"\xff\xfe", "utf-16"), (b"\x00<", "utf-16-be"),
+             (b"<\x00", "utf-16-le"))
+
+
+#: Bytes :class:`StartTagCheck` scans at a time (small enough to stay in the CPU's cache).
+_SCAN_BYTES = 1 << 16
+
+
+class StartTagCheck:
+    """Finds, in the bytes of a part fed in order, a start tag longer than ``limit`` bytes
+    (``max_start_tag_bytes``), holding at most ``limit`` bytes itself. The part's first bytes
+    tell whether it is XML: ``<`` after white space and a UTF-8 byte-order mark (any
+    encoding whose ASCII is ASCII), or UTF-16/UTF-32 (re-encoded in UTF-8 as it is checked);
+    any other part (an image, a binary part) is not checked.
+
+    A span from a ``<`` to the next ``<`` longer than ``limit`` is found with numpy; only
+    then is the tag matched (:data:`_START_TAG`: a comment, CDATA section, processing
+    instruction, end tag or long text after a tag is no long start tag).
+    """
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._carry = b""
+        self._decode = None
+        self._on: bool | None = None
+
+    def feed(self, chunk: bytes) -> bool:
+        """Check ``chunk``, the bytes that follow those fed before; ``True`` once a start tag
+        longer than ``limit`` is met."""
+        if self._on is None:
+            self._start(chunk)
+        if not self._on:
+            return False
+        if self._decode is not None:
+            chunk = self._decode(chunk, False).encode("utf-8", "surrogatepass")
+        return any(self._scan(chunk[at:at + _SCAN_BYTES])
+                   for at in range(0, len(chunk), _SCAN_BYTES))
+
+    def _scan(self, chunk: bytes) -> bool:
+        data = self._carry + chunk
+        opens = np.flatnonzero(np.frombuffer(data, np.uint8) == 0x3C)
+        if not len(opens):
+            self._carry = b""
+            return False
+        spans = np.diff(np.append(opens, len(data)))
+        for at in opens[spans > self.limit].tolist():
+            if data[at + 1:at + 2] not in (b"!", b"?", b"/") and not _START_TAG.match(
+                    data, at, at + self.limit + 1):
+                return True
+        last = int(opens[-1])
+        self._carry = data[last:] if len(data) - last <= self.limit else b""
+        return False
+
+    def _start(self, head: bytes) -> None:
+        """Decide from the part's first bytes whether it is XML, and in which encoding."""
+        for mark, codec in _WIDE_XML:
+            if head.startswith(mark):
+                self._on = True
+                self._decode = codecs.getincrementaldecoder(codec)("replace").decode
+                return
+        text = head[3:] if head.startswith(codecs.BOM_UTF8) else head
+        self._on = text.lstrip(b" \t\r\n").startswith(b"<")
+
+
 class _CountingReader(io.RawIOBase):
     """Wrap a zip member stream and stop once more than ``budget`` bytes come out of it
-    (:class:`LimitExceededError` saying ``over``)."""
+    (:class:`LimitExceededError` saying ``over``), or once a start tag of an XML part is
+    longer than ``max_start_tag_bytes`` (:class:`StartTagCheck`)."""
 
-    def __init__(self, raw: IO[bytes], name: str, budget: int, on_read, over: str):
+    def __init__(self, raw: IO[bytes], name: str, budget: int, on_read, over: str,
+                 max_start_tag_bytes: int):
         self._raw = raw
         self._name = name
         self._budget = budget
         self._on_read = on_read
         self._over = over
+        self._tags = StartTagCheck(max_start_tag_bytes)
 
     def readable(self) -> bool:
         return True
@@ -46,6 +124,10 @@ class _CountingReader(io.RawIOBase):
         if self._budget < 0:
             raise LimitExceededError(f"part {self._name} {self._over}")
         self._on_read(n)
+        if self._tags.feed(chunk):
+            raise LimitExceededError(
+                f"part {self._name} has a start tag longer than {self._tags.limit} bytes "
+                "(max_start_tag_bytes; an element of too many or too long attributes)")
         buffer[:n] = chunk
         return n
 
@@ -149,7 +231,8 @@ class PackageReader:
         Raises:
             CorruptWorkbookError: the part is missing or its data is damaged.
             HostileContentError: the part declares a DTD.
-            LimitExceededError: (while reading) the part inflates beyond its limit.
+            LimitExceededError: (while reading) the part inflates beyond its limit, or (an
+                XML part) holds a start tag longer than ``max_start_tag_bytes``.
         """
         stream = self._stream(name, max_bytes)
         head = stream.peek(_PROLOG_BYTES)[:_PROLOG_BYTES]
@@ -176,7 +259,8 @@ class PackageReader:
         else:
             budget, over = max_bytes, (f"holds more than {max_bytes} bytes, the limit of a part "
                                        "read whole")
-        return io.BufferedReader(_CountingReader(raw, name, budget, self._count, over), 1 << 16)
+        return io.BufferedReader(_CountingReader(raw, name, budget, self._count, over,
+                                                 self.limits.max_start_tag_bytes), 1 << 16)
 
     def read(self, name: str) -> bytes:
         """Read the whole of part ``name`` (for small parts such as workbook.xml)."""

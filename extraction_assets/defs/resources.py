@@ -51,6 +51,7 @@ class LimitsResource(ConfigurableResource):
     max_nesting_depth: int = Limits.max_nesting_depth
     max_stream_bytes: int = Limits.max_stream_bytes
     max_image_pixels: int = Limits.max_image_pixels
+    max_start_tag_bytes: int = Limits.max_start_tag_bytes
 
     def limits(self) -> Limits:
         """The configured :class:`~extraction_assets.core.limits.Limits`."""

@@ -346,15 +346,22 @@ def review_items(workbook_hash: str, data: bytes, file_format: str, parsed_cells
         return empty, [Issue("parsed_sheets", None, None, "info", "dual_read_skipped",
                              f"{parsed_cells.num_rows} cells, over the dual read's limit of "
                              f"{max_cells}: values not compared with a second read")]
+    read = _sheets_read(parsed_sheets)
+    area = _dense_area(parsed_cells, read.values())
+    if area > DENSE_FACTOR * max_cells:
+        return empty, [Issue("parsed_sheets", None, None, "info", "dual_read_skipped",
+                             f"the sheets span {area} cells from A1, over {DENSE_FACTOR} x the "
+                             f"dual read's limit of {max_cells} (it reads them as dense "
+                             "rectangles): values not compared with a second read")]
     try:
-        theirs = second_read(data)
+        theirs = second_read(data, read)
     except Exception as exc:  # noqa: BLE001 - calamine's own error types
         failed = Issue("parsed_sheets", None, None, "info", "dual_read_failed",
                        f"python-calamine cannot read the workbook: {exc}"[:300])
         return empty, [] if damaged else [failed]
     items = []
     for sheet in parsed_sheets.to_pylist():
-        if sheet["kind"] != "worksheet" or sheet["sheet_name"] not in theirs:
+        if sheet["sheet_name"] not in read or sheet["sheet_name"] not in theirs:
             continue
         mine = parsed_cells.filter(pc.equal(parsed_cells.column("sheet_index"),
                                             sheet["sheet_index"]))
@@ -380,6 +387,39 @@ def review_items(workbook_hash: str, data: bytes, file_format: str, parsed_cells
                          first_read="extraction-assets", first_value=first,
                          second_read="python-calamine", second_value=second))
     return table("review_items", rows), issues
+
+
+#: How many times the dual read's ``max_cells`` the dense rectangles calamine makes of the
+#: sheets read (rows x columns from A1, :func:`_dense_area`) may span: a sheet of two cells,
+#: A1 and XFD1048576, is 17 billion cells to it.
+DENSE_FACTOR = 10
+
+
+def _sheets_read(parsed_sheets: pa.Table) -> dict[str, int]:
+    """The worksheets the dual read compares, by name -> sheet index: the first sheet of each
+    worksheet part (a sheet sharing an earlier sheet's part has no cells of its own, see
+    ``shared_sheet_part``: calamine would read the part again for it)."""
+    read: dict[str, int] = {}
+    parts: set[str] = set()
+    for sheet in parsed_sheets.select(["sheet_index", "sheet_name", "kind", "part"]).to_pylist():
+        part = (sheet["part"] or "").lower()
+        if sheet["kind"] == "worksheet" and part not in parts:
+            parts.add(part)
+            read[sheet["sheet_name"]] = sheet["sheet_index"]
+    return read
+
+
+def _dense_area(parsed_cells: pa.Table, sheet_indexes) -> int:
+    """Cells of the rectangles from A1 to each sheet's last row and column (of ``parsed_cells``),
+    summed over ``sheet_indexes``: what calamine's dense read of them holds."""
+    if not parsed_cells.num_rows:
+        return 0
+    wanted = pc.is_in(parsed_cells.column("sheet_index"), pa.array(list(sheet_indexes), pa.int32()))
+    by_sheet = parsed_cells.filter(wanted).group_by("sheet_index").aggregate(
+        [("row", "max"), ("col", "max")])
+    rows = by_sheet.column("row_max").to_numpy().astype(np.int64)
+    cols = by_sheet.column("col_max").to_numpy().astype(np.int64)
+    return int((rows * cols).sum())
 
 
 # -- the header detector seam -----------------------------------------------------------------

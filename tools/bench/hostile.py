@@ -650,6 +650,143 @@ RENDER_RECIPES: dict[str, Recipe] = {
 }
 RECIPES.update(RENDER_RECIPES)
 
+# -- issue #34, the OOXML reader: integers past 64 bits, parts shared by references, start
+# -- tags of many attributes ----------------------------------------------------------------
+#: A number past 64 bits (2**64 + 1).
+HUGE_INT = "18446744073709551617"
+#: A comment in ``<sheetData>``: the worksheet is read by the tree reader, not the fast one.
+_TREE = "<!-- the tree reader -->"
+_SST_REL = f'<Relationship Id="rIdT" Type="{_REL}/sharedStrings" Target="sharedStrings.xml"/>'
+
+
+def _with_sst(data: bytes, strings: list[str]) -> bytes:
+    """``data`` (an xlsx of :func:`workbook`) with a shared string table of ``strings``."""
+    sst = (f'{_XML}<sst xmlns="{_MAIN}" count="{len(strings)}">'
+           + "".join(f"<si><t>{escape(t)}</t></si>" for t in strings) + "</sst>")
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        parts = {n: zf.read(n) for n in zf.namelist()}
+    parts["xl/_rels/workbook.xml.rels"] = parts["xl/_rels/workbook.xml.rels"].replace(
+        b"</Relationships>", _SST_REL.encode() + b"</Relationships>")
+    parts["xl/sharedStrings.xml"] = sst.encode()
+    return package(parts)
+
+
+def huge_int_files() -> dict[str, bytes]:
+    """One file per integer of a worksheet or stylesheet that is read as a number, each
+    :data:`HUGE_INT` (a crash of ``pyarrow`` or of a C long before issue #34), read by the
+    fast reader and, where it differs, by the tree reader (``_tree``)."""
+    style = f'<row r="2"><c r="A2" s="{HUGE_INT}"><v>1</v></c></row>'
+    index = f'<row r="2"><c r="A2" t="s"><v>{HUGE_INT}</v></c></row>'
+    row = f'<row r="{HUGE_INT}" hidden="1" customHeight="1" ht="30"><c><v>2</v></c></row>'
+    xfs = ['<xf numFmtId="0"/>', f'<xf numFmtId="0"><alignment indent="{HUGE_INT}" '
+           f'textRotation="{HUGE_INT}"/></xf>']
+    lists = ['<xf numFmtId="0"/>', f'<xf numFmtId="{HUGE_INT}" fontId="{HUGE_INT}" '
+             f'fillId="{HUGE_INT}" borderId="{HUGE_INT}"/>']
+    styled = '<row r="2"><c r="A2" s="1"><v>3</v></c></row>'
+    cols = f'<cols><col min="{HUGE_INT}" max="{HUGE_INT}" width="9" hidden="1"/></cols>'
+    return {
+        "style_id": _one_cell(style),
+        "style_id_tree": _one_cell(style + _TREE),
+        "string_index": _with_sst(_one_cell(index), ["only"]),
+        "string_index_tree": _with_sst(_one_cell(index + _TREE), ["only"]),
+        "string_index_no_table": _one_cell(index),
+        "row_number": _one_cell(row.replace("<c>", '<c r="A3">')),
+        "row_number_tree": _one_cell(row + _TREE),
+        "alignment": _one_cell(styled, styles=styles_xml(xfs)),
+        "style_lists": _one_cell(styled, before=cols, styles=styles_xml(lists)),
+    }
+
+
+def huge_ints(scale: float) -> tuple[str, bytes]:
+    """Issue #34: 200,000 cells whose style id or shared-string index is 2**64 + 1 (so they
+    show nothing: what is read of them costs nothing downstream), then a row numbered
+    2**64 + 1, and a stylesheet whose ids and alignment are 2**64 + 1 too."""
+    n_rows = max(2, int(100_000 * scale))
+    row = (f'<row r="{{r}}"><c r="A{{r}}" s="{HUGE_INT}"/>'
+           f'<c r="B{{r}}" t="s"><v>{HUGE_INT}</v></c></row>')
+    body = chain([rows_xml({1: [cell("A1", "first")]}).encode()],
+                 [row.format(r=r).encode() for r in range(2, n_rows + 2)],
+                 [f'<row r="{HUGE_INT}" hidden="1"><c><v>1</v></c></row>'.encode()])
+    xfs = ['<xf numFmtId="0"/>', f'<xf numFmtId="{HUGE_INT}" fontId="{HUGE_INT}"><alignment '
+           f'indent="{HUGE_INT}" textRotation="{HUGE_INT}"/></xf>']
+    return "huge_ints.xlsx", _with_sst(workbook([("S", worksheet(body))], styles=styles_xml(xfs)),
+                                       ["only"])
+
+
+def _png(n_bytes: int) -> Iterable[bytes]:
+    """A PNG of 1 x 1 pixel whose file is padded to about ``n_bytes`` (a large image)."""
+    yield (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01"
+           b"\x08\x02\x00\x00\x00")
+    yield from repeated(b"\x00" * 64, n_bytes)
+
+
+def shared_objects(scale: float) -> tuple[str, bytes]:
+    """Issue #34: 50 sheets whose relationships all name one drawing, one comments part and
+    one table; the drawing holds 1,000 anchors, half of them one chart (without cached values:
+    its series are resolved from 10,000 cells of the sheet ``Data``), half one picture of
+    4 MB (anchors, cells and image shrink with ``scale``). Read per reference, that is
+    50 x 500 charts streaming the data and 50 x 500 reads of the image."""
+    n, n_data = max(2, int(1_000 * scale)), max(10, int(10_000 * scale))
+    data = worksheet(rows_xml({r: [cell(f"A{r}", value=str(r))] for r in range(1, n_data + 1)}))
+    frame = ('<xdr:twoCellAnchor><xdr:from><xdr:col>3</xdr:col><xdr:colOff>0</xdr:colOff>'
+             '<xdr:row>{k}</xdr:row><xdr:rowOff>0</xdr:rowOff></xdr:from><xdr:to><xdr:col>6'
+             '</xdr:col><xdr:colOff>0</xdr:colOff><xdr:row>{k}</xdr:row><xdr:rowOff>0'
+             '</xdr:rowOff></xdr:to>{body}<xdr:clientData/></xdr:twoCellAnchor>')
+    chart_body = ('<xdr:graphicFrame><xdr:nvGraphicFramePr><xdr:cNvPr id="{k}" name="Chart {k}"/>'
+                  '<xdr:cNvGraphicFramePr/></xdr:nvGraphicFramePr><xdr:xfrm/><a:graphic>'
+                  '<a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/chart">'
+                  '<c:chart r:id="rId1"/></a:graphicData></a:graphic></xdr:graphicFrame>')
+    pic_body = ('<xdr:pic><xdr:nvPicPr><xdr:cNvPr id="{k}" name="Picture {k}"/><xdr:cNvPicPr/>'
+                '</xdr:nvPicPr><xdr:blipFill><a:blip r:embed="rId2"/></xdr:blipFill><xdr:spPr/>'
+                '</xdr:pic>')
+    anchors = "".join(frame.format(k=k, body=(chart_body if k % 2 else pic_body).format(k=k))
+                      for k in range(n))
+    drawing = (f'<xdr:wsDr xmlns:xdr="{_XDR}" xmlns:a="{_A}" xmlns:c="{_C}" xmlns:r="{_REL}">'
+               f"{anchors}</xdr:wsDr>")
+    chart = (f'<c:chartSpace xmlns:c="{_C}" xmlns:a="{_A}"><c:chart><c:plotArea><c:barChart>'
+             "<c:ser><c:idx val=\"0\"/><c:order val=\"0\"/><c:val><c:numRef>"
+             "<c:f>Data!$A$1:$A$10000</c:f></c:numRef></c:val></c:ser></c:barChart></c:plotArea>"
+             "</c:chart></c:chartSpace>")
+    comments = (f'<comments xmlns="{_MAIN}"><authors><author>a</author></authors><commentList>'
+                '<comment ref="A1" authorId="0"><text><t>note</t></text></comment>'
+                "</commentList></comments>")
+    table = (f'<table xmlns="{_MAIN}" id="1" name="T1" displayName="T1" ref="A1:B2">'
+             '<tableColumns count="2"><tableColumn id="1" name="Item"/><tableColumn id="2" '
+             'name="Note"/></tableColumns></table>')
+    sheet_rels = _rels(("rId1", "drawing", "../drawings/drawing1.xml"),
+                       ("rId2", "comments", "../comments1.xml"),
+                       ("rId3", "table", "../tables/table1.xml"))
+    sheets = [("Data", data)] + [(f"S{k}", table_sheet(
+        {2: [cell("A2", f"item {k}"), cell("B2", "note")]},
+        after='<drawing r:id="rId1"/><tableParts count="1"><tablePart r:id="rId3"/>'
+              "</tableParts>")) for k in range(1, 51)]
+    return "shared_objects.xlsx", workbook(
+        sheets, rels={f"sheet{k}": sheet_rels for k in range(2, 52)},
+        extra={"xl/drawings/drawing1.xml": drawing,
+               "xl/drawings/_rels/drawing1.xml.rels": _rels(
+                   ("rId1", "chart", "../charts/chart1.xml"),
+                   ("rId2", "image", "../media/image1.png")),
+               "xl/charts/chart1.xml": chart,
+               "xl/media/image1.png": _png(max(1 << 16, int((4 << 20) * scale))),
+               "xl/comments1.xml": comments, "xl/tables/table1.xml": table})
+
+
+def many_attributes(scale: float) -> tuple[str, bytes]:
+    """Issue #34: one ``<row>`` start tag of 2,500,000 attributes (about 30 MB)."""
+    n = max(2, int(2_500_000 * scale))
+    blocks = (b"".join(b' a%d="1"' % k for k in range(at, min(at + 65_536, n)))
+              for at in range(0, n, 65_536))
+    attrs = chain([b'<row r="1"'], blocks, [b">", cell("A1", "first").encode(), b"</row>"])
+    return "many_attributes.xlsx", workbook([("S", worksheet(attrs))])
+
+
+#: The recipes of issue #34 in the OOXML reader.
+RECIPES.update({
+    "huge_ints": Recipe(huge_ints, "success"),
+    "shared_objects": Recipe(shared_objects, "success"),
+    "many_attributes": Recipe(many_attributes, "limit_exceeded"),
+})
+
 
 # -- the benchmark ------------------------------------------------------------------------------
 @dataclass

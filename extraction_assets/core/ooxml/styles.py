@@ -36,15 +36,21 @@ def _color(el) -> str | None:
     return color_code(el)
 
 
-def _int_attr(el, name: str) -> int | None:
-    """An integer attribute, ``None`` when absent or not an integer."""
-    value = el.get(name) if el is not None else None
+def _alignment_int(align, name: str, most: int, problems: list[str], where: str) -> int | None:
+    """An integer attribute of ``<alignment>`` (§18.8.1: ``indent``, ``textRotation``; a
+    decimal is cut to its integer part): ``None`` when absent, and with a problem when it is
+    no number from 0 to ``most`` (stored as int32)."""
+    value = align.get(name) if align is not None else None
     if value is None:
         return None
     try:
-        return int(float(value))
-    except (ValueError, OverflowError):
-        return None
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if 0 <= number <= most:
+        return int(number)
+    problems.append(f"{where}: {name} {value!r} is not a number from 0 to {most}; not used")
+    return None
 
 
 def _border_sides(border) -> dict[str, str | None]:
@@ -183,8 +189,8 @@ def read_styles(reader: PackageReader, part: str | None, issues: list[Issue]
             wrap_text=align is not None and align.get("wrapText") in ("1", "true"),
             horizontal=align.get("horizontal") if align is not None else None,
             vertical=align.get("vertical") if align is not None else None,
-            indent=_int_attr(align, "indent") or 0,
-            text_rotation=_int_attr(align, "textRotation"),
+            indent=_alignment_int(align, "indent", _MAX_STYLE_ID, problems, where) or 0,
+            text_rotation=_alignment_int(align, "textRotation", 255, problems, where),
             **sides,
             **font,
         ))

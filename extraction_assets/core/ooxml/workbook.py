@@ -185,7 +185,7 @@ class OoxmlWorkbook(Workbook):
                     continue
                 if el.get("hidden") in ("1", "true"):
                     hidden_columns.update(range(first, last + 1))
-                if width is not None and math.isfinite(width):
+                if width is not None and math.isfinite(width) and first <= last:
                     sheet.column_widths.append((first, last, width))
             elif tag == "pane" and el.get("state") in ("frozen", "frozenSplit"):
                 try:

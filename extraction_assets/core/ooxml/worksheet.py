@@ -70,6 +70,13 @@ from extraction_assets.core.ooxml.xml import (
     unescape_xstring,
 )
 
+#: Most digits of a style or shared-string index cast to int64 (19 digits may not fit it).
+_STYLE_DIGITS = 18
+#: What happens to a cell whose style index is no style (an issue's text).
+BAD_STYLE = f"cells whose style index is not a number up to {MAX_STYLE} read with the default style"
+#: What happens to a ``t="s"`` cell whose index names no shared string (an issue's text).
+BAD_STRING_INDEX = "cells whose shared string index names no shared string left empty"
+
 
 class WorksheetReader:
     """Read one worksheet part.
@@ -133,7 +140,11 @@ class WorksheetReader:
         return self._strings_array
 
     def _row_facts(self, row: int, hidden: bool, height: str | None) -> None:
-        """Record a hidden row and a custom row height (points, §18.3.1.73 ``ht``)."""
+        """Record a hidden row and a custom row height (points, §18.3.1.73 ``ht``) of a row of
+        the sheet (a row number outside 1..:data:`MAX_ROW` has no row to record: its cells are
+        skipped as outside the sheet)."""
+        if not 1 <= row <= MAX_ROW:
+            return
         if hidden:
             self.hidden_rows.append(row)
         if height is not None:
@@ -144,14 +155,12 @@ class WorksheetReader:
 
     # -- shared value handling ------------------------------------------------------------------
     def _shared_string(self, raw: str, row: int, col: int) -> str | None:
-        try:
-            idx = int(raw)
-        except ValueError:
-            idx = -1
+        """The shared string ``raw`` names; ``None`` when it names none (any text, a number
+        past 64 bits included), tallied as ``bad_shared_string_index``."""
+        idx = int(raw) if _decimal(raw.strip()) else -1
         if 0 <= idx < len(self.strings):
             return self.strings[idx]
-        self.issues.add(cell_ref(row, col), "bad_shared_string_index",
-                        f"shared string index {raw!r} does not exist")
+        self.issues.tally("bad_shared_string_index", 1, cell_ref(row, col), BAD_STRING_INDEX)
         return None
 
     # -- fast reader ----------------------------------------------------------------------------
@@ -308,9 +317,7 @@ class WorksheetReader:
             extracted = extracted.filter(inside)
             rows, cols = rows.filter(inside), cols.filter(inside)
         letters, digits, styles, types, raw = (extracted.field(name) for name in CELL_FIELDS)
-        styles = pc.cast(styles, pa.string())
-        styles = pc.cast(pc.if_else(pc.equal(styles, ""), "0", styles), pa.int64())
-        styles = pc.cast(pc.if_else(pc.greater(styles, MAX_STYLE), 0, styles), pa.int32())
+        styles = self._style_ids(pc.cast(styles, pa.string()), rows, cols)
         types = pc.cast(types, pa.string())
         types = pc.if_else(pc.equal(types, ""), "n", types)
         inner = pc.cast(raw, pa.string())
@@ -358,16 +365,33 @@ class WorksheetReader:
                                 schema=CELL_SCHEMA)
         return batch.filter(keep)
 
+    def _style_ids(self, styles: pa.Array, rows: pa.Array, cols: pa.Array) -> pa.Array:
+        """The ``s`` attributes (digits or ``""``, as extracted) as int32 style indices: ``""``
+        is 0, and so is an index past :data:`MAX_STYLE` (any number of digits, 64 bits and
+        more included), tallied as ``bad_style``."""
+        digits = pc.utf8_length(styles)
+        fits = pc.less_equal(digits, _STYLE_DIGITS)  # cast to int64 only what fits it
+        ids = pc.cast(pc.if_else(pc.and_(fits, pc.greater(digits, 0)), styles, "0"), pa.int64())
+        bad = pc.or_(pc.invert(fits), pc.greater(ids, MAX_STYLE))
+        if pc.any(bad).as_py():
+            at = pc.index(bad, True).as_py()
+            self.issues.tally("bad_style", pc.sum(bad).as_py(),
+                              cell_ref(rows[at].as_py(), cols[at].as_py()), BAD_STYLE)
+            ids = pc.if_else(bad, 0, ids)
+        return pc.cast(ids, pa.int32())
+
     def _resolve_shared_strings(self, values: pa.Array, types: pa.Array, rows: pa.Array,
                                 cols: pa.Array) -> tuple[pa.Array, pa.Array]:
         """(values, string_index): the indices of ``t="s"`` cells replaced by their shared
-        strings, and the index kept apart (bad index -> null value and a
-        ``bad_shared_string_index`` issue)."""
+        strings, and the index kept apart (an index naming no string, a number past 64 bits
+        included -> null value, tallied as ``bad_shared_string_index``)."""
         shared = pc.fill_null(pc.and_(pc.equal(types, "s"), pc.is_valid(values)), False)
         if not pc.any(shared).as_py():
             return values, pa.nulls(len(values), pa.int32())
         texts = self.strings_array
-        digits = pc.fill_null(pc.utf8_is_digit(values), False)
+        digits = pc.fill_null(pc.and_(pc.ascii_is_decimal(values),  # past int64: bad
+                                      pc.less_equal(pc.utf8_length(values), _STYLE_DIGITS)),
+                              False)
         idx = pc.cast(pc.if_else(pc.and_(shared, digits), values, "-1"), pa.int64())
         ok = pc.and_(pc.greater_equal(idx, 0), pc.less(idx, len(texts)))
         if self._string_bytes is None:
@@ -375,12 +399,13 @@ class WorksheetReader:
         # a string used by many cells is copied into each: counted before it is
         self.budget.check_text(pc.sum(self._string_bytes.take(
             pc.if_else(pc.and_(shared, ok), idx, pa.scalar(None, pa.int64())))).as_py() or 0)
-        resolved = texts.take(pc.if_else(ok, idx, 0))
+        resolved = texts.take(pc.if_else(ok, idx, pa.scalar(None, pa.int64())))
         out = pc.if_else(pc.and_(shared, ok), resolved, values)
         bad = np.flatnonzero(pc.and_(shared, pc.invert(ok)).to_numpy(zero_copy_only=False))
-        for i in bad.tolist():
-            self._shared_string(values[i].as_py(), rows[i].as_py(), cols[i].as_py())
         if len(bad):
+            first = int(bad[0])
+            self.issues.tally("bad_shared_string_index", len(bad),
+                              cell_ref(rows[first].as_py(), cols[first].as_py()), BAD_STRING_INDEX)
             where = np.zeros(len(values), dtype=bool)
             where[bad] = True
             out = pc.if_else(pa.array(where), pa.scalar(None, pa.string()), out)
@@ -412,6 +437,17 @@ class WorksheetReader:
         except etree.XMLSyntaxError as exc:
             raise TreeFallback() from exc
         return cell_children(el, data_type)
+
+    def _style_id(self, style: str | None, row: int, col: int) -> int:
+        """The style index of an ``s`` attribute read by the tree reader: 0 when absent, and
+        0 tallied as ``bad_style`` when it is no index up to :data:`MAX_STYLE` (see
+        :meth:`_style_ids`)."""
+        if style is None:
+            return 0
+        if _decimal(style) and len(style) <= _STYLE_DIGITS and int(style) <= MAX_STYLE:
+            return int(style)
+        self.issues.tally("bad_style", 1, cell_ref(row, col), BAD_STYLE)
+        return 0
 
     # -- tree reader ----------------------------------------------------------------------------
     def _read_tree(self) -> None:
@@ -461,20 +497,20 @@ class WorksheetReader:
                     el.clear()
                     string_index = None
                     if data_type == "s" and value is not None:
-                        string_index = int(value) if value.strip().isdigit() else None
+                        string_index = int(value) if _decimal(value.strip()) else None
                         value = self._shared_string(value, row, col)
                         if value is None:
                             string_index = None
-                    if value is None and formula is None and style in (None, "0"):
+                    style_index = self._style_id(style, row, col)
+                    if value is None and formula is None and style_index == 0:
                         continue
                     if any(len(text) > self.max_chars for text in (value or "", formula or "")):
                         self.issues.tally("cell_text_truncated", 1, cell_ref(row, col),
                                           self._truncated)
                         value = value[:self.max_chars] if value is not None else None
                         formula = formula[:self.max_chars] if formula is not None else None
-                    style_index = int(style or 0)
-                    sink.append(row, col, data_type, value, formula, kind,
-                                style_index if style_index <= MAX_STYLE else 0, string_index)
+                    sink.append(row, col, data_type, value, formula, kind, style_index,
+                                string_index)
                 self.frame = parser.close()
             except etree.XMLSyntaxError as exc:
                 self.cells = sink.table()
@@ -484,6 +520,12 @@ class WorksheetReader:
                 self.cells = sink.table()
                 raise CorruptWorkbookError(f"worksheet has an invalid value: {exc}") from exc
         self.cells = sink.table()
+
+
+def _decimal(text: str) -> bool:
+    """Whether ``text`` is ASCII digits only (``"²"`` and ``"٣"`` are digits to
+    :meth:`str.isdigit` but no index of a file: ``int`` refuses the first)."""
+    return text.isascii() and text.isdecimal()
 
 
 def _drop_earlier(el) -> None:

@@ -25,6 +25,7 @@ import io
 import math
 from dataclasses import dataclass
 from itertools import chain
+from typing import Iterable
 
 import numpy as np
 import pyarrow as pa
@@ -123,9 +124,11 @@ def _text(value: tuple[str, object] | None) -> str | None:
     return str(v)
 
 
-def second_read(data: bytes) -> dict[str, list[list]]:
-    """Every worksheet's values as ``python-calamine`` reads them, by sheet name: rows of
-    values from A1 (``""`` for an empty cell).
+def second_read(data: bytes, names: Iterable[str] | None = None) -> dict[str, list[list]]:
+    """The values of the worksheets ``names`` (default: every sheet) as ``python-calamine``
+    reads them, by sheet name: rows of values from A1 (``""`` for an empty cell). calamine
+    reads a sheet's part once per sheet asked for, and holds its cells as a dense rectangle:
+    the caller bounds both (see :func:`~extraction_assets.pipeline.trust.review_items`).
 
     Raises:
         Exception: calamine cannot read the file (its own error types).
@@ -134,8 +137,9 @@ def second_read(data: bytes) -> dict[str, list[list]]:
 
     book = cal.CalamineWorkbook.from_filelike(io.BytesIO(data))
     try:
+        wanted = set(book.sheet_names if names is None else names)
         return {name: book.get_sheet_by_name(name).to_python(skip_empty_area=False)
-                for name in book.sheet_names}
+                for name in book.sheet_names if name in wanted}
     finally:
         book.close()
 

@@ -139,7 +139,7 @@ def _title(title_el, resolver: CellResolver) -> str | None:
 
 def read_chart(ctx: ObjectContext, part: str, resolver: CellResolver) -> dict | None:
     """Types, title, axis titles and series of a DrawingML chart part (§21.2.2.27)."""
-    root = ctx.load(part, "chart part")
+    root = ctx.load_once(part, "chart part")
     if root is None:
         return None
     chart = child_element(root, "chart")
@@ -197,7 +197,7 @@ def read_chart(ctx: ObjectContext, part: str, resolver: CellResolver) -> dict | 
 
 def read_chartex(ctx: ObjectContext, part: str, resolver: CellResolver) -> dict | None:
     """A reduced reading of an Office 2016 ``chartEx`` part (waterfall, treemap, funnel...)."""
-    root = ctx.load(part, "chartEx part")
+    root = ctx.load_once(part, "chartEx part")
     if root is None:
         return None
     data: dict[str, dict[str, _Series]] = {}

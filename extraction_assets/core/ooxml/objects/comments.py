@@ -19,7 +19,7 @@ from extraction_assets.core.ooxml.xml import child_element, child_elements, rich
 
 def _legacy_comments(ctx: ObjectContext, part: str) -> list[SheetObject]:
     """Comments of a legacy comments part (§18.7.6 ``comments``, §18.7.3 ``comment``)."""
-    root = ctx.load(part, "comments part")
+    root = ctx.load_once(part, "comments part")
     if root is None:
         return []
     authors_el = child_element(root, "authors")
@@ -42,7 +42,7 @@ def _legacy_comments(ctx: ObjectContext, part: str) -> list[SheetObject]:
 
 def _threaded_comments(ctx: ObjectContext, part: str) -> list[SheetObject]:
     """Threads of a ``threadedComments`` part ([MS-XLSX] §2.1.7.1), replies in order."""
-    root = ctx.load(part, "threaded comments part")
+    root = ctx.load_once(part, "threaded comments part")
     if root is None:
         return []
     persons = read_persons(ctx)

@@ -62,6 +62,26 @@ class ObjectContext:
             self._failed(part, exc, what)
             return None
 
+    def load_once(self, part: str | None, what: str = "part"):
+        """:meth:`load` of a part that belongs to one sheet or chart (a drawing, chart,
+        comments, table or pivot table part: Excel writes one per owner). A part reached again,
+        by another relationship of the package, is not read again: ``None``, with a
+        ``shared_part`` warning (one per part), so the work stays bounded by what the package
+        holds, not by how often it is referenced."""
+        if part and not part.startswith("external:") and self.reader.has(part):
+            cache = package_cache(self.reader)
+            first, warned = cache.setdefault("parts_read", {}), cache.setdefault("shared", set())
+            key = part.lower()
+            if key in first:
+                if key not in warned:
+                    warned.add(key)
+                    owner = f"sheet {first[key]!r}" if first[key] is not None else "the workbook"
+                    self.warn("shared_part", f"{what} {part} is reached by more than one "
+                              f"relationship; read once, for {owner}")
+                return None
+            first[key] = self.sheet_name
+        return self.load(part, what)
+
     def rels(self, part: str | None) -> dict[str, tuple[str, str]]:
         """Relationships of ``part`` ({} and an issue when the rels part is unreadable)."""
         if not part:

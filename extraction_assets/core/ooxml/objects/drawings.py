@@ -16,6 +16,7 @@ from extraction_assets.core.ooxml.objects.charts import read_chart, read_chartex
 from extraction_assets.core.ooxml.objects.common import (
     ObjectContext,
     guarded,
+    package_cache,
     read_content_types,
     strip_external,
     xml_bool,
@@ -60,7 +61,7 @@ class DrawingReader:
         self.rels: dict = {}
 
     def read(self) -> list[SheetObject]:
-        root = self.ctx.load(self.part, "drawing part")
+        root = self.ctx.load_once(self.part, "drawing part")
         if root is None:
             return []
         self.rels = self.ctx.rels(self.part)
@@ -204,7 +205,20 @@ class DrawingReader:
 
 
 def _image_facts(ctx: ObjectContext, part: str, details: dict) -> None:
-    """Content type, size, sha256 and pixel size of an embedded image (read under the limits)."""
+    """Content type, size, sha256 and pixel size of an embedded image (read under the limits),
+    read once per package: Excel stores an image placed twice once, and the pictures that
+    show it share its facts (so a drawing of many anchors on one large image reads it once)."""
+    facts = package_cache(ctx.reader).setdefault("image_facts", {})
+    key = part.lower()
+    if key not in facts:
+        found: dict = {}
+        _read_image_facts(ctx, part, found)
+        facts[key] = found
+    details.update(facts[key])
+
+
+def _read_image_facts(ctx: ObjectContext, part: str, details: dict) -> None:
+    """The facts of :func:`_image_facts`, read from the image part into ``details``."""
     ext = posixpath.splitext(part)[1].lstrip(".").lower() or None
     details["extension"] = ext
     defaults, overrides = read_content_types(ctx)

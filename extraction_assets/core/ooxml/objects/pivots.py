@@ -17,7 +17,7 @@ from extraction_assets.core.ooxml.xml import child_element, child_elements
 def read_pivot_table(ctx: ObjectContext, part: str) -> list[SheetObject]:
     """One pivot table part (§18.10.1.73 ``pivotTableDefinition``): its ``location``
     (§18.10.1.49), fields and the type of each body row (``rowItems``, §18.10.1.84)."""
-    root = ctx.load(part, "pivot table part")
+    root = ctx.load_once(part, "pivot table part")
     if root is None:
         return []
     location = child_element(root, "location")

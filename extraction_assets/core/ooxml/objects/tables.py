@@ -13,7 +13,7 @@ from extraction_assets.core.ooxml.xml import child_element, child_elements
 
 def read_table(ctx: ObjectContext, part: str) -> list[SheetObject]:
     """One ListObject part (§18.5.1.2 ``table``)."""
-    root = ctx.load(part, "table part")
+    root = ctx.load_once(part, "table part")
     if root is None:
         return []
     cols_el = child_element(root, "tableColumns")
