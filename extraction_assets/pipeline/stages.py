@@ -40,7 +40,7 @@ from extraction_assets.core.numfmt import is_valid_format
 from extraction_assets.core.ooxml.strings import runs_without_defaults
 from extraction_assets.core.open import open_workbook
 from extraction_assets.core.render.block import render_block
-from extraction_assets.core.render.chunks import Chunk, chunk_sheet
+from extraction_assets.core.render.chunks import Chunk, chunk_sheet, text_line_rows
 from extraction_assets.core.render.coverage import ChunkReach, unreached_cells
 from extraction_assets.core.render.records import RecordSet, apply_markup
 from extraction_assets.core.segment import segment_sheet
@@ -369,8 +369,13 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
 
     def cut_chunks() -> None:
         for sheet_index in sorted(by_sheet):
+            grid, unmarked = grids[sheet_index], {b.block_id: b for b in plain[sheet_index]}
+
+            def line_rows(block: Block, grid=grid, unmarked=unmarked) -> list[int] | None:
+                return text_line_rows(grid, unmarked[block.block_id])  # of a text cut in parts
+
             for chunk in chunk_sheet(by_sheet[sheet_index], records, count_tokens, max_tokens,
-                                     min_tokens, count_tokens_batch):
+                                     min_tokens, count_tokens_batch, line_rows):
                 chunks.append(chunk)
                 if chunk.n_tokens > max_tokens:
                     issues.append(Issue(

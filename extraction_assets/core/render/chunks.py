@@ -6,12 +6,17 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable, Sequence
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from extraction_assets.core.a1 import range_ref
 from extraction_assets.core.blocks import Block, BlockKind
+from extraction_assets.core.grid import StyledGrid
+from extraction_assets.core.normalize import stripped_text
 from extraction_assets.core.render.escape import md_cell, md_text
 from extraction_assets.core.render.markdown import (
     header_lines,
@@ -77,6 +82,7 @@ def chunk_sheet(
     max_tokens: int,
     min_tokens: int = 0,
     count_tokens_batch: Callable[[Sequence[str]], list[int]] | None = None,
+    line_rows: Callable[[Block], list[int] | None] | None = None,
 ) -> list[Chunk]:
     """Chunk one sheet's blocks (in order) within ``max_tokens`` tokens each.
 
@@ -98,7 +104,9 @@ def chunk_sheet(
     Each line, row and cell is counted once for packing, each chunk's text once exactly, so the
     work grows linearly with the text (cells of 10,000 characters included).
     ``count_tokens_batch`` (same counts as ``count_tokens``, for a list of texts) is used for
-    the rows of a table and its chunks when given.
+    the rows of a table and its chunks when given. ``line_rows`` (a block -> the sheet row of
+    each line of its text, or ``None``: :func:`text_line_rows`), asked of a text block cut in
+    parts, gives each part the rows of its own lines; else each part cites its block's rows.
     """
     counter = _Counter(count_tokens, count_tokens_batch)
     # per block in order: its pieces, or the title block itself (decided once all are cut)
@@ -109,8 +117,8 @@ def chunk_sheet(
         elif block.kind == BlockKind.TITLE:
             parts.append(block)
         elif block.text:
-            parts.append(_text_pieces(block.heading_path, block.text, [block],
-                                      count_tokens, max_tokens))
+            parts.append(_text_pieces(block.heading_path, block.text, [block], count_tokens,
+                                      max_tokens, line_rows and partial(line_rows, block)))
     shown = {h for part in parts if isinstance(part, list) for p in part for h in p.heading_path}
     paragraphs = _paragraph_titles([p for p in parts if isinstance(p, Block)], shown)
     pieces: list[_Piece] = []
@@ -345,14 +353,38 @@ def _wide_row_pieces(block: Block, records: TableRecords, i: int, counter: _Coun
     return pieces
 
 
+def text_line_rows(grid: StyledGrid, block: Block) -> list[int] | None:
+    """The 1-based sheet row of each line of a text block's ``text`` (the shown cells of a row
+    with text make one line, more when a cell holds line breaks; as
+    :func:`~extraction_assets.core.segment.context.make_block` writes it), read again from
+    ``grid``; ``None`` when its cells do not make that text. Linear in the block's cells."""
+    inside = grid.positions(block.min_row, block.min_col, block.max_row, block.max_col)
+    table = grid.table.take(pa.array(inside, pa.int64()))
+    texts = stripped_text(table.column("display_text"))
+    keep = pc.and_(pc.and_(pc.not_equal(texts, ""),
+                           pc.invert(pc.fill_null(table.column("hidden"), False))),
+                   pc.is_null(table.column("merged_from")))
+    lines: dict[int, list[str]] = {}
+    for row, text in zip(pc.filter(table.column("row"), keep).to_pylist(),
+                         pc.filter(texts, keep).to_pylist()):
+        lines.setdefault(row, []).append(text)
+    joined = [(row, " ".join(parts)) for row, parts in sorted(lines.items())]
+    if "\n".join(text for _, text in joined) != block.text:
+        return None
+    return [row for row, text in joined for _ in range(text.count("\n") + 1)]
+
+
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
 
 
 def _text_pieces(heading_path: list[str], text: str, blocks: list[Block], count_tokens,
-                 max_tokens) -> list[_Piece]:
+                 max_tokens, line_rows: Callable[[], list[int] | None] | None = None
+                 ) -> list[_Piece]:
     """The paragraphs of ``text`` (that of ``blocks``) under ``heading_path`` within the
     budget; the text is cut where it is plain, and each part counted and written escaped
-    (:func:`md_text`)."""
+    (:func:`md_text`). A part cites the rows of its lines (from the first to the last, and
+    their range) when ``line_rows()`` gives one row per line of ``text`` (of one block), else
+    every row and the range of ``blocks``."""
     head = headings_markdown(heading_path)
     marked = any(marked_text(b) for b in blocks)
     rows = sorted({r for b in blocks for r in range(b.min_row, b.max_row + 1)})
@@ -366,18 +398,32 @@ def _text_pieces(heading_path: list[str], text: str, blocks: list[Block], count_
     if n_tokens <= max_tokens:
         return [_Piece(heading_path, md_text(text, marked), block_ids, a1_ranges, rows,
                        n_tokens=n_tokens)]
-    units = [u for line in text.split("\n") for u in _SENTENCE.split(line) if u.strip()]
+    lines = text.split("\n")
+    line_rows = line_rows() if line_rows else None
+    if line_rows is not None and len(line_rows) != len(lines):
+        line_rows = None
+    units = [(k, u) for k, line in enumerate(lines) for u in _SENTENCE.split(line) if u.strip()]
     bodies: list[str] = []
-    for unit in units:
+    spans: list[list[int]] = []  # the first and last line of each body
+    for k, unit in units:
         while cost(unit) > max_tokens and len(unit) > 1:
             cut = len(unit) // 2  # a single sentence beyond the budget: halve it
             while cut > 1 and cost(unit[:cut]) > max_tokens:
                 cut //= 2
             bodies.append(unit[:cut])
+            spans.append([k, k])
             unit = unit[cut:]
         if bodies and cost(f"{bodies[-1]} {unit}") <= max_tokens:
             bodies[-1] = f"{bodies[-1]} {unit}"
+            spans[-1][1] = k
         else:
             bodies.append(unit)
-    return [_Piece(heading_path, md_text(b, marked), block_ids, a1_ranges, rows, continuation=k > 0)
-            for k, b in enumerate(bodies)]
+            spans.append([k, k])
+    if line_rows is None:
+        return [_Piece(heading_path, md_text(b, marked), block_ids, a1_ranges, rows,
+                       continuation=k > 0) for k, b in enumerate(bodies)]
+    (block,) = blocks
+    return [_Piece(heading_path, md_text(b, marked), block_ids,
+                   [range_ref(line_rows[first], block.min_col, line_rows[last], block.max_col)],
+                   list(range(line_rows[first], line_rows[last] + 1)), continuation=k > 0)
+            for k, (b, (first, last)) in enumerate(zip(bodies, spans))]

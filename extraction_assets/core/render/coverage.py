@@ -141,8 +141,15 @@ def unreached_cells(sheets: list[tuple[StyledGrid, list[Block]]], record_set: Re
                     if text not in labels and text.rstrip(":：").strip() not in labels:
                         lost[p], why[p] = True, f"cell of form {block.a1_range} in no pair"
             else:
+                # the text holds its cells in reading order: each is sought after the one
+                # before (linear in the text), and anywhere only when not found there
+                cursor = 0
                 for p in inside.tolist():
-                    if untagged(texts[p].as_py()).strip() not in block.text:
+                    text = untagged(texts[p].as_py()).strip()
+                    at = block.text.find(text, cursor)
+                    if at >= 0:
+                        cursor = at + len(text)
+                    elif text not in block.text:
                         lost[p], why[p] = True, f"cell of {block.kind} block {block.a1_range} " \
                             "not in its text"
             if reach is not None and block.block_id in reach.missing:
