@@ -54,16 +54,16 @@ def html_texts(texts: pa.Array) -> pa.Array:
     return _escaped(texts, _HTML_ESCAPED, escape)
 
 
-#: Markdown escapes that keep a text text when a chat UI renders it as CommonMark or as GFM
-#: with autolinks: a backslash before each ASCII punctuation character that would start markup
-#: there (CommonMark 0.31 §2.4: an escaped punctuation character renders as itself):
-#: ``\``, ````` (code), ``*`` and ``~`` (emphasis, GFM strikethrough), ``[`` (links, images,
-#: footnotes), ``|`` (GFM table cells), ``@`` (GFM and linkify e-mail autolinks), ``_`` but
-#: inside a word (where it never emphasises, §6.2), ``#`` after a space or at the start (an ATX
-#: heading, or its closing sequence, §4.2), a ``.`` between a letter and a letter or digit (a
-#: host name: GFM's ``www.`` and linkify's fuzzy ``x.com`` links; ``1.5`` stays) and the first
-#: ``/`` of ``//`` (``http://``, ``//host``; GFM extended autolinks §6.9).
-_MD_INLINE = (r"[\\`*~\[|@]|(?<![^\W_])_|_(?![^\W_])|(?<!\S)#"
+#: Markdown escapes that keep a text text when a chat UI renders it as CommonMark or as GFM with
+#: autolinks: a backslash before each ASCII punctuation character that would start markup there
+#: (CommonMark 0.31 §2.4: an escaped punctuation character renders as itself): ``\``, ````` (code),
+#: ``*`` and ``~`` (emphasis, GFM strikethrough), ``[`` (links, images, footnotes), ``|`` (GFM table
+#: cells), ``@`` (GFM and linkify e-mail autolinks), ``_`` but inside a word (where it never
+#: emphasises, §6.2), a run of ``#`` ending the line after a blank or alone (an ATX heading's
+#: closing sequence, §4.2; ``#N/A`` stays), a ``.`` between a letter and a letter or digit (a host
+#: name: GFM's ``www.`` and linkify's fuzzy ``x.com`` links; ``1.5`` stays) and the first ``/`` of
+#: ``//`` (``http://``, ``//host``; GFM extended autolinks §6.9).
+_MD_INLINE = (r"[\\`*~\[|@]|(?<![^\W_])_|_(?![^\W_])|(?<!\S)#(?=#*[ \t]*$)"
               r"|(?<=[^\W\d_])\.(?=[^\W_])|(?<=[^\W_])\.(?=[^\W\d_])|/(?=/)")
 #: Of a text as it is (not already HTML, see :func:`md_cell`): ``<`` (raw HTML, ``<http:..>``
 #: autolinks, §6.5-6.6) and ``&`` starting an entity or character reference (``&amp;``, §2.5).
@@ -71,13 +71,13 @@ _MD_RAW = r"|<|&(?=#?\w+;)"
 #: A line break, written ``<br>`` in a GFM table cell (a cell is one line).
 _MD_BREAK = r"|\r\n?|\n"
 #: What starts a block other than a list at the start of a line of paragraphs (:func:`md_text`;
-#: CommonMark §4): ``>`` (block quote), ``=`` and a line of ``-`` (setext heading underline,
-#: thematic break), the other blocks starting with characters escaped anywhere (``#``, ``*``,
-#: ``_``, `````, ``~``, ``<``, ``|``); and a line's leading blanks, dropped (four make a code
-#: block) but before a list item. Lists stay lists: a document's list is written with their
-#: markers (``-``, ``1.``, :mod:`~extraction_assets.core.documents.layout`), a note's ``- x``
-#: lines show as the list they are meant as, and a list holds no link or emphasis either.
-_MD_LINE_START = r"^[ \t]*[>=]|^[ \t]*-(?=[- \t]*$)|^[ \t]+(?![ \t]|[-+*][ \t]|\d{1,9}[.)][ \t])|"
+#: CommonMark §4): ``>`` (block quote), ``#`` (ATX heading), ``=`` and a line of ``-`` (setext
+#: heading underline, thematic break), the other blocks starting with characters escaped anywhere
+#: (``*``, ``_``, `````, ``~``, ``<``, ``|``); and a line's leading blanks, dropped (four make a
+#: code block) but before a list item. Lists stay lists: a document's list is written with their
+#: markers (``-``, ``1.``, :mod:`~extraction_assets.core.documents.layout`), a note's ``- x`` lines
+#: show as the list they are meant as, and a list holds no link or emphasis either.
+_MD_LINE_START = r"^[ \t]*[>=#]|^[ \t]*-(?=[- \t]*$)|^[ \t]+(?![ \t]|[-+*][ \t]|\d{1,9}[.)][ \t])|"
 
 _MD_CELL = re.compile(_MD_INLINE + _MD_RAW + _MD_BREAK)
 _MD_CELL_MARKED = re.compile(_MD_INLINE + _MD_BREAK)
