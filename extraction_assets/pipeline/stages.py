@@ -42,7 +42,8 @@ from extraction_assets.core.open import open_workbook
 from extraction_assets.core.render.block import render_block
 from extraction_assets.core.render.chunks import Chunk, chunk_sheet, text_line_rows
 from extraction_assets.core.render.coverage import ChunkReach, unreached_cells
-from extraction_assets.core.render.records import RecordSet, apply_markup
+from extraction_assets.core.render.markup import apply_markup
+from extraction_assets.core.render.records import RecordSet
 from extraction_assets.core.segment import segment_sheet
 from extraction_assets.core.segment.declared import declared_tables
 from extraction_assets.core.segment.documents import document_blocks

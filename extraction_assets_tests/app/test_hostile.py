@@ -35,11 +35,11 @@ from extraction_assets.pipeline import StageError, run_pipeline
 from extraction_assets.search.embedding import LOCAL_WINDOW_TOKENS, LocalEmbedder
 from extraction_assets.search.vectors import TABLE_NAME
 from extraction_assets.store.storage import DataStore
-from tools.bench import hostile
-from tools.bench.hostile import (
+from tools.bench import hostile, hostile_recipes
+from tools.bench.hostile import RECIPES
+from tools.bench.hostile_recipes import (
     HTML_TEXTS,
     LEAKS,
-    RECIPES,
     SECRETS,
     cell,
     odd_values,
@@ -107,9 +107,9 @@ def test_merged_values_count_in_every_cell_they_fill(embedder):
 
 
 def test_a_shared_string_counts_in_every_cell_that_uses_it():
-    strings = f'<sst xmlns="{hostile._MAIN}"><si><t>{words(10_000)}</t></si></sst>'
+    strings = f'<sst xmlns="{hostile_recipes._MAIN}"><si><t>{words(10_000)}</t></si></sst>'
     rows = "".join(f'<row r="{r}"><c r="A{r}" t="s"><v>0</v></c></row>' for r in range(1, 501))
-    data = replaced(hostile._with_strings(strings.encode()), "xl/worksheets/sheet1.xml",
+    data = replaced(hostile_recipes._with_strings(strings.encode()), "xl/worksheets/sheet1.xml",
                     lambda _: b"".join(worksheet(rows)))
     assert pipeline(data, until="parsed_sheets")["parsed_cells"].num_rows == 500
     error = refused(data, Limits(max_text_bytes=2_000_000))  # 500 x 10 KB = 5 MB
@@ -121,7 +121,7 @@ def replaced(data: bytes, part: str, change) -> bytes:
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         parts = {n: zf.read(n) for n in zf.namelist()}
     parts[part] = change(parts[part])
-    return hostile.package(parts)
+    return hostile_recipes.package(parts)
 
 
 @pytest.mark.parametrize("comment", ["", "<!-- the tree reader reads this sheet -->"])

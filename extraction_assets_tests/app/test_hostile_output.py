@@ -24,11 +24,11 @@ from markdown_it import MarkdownIt
 
 from extraction_assets.core.render.escape import md_cell, md_cells, md_text, printable
 from extraction_assets.pipeline import run_pipeline
-from tools.bench.hostile import (
+from tools.bench.hostile import RECIPES
+from tools.bench.hostile_recipes import (
     BIDI_NAME,
     LIVE_LINK_NOTE,
     LIVE_LINK_TEXTS,
-    RECIPES,
     bidi_names,
     cell,
     live_links,

@@ -1,6 +1,7 @@
 """Hostile documents of issue #34: nesting depth (HTML, Markdown, Word tables in tables),
 decompression bombs outside the zip reader (a PDF stream, a picture Docling decodes) and a
-PDF page tree PDFium cannot walk. Every input is built here (``tools.bench.hostile``)."""
+PDF page tree PDFium cannot walk. Every input is built here
+(``tools.bench.hostile_documents``)."""
 
 from __future__ import annotations
 
@@ -23,17 +24,17 @@ from extraction_assets.pipeline import StageError, run_pipeline
 from extraction_assets.store.storage import DataStore
 from extraction_assets_tests.builders import ods_bytes
 from extraction_assets_tests.documents import pdf_bytes, pptx_bytes
-from tools.bench.hostile import (
+from tools.bench.hostile_documents import (
     _TABLE_END,
     _TABLE_START,
     DOCUMENT_RECIPES,
     _paragraph,
     docx,
     nested_docx_tables,
-    package,
     pdf,
     pdf_self_kid,
 )
+from tools.bench.hostile_recipes import package
 
 
 def refused(data: bytes, filename: str, limits: Limits | None = None) -> StageError:

@@ -12,14 +12,8 @@ import pytest
 from extraction_assets.core.limits import Limits
 from extraction_assets.core.package import StartTagCheck
 from extraction_assets.pipeline import StageError, run_pipeline
-from tools.bench.hostile import (
-    HUGE_INT,
-    RECIPES,
-    huge_int_files,
-    package,
-    workbook,
-    worksheet,
-)
+from tools.bench.hostile import RECIPES
+from tools.bench.hostile_recipes import HUGE_INT, huge_int_files, package, workbook, worksheet
 
 
 def issues(tables: dict) -> list[tuple[str, str, str | None]]:

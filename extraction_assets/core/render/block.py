@@ -11,7 +11,8 @@ from extraction_assets.core.grid import StyledGrid
 from extraction_assets.core.render.escape import md_text
 from extraction_assets.core.render.html import form_html, table_html
 from extraction_assets.core.render.markdown import joined, table_markdown
-from extraction_assets.core.render.records import TableRecords, marked_text, plain_text
+from extraction_assets.core.render.markup import marked_text, plain_text
+from extraction_assets.core.render.records import TableRecords
 
 
 def render_block(block: Block, rows: TableRecords | None,

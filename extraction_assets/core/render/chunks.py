@@ -24,7 +24,8 @@ from extraction_assets.core.render.markdown import (
     md_name,
     row_line,
 )
-from extraction_assets.core.render.records import TableRecords, marked_text
+from extraction_assets.core.render.markup import marked_text
+from extraction_assets.core.render.records import TableRecords
 
 
 @dataclass

@@ -4,19 +4,17 @@ A1 range) and one per form, built for many blocks at once (:class:`RecordSet`)."
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
-from html import escape, unescape
 from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from extraction_assets.core.a1 import MAX_COL, cell_ref, parse_cell_ref
+from extraction_assets.core.a1 import MAX_COL, parse_cell_ref
 from extraction_assets.core.arrays import in_threads, scatter
-from extraction_assets.core.blocks import RECORD_KINDS, Block, BlockKind
+from extraction_assets.core.blocks import Block, BlockKind
 from extraction_assets.core.grid import StyledGrid
 from extraction_assets.core.normalize import a1_refs, stripped_text
 from extraction_assets.core.render.escape import html_texts, json_strings, md_cells, per_row, wrap
@@ -624,37 +622,3 @@ def block_records(grid: StyledGrid, block: Block) -> TableRecords:
     typed value of its value cell, ``None`` for a label without a value, cited at the block's
     first row and whole range); see :class:`RecordSet` for the rules."""
     return RecordSet([(grid, [block])]).records(block.block_id)
-
-
-def apply_markup(block: Block, grid: StyledGrid, marked: dict[str, str]) -> Block:
-    """The block with ``marked`` cell texts (A1 ref -> text with ``<sup>``/``<sub>``) used in
-    its renderings: for a table through ``block.markup`` (a ``key_value`` block keeps it there
-    too; its ``label: value`` lines stay plain), for text rebuilt line by line as HTML, the
-    other cells' text escaped (:func:`marked_text`; the cells kept in ``block.markup`` too)."""
-    inside = {ref: text for ref, text in marked.items()
-              if block.min_row <= parse_cell_ref(ref)[0] <= block.max_row
-              and block.min_col <= parse_cell_ref(ref)[1] <= block.max_col}
-    if not inside:
-        return block
-    if block.kind in RECORD_KINDS:
-        return replace(block, markup=inside)
-    cells = grid.table.take(pa.array(grid.positions(block.min_row, block.min_col, block.max_row,
-                                                    block.max_col)))
-    lines: dict[int, list[str]] = {}
-    for r, c, text, merged, hidden in zip(*(cells.column(name).to_pylist() for name in (
-            "row", "col", "display_text", "merged_from", "hidden"))):
-        if text and text.strip() and merged is None and not hidden:
-            lines.setdefault(r, []).append(inside.get(cell_ref(r, c), escape(text.strip())))
-    return replace(block, text="\n".join(" ".join(parts) for _, parts in sorted(lines.items())),
-                   markup=inside)
-
-
-def marked_text(block: Block) -> bool:
-    """Whether ``block.text`` is HTML (as :func:`apply_markup` wrote it: text escaped,
-    ``<sup>``/``<sub>`` tags), not text as it is."""
-    return bool(block.markup) and block.kind not in RECORD_KINDS
-
-
-def plain_text(block: Block) -> str:
-    """``block.text`` as it reads: without the tags and references of a :func:`marked_text`."""
-    return unescape(re.sub(r"</?su[pb]>", "", block.text)) if marked_text(block) else block.text
