@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
 import threading
 from contextlib import contextmanager
@@ -230,7 +231,9 @@ class DataStore:
         to bytes it held before. Registering the bytes a path already holds adds nothing.
 
         Raises:
-            OSError: the file cannot be read (``ELOOP`` for a symlink loop).
+            OSError: the file cannot be read (``ELOOP`` for a symlink loop,
+                ``IsADirectoryError`` for a folder, ``EINVAL`` for a named pipe, socket or
+                device: no regular file, whose read could wait forever).
             DataDirError: the data dir cannot be written.
             DamagedFileError: the partition's ``sources`` file does not read.
         """
@@ -238,6 +241,12 @@ class DataStore:
             path = Path(path).expanduser().resolve()
         except RuntimeError as exc:  # what Python before 3.13 raises for a symlink loop
             raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path)) from exc
+        mode = path.stat().st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file (a named pipe, socket or device)",
+                          str(path))
         digest = sha256_file(path)
         with writing(self.root):
             if not self.blob_path(digest).exists():

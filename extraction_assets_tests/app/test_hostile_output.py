@@ -225,13 +225,16 @@ def test_an_unreadable_argument_is_a_failed_file_and_the_others_are_ingested(tmp
     broken.symlink_to(tmp_path / "gone.xlsx")
     eio = tmp_path / "eio.xlsx"
     eio.symlink_to("/proc/self/mem")  # the reading process's memory: EIO at offset 0
+    pipe = tmp_path / "pipe.xlsx"
+    os.mkfifo(pipe)  # its read would wait for a writer forever
     other = tmp_path / "other.xlsx"
     other.write_bytes(workbook([("S", worksheet(rows_xml({
         1: [cell("A1", "Item"), cell("B1", "Value")],
         **{r: [cell(f"A{r}", f"item {r}"), cell(f"B{r}", None, value=str(r))]
            for r in range(2, 6)}})))]))
-    out = run_cli("ingest", str(noperm), str(folder), str(broken), str(eio), str(other),
-                  "--data-dir", str(tmp_path / "data"), "--until", "rendered_chunks")
+    out = run_cli("ingest", str(noperm), str(folder), str(broken), str(eio), str(pipe),
+                  str(other), "--data-dir", str(tmp_path / "data"), "--until", "rendered_chunks",
+                  timeout=120)
     assert out.returncode == 1, out.stdout + out.stderr
     lines = {line.split()[1]: line for line in out.stdout.splitlines()}
     assert lines[str(other)].startswith("success"), out.stdout
@@ -239,6 +242,7 @@ def test_an_unreadable_argument_is_a_failed_file_and_the_others_are_ingested(tmp
     assert lines[str(broken)].startswith("failed") and "No such file" in lines[str(broken)]
     assert lines[str(eio)].startswith("failed") and "Input/output error" in lines[str(eio)]
     assert lines[str(folder)].startswith("failed") and f"{folder}/*.xlsx" in lines[str(folder)]
+    assert lines[str(pipe)].startswith("failed") and "not a regular file" in lines[str(pipe)]
 
 
 def test_search_finds_a_url_as_written_and_prints_bidi_names_escaped(tmp_path):
