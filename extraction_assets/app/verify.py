@@ -51,7 +51,7 @@ from extraction_assets.defs.lineage import export_lineage
 from extraction_assets.defs.partitions import workbook_partitions
 from extraction_assets.defs.resources import EmbedderResource
 from extraction_assets.pipeline.schemas import SCHEMAS
-from extraction_assets.search.vectors import TABLE_NAME, UNIT_KINDS
+from extraction_assets.search.vectors import TABLE_NAME, UNIT_KINDS, probe_text_index
 from extraction_assets.store.integrity import (
     QUARANTINE,
     Damage,
@@ -109,8 +109,8 @@ def unit_counts(store: DataStore, full: bool, tally: Tally | None = None
     """The rows of the LanceDB units table by partition and unit kind, from one scan read
     :data:`SCAN_BATCH_ROWS` rows at a time (``full``: every column, vectors too; else only the
     two counted), and the table's damage: ``(None, [])`` without a table; ``(None, damage)``
-    when it does not open or a data file does not read, twice (each data file whose Lance
-    footer magic is missing is named, else the table)."""
+    when it does not open, a data file or its full-text index does not read, twice (each
+    data file whose Lance footer magic is missing is named, else the table)."""
     folder = units_dir(store)
     if not folder.is_dir():
         return None, []
@@ -128,6 +128,7 @@ def unit_counts(store: DataStore, full: bool, tally: Tally | None = None
                                                batch.column("kind").to_pylist()):
                     counts.setdefault(workbook_hash, Counter())[kind] += 1
                 rows += batch.num_rows
+            probe_text_index(table)  # an overwritten index reads only when queried
             if tally:
                 tally.units += rows
             return counts, []

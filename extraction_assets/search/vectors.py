@@ -146,6 +146,18 @@ def _text_index_name(table) -> str | None:
                 None)
 
 
+def probe_text_index(table) -> None:
+    """Ask ``table``'s full-text index one query (its files are read only when a query
+    needs them; nothing without an index).
+
+    Raises:
+        RuntimeError, OSError, ValueError: what LanceDB raises for index files that do not
+            read (e.g. ``does not include tokenizer details`` for an overwritten one).
+    """
+    if _text_index_name(table) is not None:
+        table.search(text_query(table, "probe"), query_type="fts").limit(1).to_list()
+
+
 def vector_index_config(rows: int, dimension: int):
     """The vector index of a table of ``rows`` rows of ``dimension``-long vectors: IVF (k-means
     partitions of :data:`VECTOR_INDEX_PARTITION_ROWS` rows, at most
@@ -361,10 +373,25 @@ class VectorStore:
         """Rows written since the full-text index was last brought up to date (0 without a
         table or an index). LanceDB scores them apart from the indexed rows (their BM25
         statistics are not the index's), so until they are folded in (:meth:`fold_index`) a
-        text or hybrid query ranks the two groups on different scales."""
+        text or hybrid query ranks the two groups on different scales.
+
+        Raises:
+            DamagedIndexError: the index's files do not read.
+        """
         table = self._table()
-        name = table is not None and _text_index_name(table)
-        return table.index_stats(name).num_unindexed_rows if name else 0
+        try:
+            name = table is not None and _text_index_name(table)
+            return table.index_stats(name).num_unindexed_rows if name else 0
+        except (RuntimeError, OSError, ValueError) as exc:  # LanceError(IO), a bad magic...
+            raise self._damaged(exc) from exc
+
+    def _damaged(self, exc: BaseException) -> DamagedIndexError:
+        """The typed error of a LanceDB failure to read the table's files."""
+        lines = str(exc).strip().splitlines()
+        return DamagedIndexError(
+            f"the LanceDB table {self.uri}/{self.table_name}.lance does not read "
+            f"({lines[0] if lines else type(exc).__name__}): `extraction-assets repair` "
+            "rebuilds it")
 
     def fold_index(self) -> int:
         """Fold the rows not in the full-text index into it (:meth:`optimize`) when there are
@@ -408,15 +435,19 @@ class VectorStore:
 
         Raises:
             ValueError: a partition key is not a sha256 hex key.
+            DamagedIndexError: a file of the table does not read.
         """
         wanted = {(require_partition_key(h), v) for h, v in keys}
         table = self._table()
         listed = ", ".join(f"'{v}'" for v in sorted({v for _, v in wanted}) if _ID_RE.match(v))
         if table is None or not listed:
             return wanted, []
-        return wanted, (table.search().where(f"{condition} {column} IN ({listed})")
-                        .select([name for name in table.schema.names if name != "vector"])
-                        .limit(limit).to_list())
+        try:
+            return wanted, (table.search().where(f"{condition} {column} IN ({listed})")
+                            .select([name for name in table.schema.names if name != "vector"])
+                            .limit(limit).to_list())
+        except (RuntimeError, OSError) as exc:  # LanceError(IO): a file of the table
+            raise self._damaged(exc) from exc
 
     def units(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], dict]:
         """The rows (without vectors) of these (partition, unit id) keys, by key; keys with no
@@ -452,11 +483,19 @@ class VectorStore:
     def tokenizer(self) -> Callable[[str], list[str]]:
         """A function from a text to the full-text index's terms of it (its tokenizer: ICU
         words, lower-cased, ASCII-folded, English stems), on the table as it is now; it gives
-        ``[]`` when there is no table."""
+        ``[]`` when there is no table. The function raises :class:`DamagedIndexError` when
+        the index's files do not read."""
         table = self._table()
         if table is None:
             return lambda text: []
-        return lambda text: [token.text for token in table.tokenize(text, column="text")]
+
+        def terms(text: str) -> list[str]:
+            try:
+                return [token.text for token in table.tokenize(text, column="text")]
+            except (RuntimeError, OSError, ValueError) as exc:  # the index's configuration
+                raise self._damaged(exc) from exc
+
+        return terms
 
     def stored_vectors(self, unit_ids: list[str], model: str) -> dict[str, np.ndarray]:
         """Vectors already stored (in any partition) for these unit ids, by id — reusable when
@@ -505,36 +544,32 @@ class VectorStore:
         table = self._table()
         if table is None or (vector is None and text is None):
             return []
-        if vector is not None and text is not None:
-            query = (table.search(query_type="hybrid").vector(vector.astype(np.float32))
-                     .text(text_query(table, text)).distance_type("cosine")
-                     .rerank(_tied_rank_fusion()()))
-            limit, score = max(k, HYBRID_CANDIDATES), "_relevance_score"
-        elif vector is not None:
-            query = table.search(vector.astype(np.float32)).distance_type("cosine")
-            limit, score = k, "_distance"
-        else:
-            query = table.search(text_query(table, text), query_type="fts")
-            limit, score = k, "_score"
         where = []
         if exclude:
             keys = ", ".join(f"'{require_partition_key(h)}'" for h in sorted(exclude))
             where.append(f"workbook_hash NOT IN ({keys})")
         if kinds is not None:
             where.append(f"kind IN ({', '.join(repr(_require_kind(k)) for k in kinds)})")
-        if where:
-            query = query.where(" AND ".join(where), prefilter=True)
-        if vector is not None:  # through the vector index, when there is one
-            query = (query.minimum_nprobes(VECTOR_NPROBES).maximum_nprobes(0)
-                     .refine_factor(VECTOR_REFINE_FACTOR))
-        try:
+        try:  # the full-text index is read as the query is built (its tokenizer) too
+            if vector is not None and text is not None:
+                query = (table.search(query_type="hybrid").vector(vector.astype(np.float32))
+                         .text(text_query(table, text)).distance_type("cosine")
+                         .rerank(_tied_rank_fusion()()))
+                limit, score = max(k, HYBRID_CANDIDATES), "_relevance_score"
+            elif vector is not None:
+                query = table.search(vector.astype(np.float32)).distance_type("cosine")
+                limit, score = k, "_distance"
+            else:
+                query = table.search(text_query(table, text), query_type="fts")
+                limit, score = k, "_score"
+            if where:
+                query = query.where(" AND ".join(where), prefilter=True)
+            if vector is not None:  # through the vector index, when there is one
+                query = (query.minimum_nprobes(VECTOR_NPROBES).maximum_nprobes(0)
+                         .refine_factor(VECTOR_REFINE_FACTOR))
             found = query.limit(limit).to_list()
         except (RuntimeError, OSError, ValueError) as exc:  # LanceError(IO), a bad magic...
-            lines = str(exc).strip().splitlines()
-            raise DamagedIndexError(
-                f"the LanceDB table {self.uri}/{self.table_name}.lance does not read "
-                f"({lines[0] if lines else type(exc).__name__}): `extraction-assets repair` "
-                "rebuilds it") from exc
+            raise self._damaged(exc) from exc
         hits = []
         for hit in found:
             value = float(hit[score])

@@ -267,3 +267,32 @@ def test_verify_names_the_damage_refresh_goes_on_and_repair_restores_it(data, pr
     assert records_by_partition(data) == {k: 12 for k in keys}
     clean = run_cli("verify", "--data-dir", str(data))
     assert clean.returncode == 0 and clean.stdout.startswith("ok: 3 partitions"), clean.stdout
+
+
+def test_a_damaged_full_text_index_is_named_and_rebuilt_and_search_says_one_line(data):
+    """Random bytes over the full-text index's files (``_indices/``): ``search`` in ``text``
+    and ``hybrid`` mode is one line naming the table and ``repair`` (before: a traceback,
+    ``does not include tokenizer details``, and ``verify`` found nothing); ``verify`` names the table, ``repair``
+    writes it again and search finds the row again. A damaged data file in ``text`` mode is
+    one line too (before: a traceback from the query's tokenizer)."""
+    before = units(data)
+    for path in sorted((data / "lancedb" / f"{TABLE_NAME}.lance" / "_indices").rglob("*")):
+        if path.is_file():
+            damage(path)
+    for mode in ("text", "hybrid"):
+        found = run_cli("search", "wb_01", "--data-dir", str(data), "--mode", mode)
+        assert found.returncode == 1 and "Traceback" not in found.stderr, found.stderr
+        assert "does not read" in found.stderr and "repair" in found.stderr, found.stderr
+    found = run_cli("search", "wb_01", "--data-dir", str(data), "--mode", "vector")
+    assert "Traceback" not in found.stderr, found.stderr  # (the row's terms read the index)
+    damaged = list(verify(data))
+    assert [(d.workbook_hash, d.kind) for d in damaged] == [("", "unreadable")]
+    assert damaged[0].name == f"lancedb/{TABLE_NAME}.lance"
+    repair(data)
+    assert units(data) == before and list(verify(data)) == []
+    found = run_cli("search", "wb_01", "--data-dir", str(data), "--mode", "text", "-k", "1")
+    assert found.returncode == 0 and "wb_01.xlsx" in found.stdout, found.stderr
+    damage(sorted((data / "lancedb" / f"{TABLE_NAME}.lance" / "data").glob("*.lance"))[0])
+    found = run_cli("search", "wb_01", "--data-dir", str(data), "--mode", "text")
+    assert found.returncode == 1 and "Traceback" not in found.stderr, found.stderr
+    assert "does not read" in found.stderr, found.stderr
