@@ -599,6 +599,9 @@ def repair(
     stored bytes (copied again from its source path when they are damaged and the path
     still holds them); a LanceDB table that does not read is rebuilt. One line per damaged
     partition. Exit code 1 when a partition is unrecoverable or its rebuild failed."""
+    if not _data_dir(data_dir).is_dir():  # a mistyped path: no new data dir
+        err_console.print(f"no data dir at {shown(_data_dir(data_dir))} (pass --data-dir)")
+        raise typer.Exit(code=1)
     root = _writable(_data_dir(data_dir))
     bad = 0
 

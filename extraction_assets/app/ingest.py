@@ -558,7 +558,7 @@ def refresh_stale(
     ``interrupted``, and the refresh with it (the partitions not started are ``interrupted``
     with :data:`NOT_STARTED`, and not passed to ``on_result``). Returns the results in
     partition key order."""
-    from extraction_assets.app.verify import units_to_rebuild
+    from extraction_assets.app.verify import rebuild_warehouse, units_to_rebuild
 
     store = DataStore(data_dir)
     results: dict[int, IngestResult] = {}
@@ -574,6 +574,7 @@ def refresh_stale(
     loading = (embedder or EmbedderResource()).load_tokenizer_in_background()
     try:
         quarantine_damaged(store)  # a damaged file leaves the views; its partition is skipped
+        rebuild_warehouse(store)  # a DuckDB file that does not open holds only the views
         with open_instance(store) as instance:
             todo: list[_Item] = []
             keys = sorted(instance.get_dynamic_partitions(workbook_partitions.name))

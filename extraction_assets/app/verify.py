@@ -61,7 +61,7 @@ from extraction_assets.store.integrity import (
     quarantine_damaged,
 )
 from extraction_assets.store.storage import DataStore
-from extraction_assets.store.warehouse import refresh_views
+from extraction_assets.store.warehouse import refresh_views, warehouse_damage
 
 #: rows of the LanceDB table read at a time
 SCAN_BATCH_ROWS = 65_536
@@ -258,6 +258,8 @@ def verify(data_dir: str | Path, tally: Tally | None = None) -> Iterator[Damage]
     table's first, then each partition's in partition key order. Reads without writing;
     ``tally`` counts what was read."""
     store = DataStore(data_dir)
+    if why := warehouse_damage(store):
+        yield Damage("", store.warehouse_path.name, "unreadable", why)
     with open_instance(store) as instance:
         units, damage = unit_counts(store, full=True, tally=tally)
         yield from damage
@@ -288,6 +290,20 @@ def units_to_rebuild(instance: DagsterInstance, store: DataStore,
                if latest["chunk_embeddings"] is not None
                and _unit_mismatch(latest["chunk_embeddings"], units, workbook_hash)}
     return rebuild, damage
+
+
+def rebuild_warehouse(store: DataStore) -> Damage | None:
+    """Move a ``warehouse.duckdb`` that does not open (:func:`warehouse_damage`) to the
+    quarantine and write the views again; its damage, ``None`` when it opened. It holds only
+    view definitions: nothing is lost."""
+    why = warehouse_damage(store)
+    if why is None:
+        return None
+    quarantine(store, store.warehouse_path, why)
+    stamp = store.warehouse_path.with_name(f".{store.warehouse_path.name}.views")
+    stamp.unlink(missing_ok=True)
+    refresh_views(store)
+    return Damage("", store.warehouse_path.name, "unreadable", why)
 
 
 def _restore_blob(store: DataStore, workbook_hash: str) -> str:
@@ -331,6 +347,9 @@ def repair(data_dir: str | Path, embedder: EmbedderResource | None = None,
     store = DataStore(data_dir)
     quarantine_damaged(store)  # out of the views at once
     results: dict[str, Repaired] = {}
+    if damage := rebuild_warehouse(store):
+        results["warehouse"] = Repaired("", damage.name, "repaired", "views written again",
+                                        [damage])
     with open_instance(store) as instance:
         keys = sorted(instance.get_dynamic_partitions(workbook_partitions.name))
         units, table_damage = readable_units(store, full=True)
@@ -395,7 +414,7 @@ def repair(data_dir: str | Path, embedder: EmbedderResource | None = None,
             export_lineage(instance, store, lineage)
     refresh_views(store)
     fold_full_text_index(store)
-    ordered = [results[h] for h in ["", *keys] if h in results]
+    ordered = [results[h] for h in ["warehouse", "", *keys] if h in results]
     for result in ordered:
         if on_result:
             on_result(result)

@@ -24,6 +24,7 @@ import duckdb
 import pyarrow as pa
 from filelock import FileLock
 
+from extraction_assets.core.errors import one_line
 from extraction_assets.pipeline.schemas import SCHEMAS
 from extraction_assets.store.storage import DataStore, atomic_write_bytes
 from extraction_assets.store.trust_views import trust_view_sql
@@ -160,6 +161,21 @@ def refresh_views(store: DataStore, attempts: int = 20, delay_seconds: float = 0
                     raise
                 time.sleep(delay_seconds * (attempt + 1))
     return path
+
+
+def warehouse_damage(store: DataStore) -> str | None:
+    """Why ``warehouse.duckdb`` does not open as a DuckDB database (one line: overwritten,
+    truncated), ``None`` when it opens, is absent or is held by a writer (a lock is no
+    damage). ``refresh_views`` rebuilds it once it is moved away (with its stamp)."""
+    path = store.warehouse_path
+    if not path.exists():
+        return None
+    try:
+        with duckdb.connect(str(path), read_only=True) as con:
+            con.execute("SELECT count(*) FROM duckdb_views()").fetchall()
+    except duckdb.Error as exc:
+        return None if "lock" in str(exc).lower() else one_line(exc)
+    return None
 
 
 def connect(store: DataStore, read_only: bool = True) -> duckdb.DuckDBPyConnection:

@@ -296,3 +296,23 @@ def test_a_damaged_full_text_index_is_named_and_rebuilt_and_search_says_one_line
     found = run_cli("search", "wb_01", "--data-dir", str(data), "--mode", "text")
     assert found.returncode == 1 and "Traceback" not in found.stderr, found.stderr
     assert "does not read" in found.stderr, found.stderr
+
+
+def test_a_damaged_warehouse_file_is_named_and_written_again(data, tmp_path):
+    """Random bytes over ``warehouse.duckdb`` (it holds only the views): ``verify`` names it,
+    ``refresh`` and ``repair`` write it again and the views answer (before: every DuckDB
+    connection failed, ``not a valid DuckDB database file``, and nothing noticed); ``repair``
+    of a data dir that does not exist creates none."""
+    store = DataStore(data)
+    refresh_views(store)
+    before = records_by_partition(data)
+    damage(store.warehouse_path)
+    assert [(d.name, d.kind) for d in verify(data)] == [("warehouse.duckdb", "unreadable")]
+    refresh_stale(data)
+    assert records_by_partition(data) == before
+    damage(store.warehouse_path)
+    assert [r.path for r in repair(data)] == ["warehouse.duckdb"]
+    assert records_by_partition(data) == before and list(verify(data)) == []
+    missing = tmp_path / "no-such-dir"
+    out = run_cli("repair", "--data-dir", str(missing))
+    assert out.returncode == 1 and "no data dir" in out.stderr and not missing.exists()
