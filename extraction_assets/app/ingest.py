@@ -40,7 +40,13 @@ from extraction_assets.defs.partitions import (
 )
 from extraction_assets.defs.resources import EmbedderResource
 from extraction_assets.defs.sensors import FILENAME_TAG, file_tags
-from extraction_assets.store.integrity import quarantine, quarantine_damaged, quarantined
+from extraction_assets.pipeline.schemas import SCHEMAS
+from extraction_assets.store.integrity import (
+    QUARANTINE,
+    quarantine,
+    quarantine_damaged,
+    quarantined,
+)
 from extraction_assets.store.storage import (
     INSTANCE_YAML,
     DamagedFileError,
@@ -191,11 +197,13 @@ def _failure(result) -> tuple[str, str | None]:
     return "run failed", None
 
 
-def stale_assets(instance: DagsterInstance, workbook_hash: str, assets=ALL_ASSETS) -> list:
+def stale_assets(instance: DagsterInstance, workbook_hash: str, assets=ALL_ASSETS,
+                 store: DataStore | None = None) -> list:
     """The assets (in graph order) to re-materialize for a partition: from the first one whose
     latest materialization is missing, carries another code version than the current one, or is
-    older than its upstream asset's (e.g. chunks re-made with ``--until``), through everything
-    downstream of it. Empty when the partition is up to date."""
+    older than its upstream asset's (e.g. chunks re-made with ``--until``), or (given the
+    ``store``) whose Parquet files were deleted, through everything downstream of it. Empty
+    when the partition is up to date."""
     upstream_time = 0.0
     for position, asset in enumerate(assets):
         records = instance.fetch_materializations(
@@ -204,10 +212,27 @@ def stale_assets(instance: DagsterInstance, workbook_hash: str, assets=ALL_ASSET
         version = (records[0].asset_materialization.tags or {}).get("dagster/code_version") \
             if records else None
         if (version != asset.code_versions_by_key[asset.key]
-                or records[0].timestamp < upstream_time):
+                or records[0].timestamp < upstream_time
+                or (store is not None and _outputs_gone(
+                    store, workbook_hash, records[0].asset_materialization.metadata))):
             return list(assets[position:])
         upstream_time = records[0].timestamp
     return []
+
+
+def _outputs_gone(store: DataStore, workbook_hash: str, metadata: dict) -> bool:
+    """Whether a Parquet file a materialization wrote (named by its ``<table>_path``
+    metadata) is gone from the data dir, deleted and not moved to the quarantine (a
+    quarantined file's partition is ``damaged``, left to ``repair``): the asset is then
+    stale."""
+    for key in metadata:
+        table = key.removesuffix("_path")
+        if key.endswith("_path") and table in SCHEMAS:
+            path = store.table_path(table, workbook_hash)
+            if not path.exists() and not (
+                    store.root / QUARANTINE / path.relative_to(store.root)).exists():
+                return True
+    return False
 
 
 def error_line(exc: BaseException) -> str:
@@ -377,7 +402,8 @@ def materialize_batches(runner: _Runner, items: list[_Item],
             done(next(i.k for i in batch if i.workbook_hash == result.workbook_hash), result)
         retry = []
         for item in again:
-            assets = stale_assets(runner.instance, item.workbook_hash, list(item.assets))
+            assets = stale_assets(runner.instance, item.workbook_hash, list(item.assets),
+                                  runner.store)
             if assets:
                 retry.append(_Item(item.k, item.path, item.workbook_hash, tuple(assets),
                                    item.size))
@@ -492,7 +518,7 @@ def ingest_paths(
                 else:
                     seen[workbook_hash] = str(path)
                     if (workbook_hash not in new and not force
-                            and not stale_assets(instance, workbook_hash, list(selected))):
+                            and not stale_assets(instance, workbook_hash, list(selected), store)):
                         done(k, _unchanged(instance, store, str(path), workbook_hash))
                     else:
                         todo.append(_Item(k, str(path), workbook_hash, selected,
@@ -580,7 +606,7 @@ def refresh_stale(
             keys = sorted(instance.get_dynamic_partitions(workbook_partitions.name))
             units_lost = units_to_rebuild(instance, store, keys)[0]
             for k, workbook_hash in enumerate(keys):
-                stale = stale_assets(instance, workbook_hash)
+                stale = stale_assets(instance, workbook_hash, store=store)
                 if not stale and workbook_hash in units_lost:
                     stale = [chunk_embeddings]  # its LanceDB rows are gone or damaged
                 try:

@@ -446,7 +446,7 @@ class VectorStore:
             return wanted, (table.search().where(f"{condition} {column} IN ({listed})")
                             .select([name for name in table.schema.names if name != "vector"])
                             .limit(limit).to_list())
-        except (RuntimeError, OSError) as exc:  # LanceError(IO): a file of the table
+        except (RuntimeError, OSError, ValueError) as exc:  # LanceError(IO), a bad magic...
             raise self._damaged(exc) from exc
 
     def units(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], dict]:

@@ -273,7 +273,7 @@ def test_a_damaged_full_text_index_is_named_and_rebuilt_and_search_says_one_line
     """Random bytes over the full-text index's files (``_indices/``): ``search`` in ``text``
     and ``hybrid`` mode is one line naming the table and ``repair`` (before: a traceback,
     ``does not include tokenizer details``, and ``verify`` found nothing); ``verify`` names the table, ``repair``
-    writes it again and search finds the row again. A damaged data file in ``text`` mode is
+    writes it again and search finds the row again. Damaged data files in ``text`` mode are
     one line too (before: a traceback from the query's tokenizer)."""
     before = units(data)
     for path in sorted((data / "lancedb" / f"{TABLE_NAME}.lance" / "_indices").rglob("*")):
@@ -292,7 +292,8 @@ def test_a_damaged_full_text_index_is_named_and_rebuilt_and_search_says_one_line
     assert units(data) == before and list(verify(data)) == []
     found = run_cli("search", "wb_01", "--data-dir", str(data), "--mode", "text", "-k", "1")
     assert found.returncode == 0 and "wb_01.xlsx" in found.stdout, found.stderr
-    damage(sorted((data / "lancedb" / f"{TABLE_NAME}.lance" / "data").glob("*.lance"))[0])
+    for path in (data / "lancedb" / f"{TABLE_NAME}.lance" / "data").glob("*.lance"):
+        damage(path)
     found = run_cli("search", "wb_01", "--data-dir", str(data), "--mode", "text")
     assert found.returncode == 1 and "Traceback" not in found.stderr, found.stderr
     assert "does not read" in found.stderr, found.stderr
@@ -316,3 +317,19 @@ def test_a_damaged_warehouse_file_is_named_and_written_again(data, tmp_path):
     missing = tmp_path / "no-such-dir"
     out = run_cli("repair", "--data-dir", str(missing))
     assert out.returncode == 1 and "no data dir" in out.stderr and not missing.exists()
+
+
+def test_deleted_parquet_files_make_their_assets_stale(data, pristine):
+    """A partition's ``records`` and ``chunks`` files deleted (not damaged): ``refresh``
+    writes them again from ``rendered_chunks`` on and leaves the other partitions
+    ``unchanged`` (before: ``unchanged … records=0 chunks=0``, the rows gone from the views
+    until someone ran ``verify``)."""
+    keys = pristine[1]
+    before = outputs(data)
+    store = DataStore(data)
+    for table in ("records", "chunks"):
+        store.table_path(table, keys[0]).unlink()
+    results = {r.workbook_hash: r for r in refresh_stale(data)}
+    assert [results[k].status for k in keys] == ["success", "unchanged", "unchanged"]
+    assert results[keys[0]].counts["records"] > 0
+    assert outputs(data) == before
