@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyarrow as pa
 from dagster import (
     AssetRecordsFilter,
     AssetSelection,
@@ -40,16 +39,14 @@ from extraction_assets.defs.partitions import (
 )
 from extraction_assets.defs.resources import EmbedderResource
 from extraction_assets.defs.sensors import FILENAME_TAG, file_tags
-from extraction_assets.pipeline.schemas import SCHEMAS
 from extraction_assets.store.integrity import (
-    QUARANTINE,
-    quarantine,
+    outputs_gone,
     quarantine_damaged,
     quarantined,
+    summarize,
 )
 from extraction_assets.store.storage import (
     INSTANCE_YAML,
-    DamagedFileError,
     DataDirError,
     DataStore,
 )
@@ -103,57 +100,6 @@ class IngestResult:
     run_id: str | None = None
     error: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
-
-
-def _read(store: DataStore, table: str, workbook_hash: str, damaged: list[str],
-          asset: str | None = None) -> pa.Table | None:
-    """A partition's table for :func:`summarize`; ``None`` when it was not written, or when it
-    is damaged: the file is then moved to the quarantine (out of the views,
-    :mod:`~extraction_assets.store.integrity`) and named in ``damaged``."""
-    try:
-        return store.read_table(table, workbook_hash, asset=asset)
-    except FileNotFoundError:
-        return None
-    except DamagedFileError as exc:
-        quarantine(store, exc.path, exc.reason)
-        damaged.append(str(exc))
-        return None
-
-
-def _issue_counts(store: DataStore, workbook_hash: str,
-                  damaged: list[str]) -> tuple[int, int]:
-    """``(errors, over_budget)`` of one partition's ``extraction_issues``, of every asset:
-    issues of severity ``error`` (e.g. a worksheet that is not well-formed XML: its cells after
-    the fault are missing) and ``chunk_over_budget`` warnings (a chunk over ``max_tokens``)."""
-    folder = store.table_path("extraction_issues", workbook_hash).parent
-    errors = over_budget = 0
-    for path in sorted(folder.glob(f"*/{workbook_hash}.parquet")):
-        issues = _read(store, "extraction_issues", workbook_hash, damaged, path.parent.name)
-        if issues is not None:
-            errors += issues.column("severity").to_pylist().count("error")
-            over_budget += issues.column("code").to_pylist().count("chunk_over_budget")
-    return errors, over_budget
-
-
-def summarize(store: DataStore, workbook_hash: str) -> dict[str, int]:
-    """Sheets, tables, records and chunks written for one partition, its ``errors`` (issues of
-    severity ``error``: the file was read, but not all of it) and ``over_budget`` (chunks
-    over the token budget, see :func:`_issue_counts`); ``damaged``, when some, the files of
-    the partition that did not read (moved to the quarantine, counted as empty: ``repair``
-    rebuilds them)."""
-    damaged: list[str] = []
-    counts = {}
-    for table in ("sheets", "blocks", "records", "chunks"):
-        data = _read(store, table, workbook_hash, damaged)
-        counts[table] = 0 if data is None else data.num_rows
-        if table == "blocks":
-            counts["tables"] = 0 if data is None else data.column("kind").to_pylist().count(
-                "table")
-    errors, over_budget = _issue_counts(store, workbook_hash, damaged)
-    return {"sheets": counts["sheets"], "tables": counts["tables"],
-            "records": counts["records"], "chunks": counts["chunks"],
-            "errors": errors, "over_budget": over_budget,
-            **({"damaged": len(damaged)} if damaged else {})}
 
 
 def _error_chain(error) -> Iterator:
@@ -213,26 +159,11 @@ def stale_assets(instance: DagsterInstance, workbook_hash: str, assets=ALL_ASSET
             if records else None
         if (version != asset.code_versions_by_key[asset.key]
                 or records[0].timestamp < upstream_time
-                or (store is not None and _outputs_gone(
+                or (store is not None and outputs_gone(
                     store, workbook_hash, records[0].asset_materialization.metadata))):
             return list(assets[position:])
         upstream_time = records[0].timestamp
     return []
-
-
-def _outputs_gone(store: DataStore, workbook_hash: str, metadata: dict) -> bool:
-    """Whether a Parquet file a materialization wrote (named by its ``<table>_path``
-    metadata) is gone from the data dir, deleted and not moved to the quarantine (a
-    quarantined file's partition is ``damaged``, left to ``repair``): the asset is then
-    stale."""
-    for key in metadata:
-        table = key.removesuffix("_path")
-        if key.endswith("_path") and table in SCHEMAS:
-            path = store.table_path(table, workbook_hash)
-            if not path.exists() and not (
-                    store.root / QUARANTINE / path.relative_to(store.root)).exists():
-                return True
-    return False
 
 
 def error_line(exc: BaseException) -> str:

@@ -33,6 +33,7 @@ from extraction_assets.core.errors import one_line
 from extraction_assets.pipeline.schemas import SCHEMAS
 from extraction_assets.store.storage import (
     HASH_RE,
+    DamagedFileError,
     DataStore,
     atomic_write_bytes,
     sha256_file,
@@ -210,3 +211,68 @@ def quarantine_damaged(store: DataStore, partitions: Iterable[str] | None = None
             pass
     return moved
 
+
+def _read(store: DataStore, table: str, workbook_hash: str, damaged: list[str],
+          asset: str | None = None) -> pa.Table | None:
+    """A partition's table for :func:`summarize`; ``None`` when it was not written, or when it
+    is damaged: the file is then moved to the quarantine (out of the views,
+    :mod:`~extraction_assets.store.integrity`) and named in ``damaged``."""
+    try:
+        return store.read_table(table, workbook_hash, asset=asset)
+    except FileNotFoundError:
+        return None
+    except DamagedFileError as exc:
+        quarantine(store, exc.path, exc.reason)
+        damaged.append(str(exc))
+        return None
+
+
+def _issue_counts(store: DataStore, workbook_hash: str,
+                  damaged: list[str]) -> tuple[int, int]:
+    """``(errors, over_budget)`` of one partition's ``extraction_issues``, of every asset:
+    issues of severity ``error`` (e.g. a worksheet that is not well-formed XML: its cells after
+    the fault are missing) and ``chunk_over_budget`` warnings (a chunk over ``max_tokens``)."""
+    folder = store.table_path("extraction_issues", workbook_hash).parent
+    errors = over_budget = 0
+    for path in sorted(folder.glob(f"*/{workbook_hash}.parquet")):
+        issues = _read(store, "extraction_issues", workbook_hash, damaged, path.parent.name)
+        if issues is not None:
+            errors += issues.column("severity").to_pylist().count("error")
+            over_budget += issues.column("code").to_pylist().count("chunk_over_budget")
+    return errors, over_budget
+
+
+def summarize(store: DataStore, workbook_hash: str) -> dict[str, int]:
+    """Sheets, tables, records and chunks written for one partition, its ``errors`` (issues of
+    severity ``error``: the file was read, but not all of it) and ``over_budget`` (chunks
+    over the token budget, see :func:`_issue_counts`); ``damaged``, when some, the files of
+    the partition that did not read (moved to the quarantine, counted as empty: ``repair``
+    rebuilds them)."""
+    damaged: list[str] = []
+    counts = {}
+    for table in ("sheets", "blocks", "records", "chunks"):
+        data = _read(store, table, workbook_hash, damaged)
+        counts[table] = 0 if data is None else data.num_rows
+        if table == "blocks":
+            counts["tables"] = 0 if data is None else data.column("kind").to_pylist().count(
+                "table")
+    errors, over_budget = _issue_counts(store, workbook_hash, damaged)
+    return {"sheets": counts["sheets"], "tables": counts["tables"],
+            "records": counts["records"], "chunks": counts["chunks"],
+            "errors": errors, "over_budget": over_budget,
+            **({"damaged": len(damaged)} if damaged else {})}
+
+
+def outputs_gone(store: DataStore, workbook_hash: str, metadata: dict) -> bool:
+    """Whether a Parquet file a materialization wrote (named by its ``<table>_path``
+    metadata) is gone from the data dir, deleted and not moved to the quarantine (a
+    quarantined file's partition is ``damaged``, left to ``repair``): the asset is then
+    stale."""
+    for key in metadata:
+        table = key.removesuffix("_path")
+        if key.endswith("_path") and table in SCHEMAS:
+            path = store.table_path(table, workbook_hash)
+            if not path.exists() and not (
+                    store.root / QUARANTINE / path.relative_to(store.root)).exists():
+                return True
+    return False

@@ -19,9 +19,10 @@ from pathlib import Path
 import lancedb
 import pytest
 
-from extraction_assets.app.ingest import ingest_paths, refresh_stale, summarize
+from extraction_assets.app.ingest import ingest_paths, refresh_stale
 from extraction_assets.app.verify import repair, verify
 from extraction_assets.search.vectors import TABLE_NAME
+from extraction_assets.store.integrity import summarize
 from extraction_assets.store.storage import DamagedFileError, DataStore
 from extraction_assets.store.warehouse import CONTRACT_VIEWS, connect, refresh_views
 from extraction_assets_tests.fault_helpers import write_batch
@@ -272,9 +273,9 @@ def test_verify_names_the_damage_refresh_goes_on_and_repair_restores_it(data, pr
 def test_a_damaged_full_text_index_is_named_and_rebuilt_and_search_says_one_line(data):
     """Random bytes over the full-text index's files (``_indices/``): ``search`` in ``text``
     and ``hybrid`` mode is one line naming the table and ``repair`` (before: a traceback,
-    ``does not include tokenizer details``, and ``verify`` found nothing); ``verify`` names the table, ``repair``
-    writes it again and search finds the row again. Damaged data files in ``text`` mode are
-    one line too (before: a traceback from the query's tokenizer)."""
+    ``does not include tokenizer details``, and ``verify`` found nothing); ``verify`` names
+    the table, ``repair`` writes it again and search finds the row again. Damaged data files
+    in ``text`` mode are one line too (before: a traceback from the query's tokenizer)."""
     before = units(data)
     for path in sorted((data / "lancedb" / f"{TABLE_NAME}.lance" / "_indices").rglob("*")):
         if path.is_file():
