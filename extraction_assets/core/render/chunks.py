@@ -10,13 +10,10 @@ from functools import partial
 from typing import Callable, Sequence
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from extraction_assets.core.a1 import range_ref
 from extraction_assets.core.blocks import Block, BlockKind
 from extraction_assets.core.grid import StyledGrid
-from extraction_assets.core.normalize import stripped_text
 from extraction_assets.core.render.escape import md_cell, md_text
 from extraction_assets.core.render.markdown import (
     header_lines,
@@ -24,7 +21,7 @@ from extraction_assets.core.render.markdown import (
     md_name,
     row_line,
 )
-from extraction_assets.core.render.markup import marked_text
+from extraction_assets.core.render.markup import marked_text, shown_lines
 from extraction_assets.core.render.records import TableRecords
 
 
@@ -359,17 +356,7 @@ def text_line_rows(grid: StyledGrid, block: Block) -> list[int] | None:
     with text make one line, more when a cell holds line breaks; as
     :func:`~extraction_assets.core.segment.context.make_block` writes it), read again from
     ``grid``; ``None`` when its cells do not make that text. Linear in the block's cells."""
-    inside = grid.positions(block.min_row, block.min_col, block.max_row, block.max_col)
-    table = grid.table.take(pa.array(inside, pa.int64()))
-    texts = stripped_text(table.column("display_text"))
-    keep = pc.and_(pc.and_(pc.not_equal(texts, ""),
-                           pc.invert(pc.fill_null(table.column("hidden"), False))),
-                   pc.is_null(table.column("merged_from")))
-    lines: dict[int, list[str]] = {}
-    for row, text in zip(pc.filter(table.column("row"), keep).to_pylist(),
-                         pc.filter(texts, keep).to_pylist()):
-        lines.setdefault(row, []).append(text)
-    joined = [(row, " ".join(parts)) for row, parts in sorted(lines.items())]
+    joined = [(row, " ".join(text for _, text in cells)) for row, cells in shown_lines(grid, block)]
     if "\n".join(text for _, text in joined) != block.text:
         return None
     return [row for row, text in joined for _ in range(text.count("\n") + 1)]

@@ -9,10 +9,12 @@ from dataclasses import replace
 from html import escape, unescape
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from extraction_assets.core.a1 import cell_ref, parse_cell_ref
 from extraction_assets.core.blocks import RECORD_KINDS, Block
 from extraction_assets.core.grid import StyledGrid
+from extraction_assets.core.normalize import stripped_text
 
 
 def apply_markup(block: Block, grid: StyledGrid, marked: dict[str, str]) -> Block:
@@ -27,15 +29,28 @@ def apply_markup(block: Block, grid: StyledGrid, marked: dict[str, str]) -> Bloc
         return block
     if block.kind in RECORD_KINDS:
         return replace(block, markup=inside)
+    text = "\n".join(" ".join(inside.get(cell_ref(r, c), escape(t)) for c, t in cells)
+                     for r, cells in shown_lines(grid, block))
+    return replace(block, text=text, markup=inside)
+
+
+def shown_lines(grid: StyledGrid, block: Block) -> list[tuple[int, list[tuple[int, str]]]]:
+    """The rows of a block's area that show text, in order, each with its cells' ``(column,
+    stripped display text)``: the cells that own their value (no merge-covered cell), not
+    hidden, not blank; as :func:`~extraction_assets.core.segment.context.make_block` writes a
+    text block's lines (one per row, its cells joined by a space)."""
     cells = grid.table.take(pa.array(grid.positions(block.min_row, block.min_col, block.max_row,
-                                                    block.max_col)))
-    lines: dict[int, list[str]] = {}
-    for r, c, text, merged, hidden in zip(*(cells.column(name).to_pylist() for name in (
-            "row", "col", "display_text", "merged_from", "hidden"))):
-        if text and text.strip() and merged is None and not hidden:
-            lines.setdefault(r, []).append(inside.get(cell_ref(r, c), escape(text.strip())))
-    return replace(block, text="\n".join(" ".join(parts) for _, parts in sorted(lines.items())),
-                   markup=inside)
+                                                    block.max_col), pa.int64()))
+    texts = stripped_text(cells.column("display_text"))
+    keep = pc.and_(pc.and_(pc.not_equal(texts, ""),
+                           pc.invert(pc.fill_null(cells.column("hidden"), False))),
+                   pc.is_null(cells.column("merged_from")))
+    lines: dict[int, list[tuple[int, str]]] = {}
+    for r, c, text in zip(pc.filter(cells.column("row"), keep).to_pylist(),
+                          pc.filter(cells.column("col"), keep).to_pylist(),
+                          pc.filter(texts, keep).to_pylist()):
+        lines.setdefault(r, []).append((c, text))
+    return sorted(lines.items())
 
 
 def marked_text(block: Block) -> bool:
