@@ -5,8 +5,9 @@ One Dagster run, ``ingest_batches``, fans out one step per batch (``DynamicOut``
 runs ``N`` steps at a time, each in a process of Dagster's multiprocess executor (forked from
 its forkserver, with this module preloaded), or as a task on Celery workers. Each step
 materializes its batch as an ordinary run of the asset graph in its own process
-(:func:`~extraction_assets.app.ingest.materialize_batches`) and reports each file's result as
-a line of its step's log, which the command reads from the instance's event log as they come.
+(:func:`~extraction_assets.app.ingest.materialize_batches`) and reports its files' results as
+the metadata of its output (``results``), which the command reads from the step output events
+of the instance's event log as they come.
 Dagster runs at most one run at a time in a process: two runs started in threads of one
 process can deadlock on the logging module's locks (Dagster configures logging for every run).
 """
@@ -26,6 +27,8 @@ from dagster import (
     DynamicOut,
     DynamicOutput,
     JobDefinition,
+    MetadataValue,
+    Output,
     RunsFilter,
     build_reconstructable_job,
     execute_job,
@@ -47,9 +50,9 @@ from extraction_assets.defs.assets import ALL_ASSETS
 from extraction_assets.defs.resources import ENV_PASSWORDS, EmbedderResource
 from extraction_assets.store.storage import DataStore
 
-#: Prefix of the step log lines that carry one file's result (JSON of an ``IngestResult``
-#: and its index ``k``).
-RESULT_LINE = "ingest result: "
+#: The metadata key of a batch step's output that holds its files' results (each an
+#: ``IngestResult``'s fields and its index ``k``).
+RESULTS_KEY = "results"
 #: Run tag of the ``ingest_batches`` run of one command (a fresh id), to find it.
 INGEST_TAG = "extraction_assets/ingest"
 #: Seconds between two reads of the run's log.
@@ -78,21 +81,23 @@ def _step_key(n: int) -> str:
 
 
 @op(description="Materialize one batch of files: one run of the asset graph in this process.")
-def materialize_batch(context, batch: dict) -> int:
-    """Run :func:`~extraction_assets.app.ingest.materialize_batches` on the batch; log each
-    file's result (:data:`RESULT_LINE`). Returns the number of files."""
+def materialize_batch(context, batch: dict) -> Output[int]:
+    """Run :func:`~extraction_assets.app.ingest.materialize_batches` on the batch; the output
+    (the number of files) carries their results as metadata (:data:`RESULTS_KEY`)."""
     store = DataStore(batch["data_dir"])
     embedder = EmbedderResource(**batch["embedder"]) if batch["embedder"] else None
     items = [_Item(i["k"], i["path"], i["workbook_hash"],
                    tuple(_ASSETS[name] for name in i["assets"]), i["size"])
              for i in batch["items"]]
 
+    results: list[dict] = []
+
     def done(k: int, result: IngestResult) -> None:
-        context.log.info(RESULT_LINE + json.dumps({"k": k, **asdict(result)}))
+        results.append({"k": k, **asdict(result)})
 
     runner = _Runner(context.instance, store, embedder, None, _run_config(batch["max_tokens"]))
     materialize_batches(runner, items, done, threading.Event())
-    return len(items)
+    return Output(len(items), metadata={RESULTS_KEY: MetadataValue.json(results)})
 
 
 def batches_job(celery_broker: str | None = None) -> JobDefinition:
@@ -170,12 +175,14 @@ def run_batches(instance: DagsterInstance, store: DataStore, batches: list[list[
                         and _tells_interrupt(entry.dagster_event)):
                     stopping.set()
                     on_stopping()
-                if entry.user_message.startswith(RESULT_LINE):
-                    data = json.loads(entry.user_message[len(RESULT_LINE):])
-                    k = data.pop("k")
-                    if k not in reported:
-                        reported[k] = data["status"]
-                        done(k, IngestResult(**data))
+                if entry.dagster_event and entry.dagster_event.is_successful_output:
+                    meta = entry.dagster_event.step_output_data.metadata
+                    for data in meta[RESULTS_KEY].value if RESULTS_KEY in meta else ():
+                        data = dict(data)
+                        k = data.pop("k")
+                        if k not in reported:
+                            reported[k] = data["status"]
+                            done(k, IngestResult(**data))
             if page is not None and page.has_more:
                 continue
             if last:

@@ -30,7 +30,7 @@ from filelock import FileLock
 
 from extraction_assets.defs.assets import ALL_ASSETS, chunk_embeddings
 from extraction_assets.defs.definitions import make_definitions
-from extraction_assets.defs.lineage import export_lineage
+from extraction_assets.defs.lineage import export_lineage, read_lineage
 from extraction_assets.defs.partitions import (
     PARTITION_TAG,
     RANGE_TAGS,
@@ -100,6 +100,17 @@ class IngestResult:
     run_id: str | None = None
     error: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
+
+
+def _counts(instance: DagsterInstance, workbook_hash: str) -> dict[str, int]:
+    """A partition's counts, from its latest materializations' metadata (see
+    :func:`~extraction_assets.defs.lineage.partition_counts`)."""
+    return read_lineage(instance, [workbook_hash]).counts(workbook_hash)
+
+
+def _no_counts(workbook_hash: str) -> dict[str, int]:
+    """No counts: the event log was not read."""
+    return {}
 
 
 def _error_chain(error) -> Iterator:
@@ -190,7 +201,7 @@ def _unchanged(instance: DagsterInstance, store: DataStore, path: str,
         except Exception as exc:  # noqa: BLE001 - still up to date; the lineage is what failed
             return IngestResult(path, workbook_hash, "failed", error="up to date, but its "
                                 f"lineage was not written: {error_line(exc)}")
-    return IngestResult(path, workbook_hash, "unchanged", counts=summarize(store, workbook_hash))
+    return IngestResult(path, workbook_hash, "unchanged", counts=_counts(instance, workbook_hash))
 
 
 def damaged_result(store: DataStore, path: str, workbook_hash: str) -> IngestResult | None:
@@ -283,29 +294,29 @@ class _Runner:
         the others, whose step Dagster then recorded as failed too, go again without it."""
         result = self.run(batch)
         hashes = [item.workbook_hash for item in batch]
-        try:
-            export_lineage(self.instance, self.store, hashes)
+        try:  # the lineage read from the event log also gives the counts of the result lines
+            counts = export_lineage(self.instance, self.store, hashes).counts
+            unwritten = None
         except Exception as exc:  # noqa: BLE001 - the disk full, the views locked: say so, go on
             unwritten = f"its lineage was not written: {error_line(exc)}"
-        else:
-            unwritten = None
+            counts = _no_counts
         run_id = result.run_id
         if not result.success and _interrupted(result):
             return [IngestResult(i.path, i.workbook_hash, "interrupted", run_id, INTERRUPTED_RUN)
                     for i in batch], []
         if result.success:
             return [IngestResult(i.path, i.workbook_hash, "failed" if unwritten else "success",
-                                 run_id, unwritten, summarize(self.store, i.workbook_hash))
+                                 run_id, unwritten, counts(i.workbook_hash))
                     for i in batch], []
         message, partition = _failure(result)
         error = "; ".join(e for e in (message, unwritten) if e)
         if len(batch) > 1 and partition in hashes:
             failed = batch[hashes.index(partition)]
             return [IngestResult(failed.path, partition, "failed", run_id, error,
-                                 summarize(self.store, partition))], \
+                                 counts(partition))], \
                 [i for i in batch if i is not failed]
         return [IngestResult(i.path, i.workbook_hash, "failed", run_id, error,
-                             summarize(self.store, i.workbook_hash)) for i in batch], []
+                             counts(i.workbook_hash)) for i in batch], []
 
 
 def materialize_batches(runner: _Runner, items: list[_Item],
@@ -340,7 +351,7 @@ def materialize_batches(runner: _Runner, items: list[_Item],
                                    item.size))
             else:
                 done(item.k, IngestResult(item.path, item.workbook_hash, "success",
-                                          counts=summarize(runner.store, item.workbook_hash)))
+                                          counts=_counts(runner.instance, item.workbook_hash)))
         queue.extendleft(reversed(plan_batches(retry, order, batch_files=batch_files)))
     for batch in queue:
         for item in batch:
@@ -445,7 +456,7 @@ def ingest_paths(
                 elif workbook_hash in seen:
                     done(k, IngestResult(str(path), workbook_hash, "duplicate",
                                          error=f"same bytes as {seen[workbook_hash]}",
-                                         counts=summarize(store, workbook_hash)))
+                                         counts=_counts(instance, workbook_hash)))
                 else:
                     seen[workbook_hash] = str(path)
                     if (workbook_hash not in new and not force

@@ -7,6 +7,7 @@ import os
 from dagster import Definitions, ExecutorDefinition
 
 from extraction_assets.defs.assets import ALL_ASSETS
+from extraction_assets.defs.io_manager import IO_MANAGER_KEY, TablesIOManagerFactory, tables_read
 from extraction_assets.defs.resources import (
     DataStoreResource,
     EmbedderResource,
@@ -60,6 +61,8 @@ def make_definitions(data_dir: str | None = None,
                  full_text_index_after_success],
         resources={
             "storage": storage,
+            IO_MANAGER_KEY: TablesIOManagerFactory(data_dir=storage.data_dir,
+                                                   held_tables=tables_read(ALL_ASSETS)),
             "embedder": embedder or EmbedderResource(),
             "limits": LimitsResource(),
             "passwords": PasswordsResource(passwords=list(passwords))

@@ -5,6 +5,7 @@ log so it agrees with the Dagster UI."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from dagster import AssetRecordsFilter, DagsterInstance
@@ -17,8 +18,39 @@ from extraction_assets.store.warehouse import refresh_views
 MAX_RECORDS = 10_000
 
 
-def lineage_rows(instance: DagsterInstance,
-                 workbook_hashes: Sequence[str]) -> dict[str, list[dict]]:
+@dataclass
+class Lineage:
+    """What the event log holds of some partitions: ``rows``, the ``lineage`` table's rows by
+    partition (see :func:`read_lineage`), and ``latest``, by partition and asset name, the
+    metadata values of the asset's latest materialization."""
+
+    rows: dict[str, list[dict]]
+    latest: dict[str, dict[str, dict]]
+
+    def counts(self, workbook_hash: str) -> dict[str, int]:
+        """What a result line says of a partition, from its latest materializations' metadata
+        (see :func:`partition_counts`)."""
+        return partition_counts(self.latest.get(workbook_hash, {}))
+
+
+def partition_counts(latest: dict[str, dict]) -> dict[str, int]:
+    """Sheets, tables, records and chunks a partition's latest materializations wrote, its
+    ``errors`` (issues of severity ``error`` of every asset: the file was read, but not all of
+    it) and ``over_budget`` (chunks over the token budget), from their metadata (``latest``:
+    asset name -> metadata values, as :class:`Lineage` holds them); 0 for an asset never
+    materialized."""
+    def value(asset: str, key: str) -> int:
+        return int(latest.get(asset, {}).get(key) or 0)
+
+    return {"sheets": value("normalized_grids", "sheets_rows"),
+            "tables": value("segmented_blocks", "tables"),
+            "records": value("rendered_chunks", "records_rows"),
+            "chunks": value("rendered_chunks", "chunks_rows"),
+            "errors": sum(int(meta.get("error_issues") or 0) for meta in latest.values()),
+            "over_budget": value("rendered_chunks", "over_budget")}
+
+
+def read_lineage(instance: DagsterInstance, workbook_hashes: Sequence[str]) -> Lineage:
     """Every materialization of the six assets for each partition, oldest first, by partition;
     one query per asset for all the partitions.
 
@@ -28,7 +60,9 @@ def lineage_rows(instance: DagsterInstance,
     ``row_count`` metadata the asset reported; ``materialized_at`` is the event time (UTC).
     """
     rows: dict[str, list[dict]] = {h: [] for h in workbook_hashes}
+    latest: dict[str, dict[str, dict]] = {h: {} for h in workbook_hashes}
     for asset in ALL_ASSETS:
+        name = asset.key.path[-1]
         records = instance.fetch_materializations(
             AssetRecordsFilter(asset_key=asset.key, asset_partitions=list(workbook_hashes)),
             limit=MAX_RECORDS, ascending=True,
@@ -39,24 +73,24 @@ def lineage_rows(instance: DagsterInstance,
             metadata = materialization.metadata
             count, digest = metadata.get("row_count"), metadata.get("data_hash")
             rows[materialization.partition].append(dict(
-                workbook_hash=materialization.partition, asset=asset.key.path[-1],
+                workbook_hash=materialization.partition, asset=name,
                 run_id=record.run_id, code_version=tags.get("dagster/code_version"),
                 data_version=digest.value if digest is not None
                 else tags.get("dagster/data_version"),
                 materialized_at=datetime.fromtimestamp(record.timestamp, timezone.utc),
                 row_count=int(count.value) if count is not None else None,
             ))
-    return {h: sorted(r, key=lambda row: (row["materialized_at"], row["asset"]))
-            for h, r in rows.items()}
+            latest[materialization.partition][name] = {k: v.value for k, v in metadata.items()}
+    return Lineage({h: sorted(r, key=lambda row: (row["materialized_at"], row["asset"]))
+                    for h, r in rows.items()}, latest)
 
 
 def export_lineage(instance: DagsterInstance, store: DataStore,
-                   workbook_hashes: Sequence[str]) -> int:
+                   workbook_hashes: Sequence[str]) -> Lineage:
     """Rewrite each partition's ``lineage`` Parquet file from the event log and refresh the
-    views once; returns the number of rows written."""
-    written = 0
-    for workbook_hash, rows in lineage_rows(instance, workbook_hashes).items():
+    views once; returns what was read (:func:`read_lineage`)."""
+    lineage = read_lineage(instance, workbook_hashes)
+    for workbook_hash, rows in lineage.rows.items():
         store.write_table("lineage", workbook_hash, rows)
-        written += len(rows)
     refresh_views(store)
-    return written
+    return lineage

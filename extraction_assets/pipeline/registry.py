@@ -1,5 +1,5 @@
-"""The stage registry: for each asset that writes Parquet, the tables its stage reads, the tables
-it writes and how it is called. The Dagster assets, :func:`run_pipeline`, the evaluator and the
+"""The stage registry: for each asset that writes Parquet, the tables its stage writes and how it
+is called. The Dagster assets, :func:`run_pipeline`, the evaluator and the
 benchmark all run the stages through :data:`STAGES`, so the wiring is written once.
 
 The embeddings (``chunk_embeddings``, written to LanceDB) are not a stage of this registry:
@@ -9,7 +9,7 @@ they need the embedder and the vector store, see :mod:`extraction_assets.search`
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
@@ -17,11 +17,11 @@ import pyarrow as pa
 
 import extraction_assets.pipeline.trust as trust
 from extraction_assets.core.limits import Limits
+from extraction_assets.core.model import Workbook
 from extraction_assets.core.sniff import sniff
 from extraction_assets.core.trust.headers import HeaderDetector, uses_rules
 from extraction_assets.core.trust.redact import RedactionPolicy
 from extraction_assets.pipeline.codecs import (
-    MARKUP_COLUMNS,
     cell_markup,
     issues_table,
     marked_strings,
@@ -58,6 +58,9 @@ class RunSettings:
         header_detector: who decides ambiguous header rows (default: the rules).
         dual_read_max_cells: compare the values with python-calamine's read of the bytes up
             to this many parsed cells (``review_items``); 0: no dual read.
+        opened: the file as the ``workbook`` stage opened it from ``data``
+            (``StageOutput.opened``): ``parsed_sheets`` reads it (and closes it) instead of
+            opening the file again.
     """
 
     data: bytes = b""
@@ -74,6 +77,7 @@ class RunSettings:
     colour_tags: Mapping[str, str] | None = None
     header_detector: HeaderDetector | None = None
     dual_read_max_cells: int = 0
+    opened: Workbook | None = None
 
 
 Tables = Mapping[str, pa.Table]
@@ -82,21 +86,18 @@ Tables = Mapping[str, pa.Table]
 @dataclass(frozen=True)
 class Stage:
     """One stage: the ``asset`` it materializes, a short ``label`` (the benchmark's name), the
-    tables it ``reads`` (written by earlier stages) and ``writes`` (the first is its main
-    table, whose rows the benchmark counts), and ``call``, which runs it on one partition.
-    ``columns`` names the only columns it reads of some of its tables (the others it reads
-    whole).
+    tables it ``writes`` (the first is its main table, whose rows the benchmark counts) and
+    ``call``, which runs it on one partition.
 
-    ``call(workbook_hash, tables, settings)`` takes at least the tables of ``reads`` (a mapping
-    that may read a table only when it is looked up) and raises :class:`~.stages.StageError`
-    when the file cannot be read."""
+    ``call(workbook_hash, tables, settings)`` takes the tables of earlier stages it reads by
+    name (a mapping that may read a table only when it is looked up; the Dagster assets
+    declare what each reads as their inputs) and raises :class:`~.stages.StageError` when the
+    file cannot be read."""
 
     asset: str
     label: str
-    reads: tuple[str, ...]
     writes: tuple[str, ...]
     call: Callable[[str, Tables, RunSettings], StageOutput]
-    columns: Mapping[str, list[str]] = field(default_factory=dict)
 
     def run(self, workbook_hash: str, tables: Tables, settings: RunSettings) -> StageOutput:
         """Run the stage on one partition (see :attr:`call`)."""
@@ -108,7 +109,7 @@ def _workbook(h: str, t: Tables, s: RunSettings) -> StageOutput:
 
 
 def _parse(h: str, t: Tables, s: RunSettings) -> StageOutput:
-    out = parse_stage(h, s.data, s.limits, s.passwords, s.conversions)
+    out = parse_stage(h, s.data, s.limits, s.passwords, s.conversions, s.opened)
     review, issues = trust.review_items(
         h, s.data, sniff(s.data).format, out.tables["parsed_cells"], out.tables["parsed_sheets"],
         out.tables["workbook_properties"].column("date_system")[0].as_py() == 1904,
@@ -156,26 +157,16 @@ def _render(h: str, t: Tables, s: RunSettings) -> StageOutput:
 
 #: The stages in graph order.
 STAGES: tuple[Stage, ...] = (
-    Stage("workbook", "workbook", (), ("workbooks",), _workbook),
-    Stage("parsed_sheets", "parse", (),
+    Stage("workbook", "workbook", ("workbooks",), _workbook),
+    Stage("parsed_sheets", "parse",
           ("parsed_cells", "parsed_sheets", "styles", "workbook_properties", "sheet_objects",
            "rich_text", "review_items"), _parse),
-    Stage("normalized_grids", "normalize",
-          ("parsed_cells", "parsed_sheets", "styles", "workbook_properties"),
-          ("cells", "sheets", "colour_legends"), _normalize),
-    Stage("segmented_blocks", "segment", ("cells", "sheets", "sheet_objects"),
-          ("blocks", "block_columns"), _segment),
-    Stage("rendered_chunks", "render",
-          ("cells", "sheets", "blocks", "block_columns", "parsed_cells", "rich_text"),
-          ("chunks", "records", "renderings"), _render, {"parsed_cells": MARKUP_COLUMNS}),
+    Stage("normalized_grids", "normalize", ("cells", "sheets", "colour_legends"), _normalize),
+    Stage("segmented_blocks", "segment", ("blocks", "block_columns"), _segment),
+    Stage("rendered_chunks", "render", ("chunks", "records", "renderings"), _render),
 )
 #: Each stage by the asset it materializes.
 STAGE: dict[str, Stage] = {stage.asset: stage for stage in STAGES}
-#: For each table a stage reads whole, the last stage (by asset) that does: a process that
-#: wrote the table holds it in memory until then (see
-#: :meth:`~extraction_assets.store.storage.DataStore.write_table`).
-LAST_READER: dict[str, str] = {table: stage.asset for stage in STAGES for table in stage.reads
-                               if table not in stage.columns}
 #: The assets :func:`run_pipeline` can stop after, in graph order (``workbook`` only describes
 #: the file, so the pipeline starts with ``parsed_sheets``).
 PIPELINE_ASSETS = tuple(stage.asset for stage in STAGES[1:])

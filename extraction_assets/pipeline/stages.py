@@ -33,6 +33,7 @@ from extraction_assets.core.model import (
     ParsedSheet,
     SheetInfo,
     SheetObject,
+    Workbook,
     WorkbookStyles,
 )
 from extraction_assets.core.normalize import normalize_sheet
@@ -68,11 +69,13 @@ from extraction_assets.pipeline.codecs import (
 @dataclass
 class StageOutput:
     """Tables produced by one stage for one partition, its issues, and facts worth showing in
-    the materialization metadata (``facts``: JSON-compatible values by name)."""
+    the materialization metadata (``facts``: JSON-compatible values by name); ``opened``, the
+    file as :func:`workbook_stage` opened it, for :func:`parse_stage` (which closes it)."""
 
     tables: dict[str, pa.Table]
     issues: list[Issue] = field(default_factory=list)
     facts: dict = field(default_factory=dict)
+    opened: Workbook | None = None
 
 
 class StageError(Exception):
@@ -98,7 +101,8 @@ def workbook_stage(workbook_hash: str, data: bytes, source_path: str,
     file was converted by LibreOffice, an ``info`` issue ``converted`` names the tool, its
     version and the seconds it took; a file read by value gets ``styles_unavailable``. An
     encrypted file is opened with the first of ``passwords`` that works (``is_encrypted`` stays
-    true).
+    true). The opened workbook is ``output.opened``, for :func:`parse_stage`; the caller
+    closes it when no stage reads it.
 
     Raises:
         StageError: the file is not a readable workbook; its ``workbooks`` row is in
@@ -117,23 +121,21 @@ def workbook_stage(workbook_hash: str, data: bytes, source_path: str,
     except ExtractionError as exc:
         issue = Issue("workbook", None, None, "error", exc.code, exc.message)
         raise StageError(exc, StageOutput({"workbooks": table("workbooks", [row])}, [issue]))
-    try:
-        row.update(
-            sheet_count=len(wb.sheets), sheet_names=[s.name for s in wb.sheets],
-            sheet_visibility=[s.visibility for s in wb.sheets], has_macros=wb.has_macros,
-            has_external_links=wb.has_external_links, date_system=1904 if wb.date1904 else 1900,
-        )
-        # the workbook's other issues belong to parsed_sheets, which reports them once
-        return StageOutput({"workbooks": table("workbooks", [row])},
-                           [i for i in wb.issues if i.stage == "workbook"],
-                           {"conversion": wb.conversion} if wb.conversion else {})
-    finally:
-        wb.close()
+    row.update(
+        sheet_count=len(wb.sheets), sheet_names=[s.name for s in wb.sheets],
+        sheet_visibility=[s.visibility for s in wb.sheets], has_macros=wb.has_macros,
+        has_external_links=wb.has_external_links, date_system=1904 if wb.date1904 else 1900,
+    )
+    # the workbook's other issues belong to parsed_sheets, which reports them once
+    return StageOutput({"workbooks": table("workbooks", [row])},
+                       [i for i in wb.issues if i.stage == "workbook"],
+                       {"conversion": wb.conversion} if wb.conversion else {}, opened=wb)
 
 
 # -- parsed_sheets ----------------------------------------------------------------------------
 def parse_stage(workbook_hash: str, data: bytes, limits: Limits | None = None,
-                passwords: Sequence[str] = (), conversions: Path | None = None) -> StageOutput:
+                passwords: Sequence[str] = (), conversions: Path | None = None,
+                opened: Workbook | None = None) -> StageOutput:
     """Every cell of every worksheet as written, plus sheets, styles and workbook properties.
 
     Tables: ``parsed_cells``, ``parsed_sheets``, ``styles``, ``workbook_properties``,
@@ -144,13 +146,14 @@ def parse_stage(workbook_hash: str, data: bytes, limits: Limits | None = None,
     cell font are left out; ``phonetic`` is the joined reading, never part of cell values).
     Sheets are read one at a time (memory grows with the largest sheet's cells). An encrypted
     file is opened with the first of ``passwords`` that works. ``conversions``: see
-    :func:`~extraction_assets.core.open.open_workbook`.
+    :func:`~extraction_assets.core.open.open_workbook`. ``opened``: the workbook as
+    :func:`workbook_stage` opened it from ``data`` (else it is opened here); it is closed here.
 
     Raises:
         StageError: the package cannot be read at all.
     """
     try:
-        wb = open_workbook(data, limits, passwords=passwords, conversions=conversions)
+        wb = opened or open_workbook(data, limits, passwords=passwords, conversions=conversions)
     except ExtractionError as exc:
         raise StageError(exc, StageOutput({}, [Issue("parsed_sheets", None, None, "error",
                                                      exc.code, exc.message)]))

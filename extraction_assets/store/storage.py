@@ -29,7 +29,6 @@ import os
 import re
 import stat
 import tempfile
-import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -144,46 +143,45 @@ class Written:
     sha256: str
 
 
-class _HeldTables:
-    """Tables written by this process that a later stage of the same partition reads (see
-    :meth:`DataStore.write_table`'s ``hold``): by file path, each with the identity of the
-    file it was written to (device, inode, size, modification time). A read of that path
-    returns the held table while the file is still the one written; a file replaced since
-    (another process re-materialized the partition) is read from disk. Only one partition's
-    tables are held: writing another's drops them."""
+@dataclass(frozen=True)
+class EncodedTable:
+    """One partition of a table encoded as the Parquet file it is written as
+    (:func:`encode_table`): ``payload`` (the file's bytes), its row count and sha256, and
+    ``data``, the Arrow table itself (in its
+    :func:`~extraction_assets.pipeline.schemas.memory_schema`) when it is to travel on in
+    memory to a later asset of the same run, else ``None``."""
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._partition: str | None = None
-        self._tables: dict[Path, tuple[tuple[int, int, int, int], pa.Table]] = {}
+    name: str
+    payload: pa.Buffer
+    n_rows: int
+    sha256: str
+    data: pa.Table | None = None
 
-    @staticmethod
-    def _identity(path: Path) -> tuple[int, int, int, int]:
-        st = path.stat()
-        return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
-
-    def hold(self, workbook_hash: str, path: Path, data: pa.Table) -> None:
-        with self._lock:
-            if workbook_hash != self._partition:
-                self._tables.clear()
-                self._partition = workbook_hash
-            self._tables[path] = (self._identity(path), data)
-
-    def get(self, path: Path) -> pa.Table | None:
-        with self._lock:
-            held = self._tables.get(path)
-        try:
-            return held[1] if held and held[0] == self._identity(path) else None
-        except OSError:
-            return None
-
-    def release(self, paths: list[Path]) -> None:
-        with self._lock:
-            for path in paths:
-                self._tables.pop(path, None)
+    def without_data(self) -> EncodedTable:
+        """The same file without the Arrow table (only the file travels)."""
+        return EncodedTable(self.name, self.payload, self.n_rows, self.sha256)
 
 
-_HELD = _HeldTables()
+def encode_table(table: str, rows: list[dict] | pa.Table, keep: bool = False) -> EncodedTable:
+    """Encode one partition of ``table`` as Parquet with its contract schema.
+
+    The same rows always give byte-identical files (fixed schema, compression and writer
+    options, no timestamps). ``keep``: keep the Arrow table in the result (``data``) when it
+    is in the table's memory schema (as the stages make them), for a later asset to read
+    without decoding the file.
+
+    Raises:
+        KeyError: unknown table name.
+        pyarrow.ArrowInvalid: a row does not fit the schema.
+    """
+    schema = SCHEMAS[table]
+    data = rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(rows, schema=schema)
+    sink = pa.BufferOutputStream()
+    pq.write_table(data.cast(schema), sink, compression="zstd", write_statistics=True,
+                   use_dictionary=True, store_schema=True)
+    payload = sink.getvalue()
+    kept = data if keep and data.schema.equals(memory_schema(table)) else None
+    return EncodedTable(table, payload, data.num_rows, hashlib.sha256(payload).hexdigest(), kept)
 
 
 class DataStore:
@@ -399,46 +397,33 @@ class DataStore:
         return folder / f"{workbook_hash}.parquet"
 
     def write_table(self, table: str, workbook_hash: str, rows: list[dict] | pa.Table,
-                    asset: str | None = None, hold: bool = False) -> Written:
-        """Write one partition of a table atomically with its contract schema.
-
-        The same rows always give byte-identical files (fixed schema, compression and writer
-        options, no timestamps). ``hold``: keep ``rows`` (a table in the
-        :func:`~extraction_assets.pipeline.schemas.memory_schema` of ``table``, as the stages
-        make them) in this process, so that :meth:`read_table` of the file just written returns
-        it without reading the Parquet file again, until :meth:`release` or a write of another
-        partition's table.
+                    asset: str | None = None) -> Written:
+        """Write one partition of a table atomically with its contract schema (see
+        :func:`encode_table`).
 
         Raises:
             KeyError: unknown table name.
             pyarrow.ArrowInvalid: a row does not fit the schema.
         """
-        schema = SCHEMAS[table]
-        data = rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(rows, schema=schema)
-        sink = pa.BufferOutputStream()
-        pq.write_table(data.cast(schema), sink, compression="zstd", write_statistics=True,
-                       use_dictionary=True, store_schema=True)
-        payload = sink.getvalue()
-        path = self.table_path(table, workbook_hash, asset)
-        atomic_write_bytes(path, payload)
-        if hold and data.schema.equals(memory_schema(table)):
-            _HELD.hold(workbook_hash, path, data)
-        return Written(path, data.num_rows, hashlib.sha256(payload).hexdigest())
+        return self.write_encoded(encode_table(table, rows), workbook_hash, asset)
+
+    def write_encoded(self, encoded: EncodedTable, workbook_hash: str,
+                      asset: str | None = None) -> Written:
+        """Write an encoded partition of a table (:func:`encode_table`) atomically."""
+        path = self.table_path(encoded.name, workbook_hash, asset)
+        atomic_write_bytes(path, encoded.payload)
+        return Written(path, encoded.n_rows, encoded.sha256)
 
     def read_table(self, table: str, workbook_hash: str, asset: str | None = None,
                    columns: list[str] | None = None) -> pa.Table:
-        """Read one partition of a table (only ``columns``, in that order, when given): the
-        table held by :meth:`write_table` when the file is still the one it wrote, else the
-        Parquet file.
+        """Read one partition of a table's Parquet file (only ``columns``, in that order, when
+        given), in the table's memory schema.
 
         Raises:
             FileNotFoundError: the upstream asset has not been materialized for this partition.
             DamagedFileError: the file does not read (not Parquet, truncated, other columns).
         """
         path = self.table_path(table, workbook_hash, asset)
-        held = _HELD.get(path)
-        if held is not None:
-            return held.select(columns) if columns else held
         if not path.exists():
             raise FileNotFoundError(
                 f"{table} has no output for partition {workbook_hash}; materialize it first"
@@ -451,9 +436,6 @@ class DataStore:
         except (pa.ArrowException, OSError) as exc:
             raise DamagedFileError(path, self.root, exc) from exc
 
-    def release(self, tables: list[str], workbook_hash: str) -> None:
-        """Stop holding these tables of a partition in memory (see :meth:`write_table`)."""
-        _HELD.release([self.table_path(table, workbook_hash) for table in tables])
 
 
 def _latest_paths(sources: list[tuple[str, str, int]]) -> dict[str, list[str]]:

@@ -1,5 +1,6 @@
-"""The Dagster definitions load as ``workspace.yaml`` loads them: six partitioned assets in one
-chain, their checks, the ingest job, the sensors and the resources they need."""
+"""The Dagster definitions load as ``workspace.yaml`` loads them: six partitioned assets, each
+reading the tables of the one before it (and of earlier ones it reads through its inputs), their
+checks, the ingest job, the sensors and the resources they need."""
 
 from __future__ import annotations
 
@@ -24,12 +25,21 @@ def test_workspace_yaml_names_the_definitions_object():
     assert getattr(module, target["attribute"]) is defs
 
 
+#: The earlier assets whose tables each asset reads besides the one before it.
+READS_EARLIER = {"normalized_grids": {"workbook"}, "segmented_blocks": {"parsed_sheets"},
+                 "rendered_chunks": {"workbook", "parsed_sheets", "normalized_grids"},
+                 "chunk_embeddings": {"workbook", "segmented_blocks"}}
+
+
 def test_six_assets_in_one_chain_partitioned_by_content_hash():
+    """The lineage shows what each asset really reads: the one before it in the chain, and
+    the earlier tables its inputs name (rendered_chunks reads the rich text of parsed_sheets)."""
     graph = defs.resolve_asset_graph()
     keys = sorted(k.path[-1] for k in graph.get_all_asset_keys())
     assert keys == sorted(CHAIN)
     for upstream, downstream in zip(CHAIN, CHAIN[1:]):
-        assert graph.get(AssetKey(downstream)).parent_keys == {AssetKey(upstream)}
+        parents = {key.path[-1] for key in graph.get(AssetKey(downstream)).parent_keys}
+        assert parents == {upstream} | READS_EARLIER.get(downstream, set())
     for name in CHAIN:
         node = graph.get(AssetKey(name))
         assert node.partitions_def.name == "workbooks"
@@ -50,9 +60,11 @@ def test_checks_job_sensors_and_resources():
     assert sensors == {"inbox_sensor", "lineage_after_success", "lineage_after_failure",
                        "full_text_index_after_success"}
     elsewhere = make_definitions(data_dir="/tmp/elsewhere")
-    assert set(elsewhere.resources) == {"storage", "embedder", "limits", "passwords",
-                                        "redaction", "dual_read", "header_detector"}
+    assert set(elsewhere.resources) == {"storage", "tables_io_manager", "embedder", "limits",
+                                        "passwords", "redaction", "dual_read",
+                                        "header_detector"}
     assert elsewhere.resources["storage"].data_dir == "/tmp/elsewhere"
+    assert elsewhere.resources["tables_io_manager"].data_dir == "/tmp/elsewhere"
 
 
 def test_the_package_uses_no_private_dagster_api():

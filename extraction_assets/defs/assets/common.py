@@ -1,15 +1,14 @@
-"""What every asset does after its stage ran: write tables and issues, refresh the DuckDB views
-and build the materialization's metadata, data version and asset check results; and how one
-asset step materializes a batch of partitions (a run over a range of partition keys)."""
+"""What every stage asset does: run its stage on the tables of its inputs, encode its tables and
+issues for the IO manager (:mod:`~extraction_assets.defs.io_manager`) and build the
+materialization's metadata, data version and asset check results; record a failed stage; and
+how one asset step materializes a batch of partitions (a run over a range of partition keys)."""
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import inspect
 import warnings
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 from dagster import (
@@ -17,6 +16,7 @@ from dagster import (
     AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
+    AssetIn,
     BackfillPolicy,
     BetaWarning,
     DataVersion,
@@ -26,70 +26,66 @@ from dagster import (
     asset,
 )
 
+from extraction_assets.core.model import Issue
+from extraction_assets.defs.io_manager import (
+    IO_MANAGER_KEY,
+    STAGE_TABLES,
+    PartitionTables,
+    StageTables,
+)
 from extraction_assets.defs.partitions import workbook_partitions
-from extraction_assets.pipeline import STAGE, RunSettings, Stage, StageError, StageOutput
+from extraction_assets.pipeline import STAGE, RunSettings, StageError, StageOutput
 from extraction_assets.pipeline.checks import SAMPLE, CheckOutcome
 from extraction_assets.pipeline.codecs import issue_rows
-from extraction_assets.pipeline.registry import LAST_READER
-from extraction_assets.store.storage import DataStore
+from extraction_assets.store.storage import DataStore, EncodedTable, encode_table
 from extraction_assets.store.warehouse import refresh_views
 
 
-@dataclass(frozen=True)
-class PartitionContext:
-    """What the body of a stage asset sees of its run: one partition of it (a run may
-    materialize a batch of partitions, see :func:`stage_asset`)."""
-
-    run: AssetExecutionContext
-    partition_key: str
-
-    @property
-    def log(self):
-        """The run's logger."""
-        return self.run.log
-
-
-def stage_asset(*, description: str, code_version: str, deps=(), kinds=("parquet",),
-                checks: dict[str, str] | None = None):
+def stage_asset(*, description: str, code_version: str, ins: Mapping[str, AssetIn] | None = None,
+                kinds=("parquet",), checks: dict[str, str] | None = None):
     """The ``@asset`` decorator of every stage: partitioned by ``workbooks``, group
     ``extraction``, owned by the data-platform team, with a description, a code version (bump it
-    when the logic changes so the UI marks older partitions stale) and asset checks
-    (``checks``: name -> description) that the asset reports with each materialization.
+    when the logic changes so the UI marks older partitions stale), its inputs (``ins``, see
+    :func:`~extraction_assets.defs.io_manager.tables_in`), the IO manager of the stage tables
+    (:mod:`~extraction_assets.defs.io_manager`) and asset checks (``checks``: name ->
+    description) that the asset reports with each materialization.
 
-    The decorated function materializes ONE partition: it gets a :class:`PartitionContext` and
-    returns :func:`finish`'s result. A run may target a range of partition keys (a batch of
-    files: ``ingest``, the inbox sensor, or a backfill, ``BackfillPolicy.single_run``); the step
-    then calls the function once per key, in key order, and records each partition's own
-    metadata (:func:`materialize_partitions`)."""
+    A run may target a range of partition keys (a batch of files: ``ingest``, the inbox sensor,
+    or a backfill, ``BackfillPolicy.single_run``): the asset's body calls
+    :func:`materialize_partitions` with a function that materializes one partition."""
     def decorate(fn):
         specs = [AssetCheckSpec(name, asset=fn.__name__, description=text)
                  for name, text in (checks or {}).items()]
-
-        @functools.wraps(fn)
-        def compute(context: AssetExecutionContext, **resources) -> MaterializeResult:
-            return materialize_partitions(context, lambda part: fn(part, **resources))
-
-        # Dagster reads the parameters (resources, config) from the signature: the body's, with
-        # the run's context in place of the PartitionContext
-        signature = inspect.signature(fn)
-        first, *rest = signature.parameters.values()
-        compute.__signature__ = signature.replace(
-            parameters=[first.replace(annotation=AssetExecutionContext), *rest])
-
         with warnings.catch_warnings():  # backfill_policy is marked beta
             warnings.simplefilter("ignore", BetaWarning)
             return asset(partitions_def=workbook_partitions, group_name="extraction",
-                         deps=list(deps), code_version=code_version, kinds=set(kinds),
+                         ins=dict(ins or {}), code_version=code_version, kinds=set(kinds),
                          description=description, owners=["team:data-platform"],
-                         check_specs=specs or None,
-                         backfill_policy=BackfillPolicy.single_run())(compute)
+                         check_specs=specs or None, io_manager_key=IO_MANAGER_KEY,
+                         dagster_type=STAGE_TABLES,
+                         backfill_policy=BackfillPolicy.single_run())(fn)
     return decorate
 
 
-def materialize_partitions(context: AssetExecutionContext, one) -> MaterializeResult:
-    """Run ``one(PartitionContext)`` for every partition key of the step, in key order.
+@dataclass(frozen=True)
+class PartitionResult:
+    """One partition's materialization: the tables to write (see
+    :class:`~extraction_assets.defs.io_manager.PartitionTables`), its metadata, data version
+    and asset check results."""
 
-    One key: its result as it is (metadata, data version, check results). Several keys: each
+    tables: PartitionTables
+    metadata: dict
+    data_version: str
+    check_results: list[AssetCheckResult] = field(default_factory=list)
+
+
+def materialize_partitions(context: AssetExecutionContext,
+                           one: Callable[[str], PartitionResult]) -> MaterializeResult:
+    """Run ``one(partition key)`` for every partition key of the step, in key order; the
+    tables of all of them are the asset's output (:class:`StageTables`, written by the IO
+    manager).
+
+    One key: its metadata, data version and check results as they are. Several keys: each
     partition's metadata goes to its own materialization event
     (``context.add_asset_metadata(..., partition_key=key)``); the check results are combined
     into one per check (:func:`combined_checks`), since Dagster evaluates a check once per step.
@@ -101,10 +97,10 @@ def materialize_partitions(context: AssetExecutionContext, one) -> MaterializeRe
         Failure: a partition failed (a stage's typed error, or any exception of its body).
     """
     keys = context.partition_keys
-    results: list[tuple[str, MaterializeResult]] = []
+    results: list[tuple[str, PartitionResult]] = []
     for key in keys:
         try:
-            results.append((key, one(PartitionContext(context, key))))
+            results.append((key, one(key)))
         except Failure as exc:
             raise Failure(description=exc.description,
                           metadata={**exc.metadata, "partition": key}) from exc
@@ -114,22 +110,25 @@ def materialize_partitions(context: AssetExecutionContext, one) -> MaterializeRe
             lines = str(exc).strip().splitlines()
             raise Failure(description=f"{type(exc).__name__}: {lines[0] if lines else ''}",
                           metadata={"partition": key}) from exc
+    value = StageTables({key: result.tables for key, result in results})
     if len(results) == 1:
-        return results[0][1]
+        result = results[0][1]
+        return MaterializeResult(metadata=result.metadata,
+                                 data_version=DataVersion(result.data_version),
+                                 check_results=result.check_results or None, value=value)
     for key, result in results:
         context.add_asset_metadata(result.metadata, partition_key=key)
     return MaterializeResult(metadata={"partitions": len(results)},
-                             check_results=combined_checks(results) or None)
+                             check_results=combined_checks(results) or None, value=value)
 
 
-def combined_checks(results: list[tuple[str, MaterializeResult]]) -> list[AssetCheckResult]:
+def combined_checks(results: list[tuple[str, PartitionResult]]) -> list[AssetCheckResult]:
     """One check result per check name over a batch of partitions' results: passed when every
     partition passed; the description and metadata name the files that did not (their
     ``filename`` metadata, at most :data:`~extraction_assets.pipeline.checks.SAMPLE`)."""
     by_name: dict[str, list[tuple[str, str, AssetCheckResult]]] = {}
     for key, result in results:
-        filename = result.metadata.get("filename")
-        name = filename.value if isinstance(filename, MetadataValue) else filename or key
+        name = result.metadata.get("filename") or key
         for check in result.check_results:
             by_name.setdefault(check.check_name, []).append((key, name, check))
     combined = []
@@ -155,90 +154,67 @@ def check_result(name: str, outcome: CheckOutcome) -> AssetCheckResult:
                                       for k, v in outcome.metadata.items()})
 
 
-def write_issues(store: DataStore, asset: str, workbook_hash: str, output: StageOutput) -> int:
-    """Write the stage's ``extraction_issues`` partition (replacing earlier runs' rows)."""
-    rows = issue_rows(workbook_hash, output.issues)
-    store.write_table("extraction_issues", workbook_hash, rows, asset=asset)
-    return len(rows)
-
-
-def finish(context: PartitionContext, store: DataStore, asset: str, output: StageOutput,
-           code_version: str, extra_metadata: dict | None = None,
+def finish(context: AssetExecutionContext, workbook_hash: str, store: DataStore,
+           output: StageOutput, extra_metadata: dict | None = None,
            data_version: str | None = None, row_count: int | None = None,
-           check_results: list[AssetCheckResult] | None = None) -> MaterializeResult:
-    """Write ``output``'s tables and issues, refresh the views, and build the result.
+           check_results: list[AssetCheckResult] | None = None) -> PartitionResult:
+    """One partition's result of a stage asset: its tables and issues encoded as their
+    Parquet files (written by the IO manager; a run of one partition keeps the Arrow tables
+    too, for the later assets of the run), the metadata and the data version.
 
-    The tables a later stage reads are held in memory for it (see
-    :meth:`~extraction_assets.store.storage.DataStore.write_table`). The data version is the
-    sha256 over the written Parquet files (or ``data_version`` when the output lives elsewhere,
-    e.g. LanceDB), so equal outputs give equal versions; it is also the metadata ``data_hash``
-    (a run over several partitions records one Dagster data version for them all). The
-    metadata ``row_count`` (default: rows written to Parquet) is what the ``lineage`` view
-    reports; ``filename`` and ``source_path`` name the file in the UI.
+    The data version is the sha256 over the Parquet files of the tables (or ``data_version``
+    when the output lives elsewhere, e.g. LanceDB), so equal outputs give equal versions; it is
+    also the metadata ``data_hash`` (a run over several partitions records one Dagster data
+    version for them all). The metadata ``row_count`` (default: rows of the tables) is what the
+    ``lineage`` view reports; ``<table>_rows`` and ``<table>_path`` name each table's file;
+    ``issues`` and ``error_issues`` count the asset's ``extraction_issues`` (``error_issues``:
+    severity ``error``), ``over_budget`` its chunks over the token budget; ``filename`` and
+    ``source_path`` name the file in the UI.
     """
-    workbook_hash = context.partition_key
+    keep = len(context.partition_keys) == 1
     digest = hashlib.sha256()
     metadata: dict = source_metadata(store, workbook_hash)
+    tables: dict[str, EncodedTable] = {}
     total_rows = 0
-    for table, data in sorted(output.tables.items()):  # one at a time: the peak memory
-        written = store.write_table(table, workbook_hash, data, hold=table in LAST_READER)
-        digest.update(written.sha256.encode())
-        metadata[f"{table}_rows"] = MetadataValue.int(written.n_rows)
-        metadata[f"{table}_path"] = MetadataValue.path(str(written.path))
-        total_rows += written.n_rows
-    metadata["issues"] = MetadataValue.int(write_issues(store, asset, workbook_hash, output))
+    for name, data in sorted(output.tables.items()):
+        tables[name] = encoded = encode_table(name, data, keep=keep)
+        digest.update(encoded.sha256.encode())
+        metadata[f"{name}_rows"] = MetadataValue.int(encoded.n_rows)
+        metadata[f"{name}_path"] = MetadataValue.path(str(store.table_path(name,
+                                                                           workbook_hash)))
+        total_rows += encoded.n_rows
+    issues = encode_table("extraction_issues", issue_rows(workbook_hash, output.issues))
+    metadata.update(issue_counts(output.issues))
     version = data_version or digest.hexdigest()
     metadata["row_count"] = MetadataValue.int(total_rows if row_count is None else row_count)
     metadata["data_hash"] = version
-    refresh_views(store)
     metadata.update(extra_metadata or {})
-    return MaterializeResult(metadata=metadata, data_version=DataVersion(version),
-                             check_results=check_results or None)
+    return PartitionResult(PartitionTables(tables, issues, output.opened), metadata, version,
+                           check_results or [])
 
 
-class StageInputs(Mapping):
-    """The partition's tables that ``stage`` reads, each read when it is first looked up (the
-    table this process just wrote, or its Parquet file; only the columns of
-    :attr:`~extraction_assets.pipeline.registry.Stage.columns` where it names some)."""
-
-    def __init__(self, store: DataStore, workbook_hash: str, stage: Stage):
-        self._store, self._hash, self._stage = store, workbook_hash, stage
-        self._read: dict[str, pa.Table] = {}
-
-    def __getitem__(self, name: str) -> pa.Table:
-        if name not in self._stage.reads:
-            raise KeyError(name)
-        if name not in self._read:
-            self._read[name] = self._store.read_table(name, self._hash,
-                                                      columns=self._stage.columns.get(name))
-        return self._read[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._stage.reads)
-
-    def __len__(self) -> int:
-        return len(self._stage.reads)
+def issue_counts(issues: list[Issue]) -> dict[str, int]:
+    """The metadata counting a partition's issues: ``issues``, ``error_issues`` (severity
+    ``error``: the file was read in part) and ``over_budget`` (``chunk_over_budget``
+    warnings)."""
+    return {"issues": len(issues),
+            "error_issues": sum(i.severity == "error" for i in issues),
+            "over_budget": sum(i.code == "chunk_over_budget" for i in issues)}
 
 
-def run_stage(store: DataStore, asset: str, workbook_hash: str,
-              settings: RunSettings) -> tuple[StageOutput, StageInputs]:
-    """Run ``asset``'s stage on the partition's tables that it reads (see
-    :data:`~extraction_assets.pipeline.registry.STAGES`, :class:`StageInputs`); returns its
-    output and the tables it read. The tables held in memory for no later stage are released.
+def run_stage(store: DataStore, asset: str, workbook_hash: str, tables: Mapping[str, pa.Table],
+              settings: RunSettings) -> StageOutput:
+    """Run ``asset``'s stage (see :data:`~extraction_assets.pipeline.registry.STAGES`) on the
+    partition's ``tables`` (the asset's inputs).
 
     Raises:
         dagster.Failure: the stage failed on its input (recorded first, see :func:`fail`).
         FileNotFoundError: an upstream asset has not been materialized for the partition.
     """
-    stage = STAGE[asset]
-    inputs = StageInputs(store, workbook_hash, stage)
     try:
-        return stage.run(workbook_hash, inputs, settings), inputs
+        return STAGE[asset].run(workbook_hash, tables, settings)
     except StageError as error:
         raise fail(store, asset, workbook_hash, error) from error
-    finally:
-        store.release([name for name, last in LAST_READER.items() if last == asset],
-                      workbook_hash)
 
 
 def source_metadata(store: DataStore, workbook_hash: str) -> dict:
@@ -248,7 +224,8 @@ def source_metadata(store: DataStore, workbook_hash: str) -> dict:
         source = store.source_of(workbook_hash)
     except KeyError:
         return {}
-    return {"filename": source["filename"], "source_path": MetadataValue.path(source["source_path"])}
+    return {"filename": source["filename"],
+            "source_path": MetadataValue.path(source["source_path"])}
 
 
 def fail(store: DataStore, asset: str, workbook_hash: str, error: StageError) -> Failure:
@@ -256,7 +233,8 @@ def fail(store: DataStore, asset: str, workbook_hash: str, error: StageError) ->
     (its metadata names the file)."""
     for table, data in error.output.tables.items():
         store.write_table(table, workbook_hash, data)
-    write_issues(store, asset, workbook_hash, error.output)
+    store.write_table("extraction_issues", workbook_hash,
+                      issue_rows(workbook_hash, error.output.issues), asset=asset)
     refresh_views(store)
     return Failure(
         description=f"{error.error.code}: {error.error.message}",

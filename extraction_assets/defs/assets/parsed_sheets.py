@@ -1,14 +1,16 @@
 """Asset ``parsed_sheets``: every cell, style and merged range as the file writes them."""
 
-from dagster import MaterializeResult
+from dagster import AssetExecutionContext, MaterializeResult
 
 from extraction_assets.defs.assets.common import (
-    PartitionContext,
+    PartitionResult,
     finish,
+    materialize_partitions,
     run_stage,
     stage_asset,
 )
 from extraction_assets.defs.assets.workbook import workbook
+from extraction_assets.defs.io_manager import UpstreamTables, tables_in
 from extraction_assets.defs.resources import DataStoreResource, LimitsResource, PasswordsResource
 from extraction_assets.defs.trust_resources import DualReadResource, RedactionResource
 from extraction_assets.pipeline import RunSettings
@@ -17,7 +19,7 @@ CODE_VERSION = "5"
 
 
 @stage_asset(
-    deps=[workbook],
+    ins={"opened": tables_in(workbook, ())},
     code_version=CODE_VERSION,
     description=(
         "What the OOXML parts say, cell by cell (value, type, formula, cached value, style "
@@ -26,18 +28,23 @@ CODE_VERSION = "5"
         "interpreted yet. The cells python-calamine reads otherwise are review items."
     ),
 )
-def parsed_sheets(context: PartitionContext, storage: DataStoreResource,
-                  limits: LimitsResource, passwords: PasswordsResource,
-                  redaction: RedactionResource, dual_read: DualReadResource) -> MaterializeResult:
+def parsed_sheets(context: AssetExecutionContext, opened: UpstreamTables,
+                  storage: DataStoreResource, limits: LimitsResource,
+                  passwords: PasswordsResource, redaction: RedactionResource,
+                  dual_read: DualReadResource) -> MaterializeResult:
     store = storage.store()
-    workbook_hash = context.partition_key
-    output, _ = run_stage(store, "parsed_sheets", workbook_hash, RunSettings(
-        data=store.blob_path(workbook_hash).read_bytes(), limits=limits.limits(),
-        passwords=passwords.passwords, conversions=store.converted_dir,
-        redaction=redaction.policy(), dual_read_max_cells=dual_read.max_cells))
-    sheets = output.tables["parsed_sheets"]
-    return finish(context, store, "parsed_sheets", output, CODE_VERSION, {
-        "sheets": sheets.num_rows,
-        "merged_ranges": sum(len(m or []) for m in sheets.column("merged_ranges").to_pylist()),
-        "review_items": output.tables["review_items"].num_rows,
-    })
+
+    def one(workbook_hash: str) -> PartitionResult:
+        output = run_stage(store, "parsed_sheets", workbook_hash, {}, RunSettings(
+            data=store.blob_path(workbook_hash).read_bytes(), limits=limits.limits(),
+            passwords=passwords.passwords, conversions=store.converted_dir,
+            redaction=redaction.policy(), dual_read_max_cells=dual_read.max_cells,
+            opened=opened.partition(workbook_hash).opened))
+        sheets = output.tables["parsed_sheets"]
+        return finish(context, workbook_hash, store, output, {
+            "sheets": sheets.num_rows,
+            "merged_ranges": sum(len(m or []) for m in sheets.column("merged_ranges").to_pylist()),
+            "review_items": output.tables["review_items"].num_rows,
+        })
+
+    return materialize_partitions(context, one)

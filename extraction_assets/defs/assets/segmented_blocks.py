@@ -1,20 +1,23 @@
 """Asset ``segmented_blocks``: tables, titles and text blocks with their headers."""
 
 import base64
-from collections import Counter
+from collections import ChainMap, Counter
 
-from dagster import MaterializeResult, MetadataValue
+from dagster import AssetExecutionContext, MaterializeResult, MetadataValue
 
 from extraction_assets.core.render.picture import segmentation_svg
 from extraction_assets.core.trust.headers import RULES_VERSION
 from extraction_assets.defs.assets.common import (
-    PartitionContext,
+    PartitionResult,
     check_result,
     finish,
+    materialize_partitions,
     run_stage,
     stage_asset,
 )
 from extraction_assets.defs.assets.normalized_grids import normalized_grids
+from extraction_assets.defs.assets.parsed_sheets import parsed_sheets
+from extraction_assets.defs.io_manager import UpstreamTables, tables_in
 from extraction_assets.defs.resources import DataStoreResource
 from extraction_assets.defs.trust_resources import HeaderDetectorResource, RedactionResource
 from extraction_assets.pipeline import RunSettings
@@ -44,7 +47,8 @@ def pictures_markdown(pictures: list[tuple[str, str]]) -> str:
 
 
 @stage_asset(
-    deps=[normalized_grids],
+    ins={"grids": tables_in(normalized_grids, ("cells", "sheets")),
+         "objects": tables_in(parsed_sheets, ("sheet_objects",), last_use=("sheet_objects",))},
     code_version=CODE_VERSION,
     checks={"cell_coverage": "Every non-empty cell of a visible sheet (outside hidden rows and "
                              "columns) lies in exactly one block."},
@@ -55,38 +59,43 @@ def pictures_markdown(pictures: list[tuple[str, str]]) -> str:
         "pivot tables as declared."
     ),
 )
-def segmented_blocks(context: PartitionContext, storage: DataStoreResource,
+def segmented_blocks(context: AssetExecutionContext, grids: UpstreamTables,
+                     objects: UpstreamTables, storage: DataStoreResource,
                      header_detector: HeaderDetectorResource,
                      redaction: RedactionResource) -> MaterializeResult:
     store = storage.store()
-    h = context.partition_key
     detector = header_detector.detector()
-    output, inputs = run_stage(store, "segmented_blocks", h,
-                               RunSettings(header_detector=detector,
-                                           redaction=redaction.policy()))
-    cells, sheets = inputs["cells"], inputs["sheets"]
-    coverage = cell_coverage(cells, sheets, output.tables["blocks"])
-    blocks = output.tables["blocks"].to_pylist()
-    kinds = Counter(b["kind"] for b in blocks)
-    pictures, shown = {}, []
-    for sheet in sheets.to_pylist():
-        if sheet["visibility"] != "visible":
-            continue
-        path = store.picture_path(h, sheet["sheet_index"])
-        svg = segmentation_svg(sheet["sheet_name"], sheet["used_range"],
-                               [b for b in blocks if b["sheet_index"] == sheet["sheet_index"]])
-        atomic_write_bytes(path, svg.encode())
-        pictures[f"segmentation: {sheet['sheet_name']}"] = MetadataValue.path(str(path))
-        shown.append((sheet["sheet_name"], svg))
-    return finish(context, store, "segmented_blocks", output, CODE_VERSION, {
-        **pictures,
-        "segmentation": MetadataValue.md(pictures_markdown(shown)),
-        "tables": kinds.get("table", 0),
-        "header_detector": detector.version if detector else RULES_VERSION,
-        "body_font_size": output.facts["body_font_size"],
-        "heading_levels": MetadataValue.json(output.facts["heading_levels"]),
-        "block_kinds": MetadataValue.json(dict(sorted(kinds.items()))),
-        "blocks_preview": MetadataValue.md("\n".join(
-            f"- `{b['sheet_name']}!{b['a1_range']}` {b['kind']}"
-            + (f" — {b['title']}" if b["title"] else "") for b in blocks[:20]) or "(no blocks)"),
-    }, check_results=[check_result("cell_coverage", coverage)])
+
+    def one(h: str) -> PartitionResult:
+        inputs = ChainMap(grids.partition(h), objects.partition(h))
+        output = run_stage(store, "segmented_blocks", h, inputs,
+                           RunSettings(header_detector=detector, redaction=redaction.policy()))
+        cells, sheets = inputs["cells"], inputs["sheets"]
+        coverage = cell_coverage(cells, sheets, output.tables["blocks"])
+        blocks = output.tables["blocks"].to_pylist()
+        kinds = Counter(b["kind"] for b in blocks)
+        pictures, shown = {}, []
+        for sheet in sheets.to_pylist():
+            if sheet["visibility"] != "visible":
+                continue
+            path = store.picture_path(h, sheet["sheet_index"])
+            svg = segmentation_svg(sheet["sheet_name"], sheet["used_range"],
+                                   [b for b in blocks if b["sheet_index"] == sheet["sheet_index"]])
+            atomic_write_bytes(path, svg.encode())
+            pictures[f"segmentation: {sheet['sheet_name']}"] = MetadataValue.path(str(path))
+            shown.append((sheet["sheet_name"], svg))
+        return finish(context, h, store, output, {
+            **pictures,
+            "segmentation": MetadataValue.md(pictures_markdown(shown)),
+            "tables": kinds.get("table", 0),
+            "header_detector": detector.version if detector else RULES_VERSION,
+            "body_font_size": output.facts["body_font_size"],
+            "heading_levels": MetadataValue.json(output.facts["heading_levels"]),
+            "block_kinds": MetadataValue.json(dict(sorted(kinds.items()))),
+            "blocks_preview": MetadataValue.md("\n".join(
+                f"- `{b['sheet_name']}!{b['a1_range']}` {b['kind']}"
+                + (f" — {b['title']}" if b["title"] else "") for b in blocks[:20])
+                or "(no blocks)"),
+        }, check_results=[check_result("cell_coverage", coverage)])
+
+    return materialize_partitions(context, one)
