@@ -1,5 +1,5 @@
 """Opening a workbook: sniff the container, decrypt it, pick the reader (OOXML, or one of
-:mod:`.legacy`) and open it (:func:`open_workbook`).
+:mod:`.readers`) and open it (:func:`open_workbook`).
 """
 
 from __future__ import annotations
@@ -35,13 +35,13 @@ def open_workbook(data: bytes, limits: Limits | None = None, *,
 
     OOXML (``xlsx``/``xlsm``) is read by :mod:`.ooxml`; ``xls``, ``xlsb``, ``ods`` and ``fods``
     are converted to xlsx by LibreOffice when it is installed (and then read the same way),
-    else read by value by :mod:`.legacy`, as ``csv``/``tsv`` are; documents (``docx``,
+    else read by value by :mod:`.readers`, as ``csv``/``tsv`` are; documents (``docx``,
     ``pptx``, ``pdf``, ``html``, ``md``) are read by :mod:`.documents`, their sections, slides
     or pages as sheets; every route returns the same shapes. ``filename`` only names the sheet of a CSV (its stem; ``Sheet1`` without).
     A password-protected file is decrypted first with the first of ``passwords`` that opens it.
     ``conversions`` is a folder where LibreOffice's conversions are kept, so that the assets
     that open one file convert it once (see
-    :func:`~extraction_assets.core.legacy.libreoffice.convert_to_xlsx`).
+    :func:`~extraction_assets.core.readers.libreoffice.convert_to_xlsx`).
 
     Cells are not read here: iterate :meth:`~extraction_assets.core.model.Workbook.iter_sheets`. Close the result with
     :meth:`~extraction_assets.core.model.Workbook.close` when done.
@@ -83,8 +83,8 @@ def _open_legacy(data: bytes, sniffed, limits: Limits, filename: str | None,
     issue ``converted``), else read by value (a failed conversion is a ``warning``)."""
     # imported here: the readers of the other formats load xlrd and calamine, which an OOXML
     # ingest never needs
-    from extraction_assets.core.legacy import check_legacy, read_by_value
-    from extraction_assets.core.legacy.libreoffice import SUFFIX, convert_to_xlsx, find_soffice
+    from extraction_assets.core.readers import check_legacy, read_by_value
+    from extraction_assets.core.readers.libreoffice import SUFFIX, convert_to_xlsx, find_soffice
 
     check_legacy(data, sniffed, limits)
     soffice = find_soffice() if sniffed.format in SUFFIX else None

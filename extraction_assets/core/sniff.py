@@ -342,7 +342,7 @@ def _consistent(text: str, delimiter: str) -> bool:
     return mode >= 2 and counts.count(mode) >= 0.8 * len(counts)
 
 
-#: Formats read through :mod:`~extraction_assets.core.legacy` (converted or read by value).
+#: Formats read through :mod:`~extraction_assets.core.readers` (converted or read by value).
 LEGACY_FORMATS = ("xls", "xlsb", "ods", "fods", "csv")
 #: Documents read through :mod:`~extraction_assets.core.documents` (sections, slides or pages
 #: as sheets).

@@ -10,9 +10,9 @@ import re
 from pathlib import Path
 
 from extraction_assets.core.errors import CorruptWorkbookError, one_line
-from extraction_assets.core.legacy.common import CellColumns, legacy_workbook, number_text, serial
 from extraction_assets.core.limits import Limits
 from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo
+from extraction_assets.core.readers.common import CellColumns, legacy_workbook, number_text, serial
 from extraction_assets.core.sniff import Sniffed, decode_text
 
 NUMBER_RE = re.compile(r"^-?(?:0|[1-9]\d{0,14})(?:\.\d*[1-9])?$")

@@ -19,8 +19,8 @@ from extraction_assets.core.errors import (
     ExtractionError,
     NotASpreadsheetError,
 )
-from extraction_assets.core.legacy import libreoffice
 from extraction_assets.core.open import open_workbook
+from extraction_assets.core.readers import libreoffice
 from extraction_assets.core.sniff import sniff
 from extraction_assets.pipeline import stages
 

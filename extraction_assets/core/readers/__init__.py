@@ -31,13 +31,13 @@ OOXML reader.
 from __future__ import annotations
 
 from extraction_assets.core.errors import EncryptedWorkbookError, UnsupportedFormatError
-from extraction_assets.core.legacy.calamine import open_calamine
-from extraction_assets.core.legacy.csv import open_csv
-from extraction_assets.core.legacy.ods import check_xml_prolog, ods_encrypted
-from extraction_assets.core.legacy.xls import open_xls
 from extraction_assets.core.limits import Limits
 from extraction_assets.core.model import Workbook
 from extraction_assets.core.package import PackageReader
+from extraction_assets.core.readers.calamine import open_calamine
+from extraction_assets.core.readers.csv import open_csv
+from extraction_assets.core.readers.ods import check_xml_prolog, ods_encrypted
+from extraction_assets.core.readers.xls import open_xls
 from extraction_assets.core.sniff import Sniffed
 
 

@@ -15,7 +15,11 @@ from extraction_assets.core.errors import (
     LimitExceededError,
     one_line,
 )
-from extraction_assets.core.legacy.common import (
+from extraction_assets.core.limits import Limits
+from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo, Workbook
+from extraction_assets.core.ooxml.xml import syntax_error_message
+from extraction_assets.core.package import PackageReader
+from extraction_assets.core.readers.common import (
     CellColumns,
     DateStyles,
     legacy_workbook,
@@ -23,10 +27,6 @@ from extraction_assets.core.legacy.common import (
     serial,
     styles_unavailable,
 )
-from extraction_assets.core.limits import Limits
-from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo, Workbook
-from extraction_assets.core.ooxml.xml import syntax_error_message
-from extraction_assets.core.package import PackageReader
 from extraction_assets.core.sniff import Sniffed
 
 

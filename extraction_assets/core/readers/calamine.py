@@ -13,7 +13,9 @@ from extraction_assets.core.errors import (
     LimitExceededError,
     one_line,
 )
-from extraction_assets.core.legacy.common import (
+from extraction_assets.core.limits import Limits
+from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo, Workbook
+from extraction_assets.core.readers.common import (
     CellColumns,
     DateStyles,
     legacy_workbook,
@@ -21,15 +23,13 @@ from extraction_assets.core.legacy.common import (
     serial,
     styles_unavailable,
 )
-from extraction_assets.core.legacy.ods import (
+from extraction_assets.core.readers.ods import (
     ERROR_RE,
     fods_to_ods,
     ods_sheet_facts,
     open_ods_content,
     zip_member,
 )
-from extraction_assets.core.limits import Limits
-from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo, Workbook
 from extraction_assets.core.sniff import Sniffed
 
 

@@ -7,16 +7,16 @@ import io
 
 from extraction_assets.core.a1 import range_ref
 from extraction_assets.core.errors import EncryptedWorkbookError, one_line
-from extraction_assets.core.legacy.calamine import open_calamine
-from extraction_assets.core.legacy.common import (
+from extraction_assets.core.limits import Limits
+from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo, Workbook
+from extraction_assets.core.readers.calamine import open_calamine
+from extraction_assets.core.readers.common import (
     CellColumns,
     DateStyles,
     legacy_workbook,
     number_text,
     styles_unavailable,
 )
-from extraction_assets.core.limits import Limits
-from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo, Workbook
 from extraction_assets.core.sniff import Sniffed
 
 _BORDER_STYLES = {1: "thin", 2: "medium", 3: "dashed", 4: "dotted", 5: "thick", 6: "double",
