@@ -25,9 +25,9 @@ import pyarrow.compute as pc
 
 from extraction_assets.core.a1 import parse_range
 from extraction_assets.core.grid import cell_keys
-from extraction_assets.core.headings import detect_heading_levels
 from extraction_assets.core.model import Issue
 from extraction_assets.core.normalize import resolve_color
+from extraction_assets.core.segment.headings import detect_heading_levels
 from extraction_assets.core.trust.colour import (
     SWATCH_TEXT,
     TAG_CLOSE,
