@@ -12,7 +12,7 @@ from extraction_assets.defs.assets.parsed_sheets import parsed_sheets
 from extraction_assets.defs.resources import DataStoreResource, LimitsResource
 from extraction_assets.defs.trust_resources import RedactionResource
 from extraction_assets.pipeline import RunSettings
-from extraction_assets.store.registry import propose_drafts
+from extraction_assets.store.decisions import propose_drafts
 
 CODE_VERSION = "7"
 

@@ -23,7 +23,7 @@ from extraction_assets.pipeline.checks import (
     values_in_output,
 )
 from extraction_assets.pipeline.trust import draft_issues
-from extraction_assets.store.registry import active_tags, undecided
+from extraction_assets.store.decisions import active_tags, undecided
 
 CODE_VERSION = "14"
 
