@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+from typing import Sequence
 
 from extraction_assets.core.a1 import range_ref
 from extraction_assets.core.errors import (
@@ -33,7 +34,19 @@ from extraction_assets.core.readers.ods import (
 from extraction_assets.core.sniff import Sniffed
 
 
-def open_calamine(data: bytes, sniffed: Sniffed, limits: Limits) -> Workbook:
+def open_calamine(data: bytes, sniffed: Sniffed, limits: Limits, *,
+                  filename: str | None = None, passwords: Sequence[str] = ()) -> Workbook:
+    """Read an ``xlsb``, ``ods``, ``fods`` (or an ``xls`` ``xlrd`` refuses) by value with
+    python-calamine: values and types, ODS merges and hidden rows/columns from
+    ``content.xml`` (read by :func:`.ods.open_ods_content` alone when python-calamine fails on
+    it). ``filename`` and ``passwords`` are not used (every reader of the format table,
+    :mod:`~extraction_assets.core.formats`, takes them).
+
+    Raises:
+        EncryptedWorkbookError: python-calamine reports the file encrypted.
+        CorruptWorkbookError: the file cannot be read.
+        LimitExceededError: more sheets, cells or merged ranges than ``limits`` allow.
+    """
     import python_calamine as cal
 
     payload = data

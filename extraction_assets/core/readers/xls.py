@@ -4,6 +4,7 @@ fonts, fills, borders, alignment, hidden rows and columns, frozen panes."""
 from __future__ import annotations
 
 import io
+from typing import Sequence
 
 from extraction_assets.core.a1 import range_ref
 from extraction_assets.core.errors import EncryptedWorkbookError, one_line
@@ -27,7 +28,18 @@ _HORIZONTAL = {1: "left", 2: "center", 3: "right", 4: "fill", 5: "justify",
 _VERTICAL = {0: "top", 1: "center", 2: "bottom", 3: "justify", 4: "distributed"}
 
 
-def open_xls(data: bytes, sniffed: Sniffed, limits: Limits) -> Workbook:
+def open_xls(data: bytes, sniffed: Sniffed, limits: Limits, *, filename: str | None = None,
+             passwords: Sequence[str] = ()) -> Workbook:
+    """Read an ``xls`` (BIFF2–8, decrypted already) by value with ``xlrd``, its formatting
+    records included; a file ``xlrd`` cannot read at all goes to :func:`.calamine.open_calamine`
+    (a ``warning`` ``xlrd_failed``). ``filename`` and ``passwords`` are not used (every reader
+    of the format table, :mod:`~extraction_assets.core.formats`, takes them).
+
+    Raises:
+        EncryptedWorkbookError: ``xlrd`` reports the file encrypted.
+        CorruptWorkbookError: neither ``xlrd`` nor python-calamine reads it.
+        LimitExceededError: more sheets, cells or merged ranges than ``limits`` allow.
+    """
     import xlrd
 
     issues: list[Issue] = []
