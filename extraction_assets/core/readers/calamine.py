@@ -19,7 +19,7 @@ from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInf
 from extraction_assets.core.readers.common import (
     CellColumns,
     DateStyles,
-    legacy_workbook,
+    by_value_workbook,
     number_text,
     serial,
     styles_unavailable,
@@ -133,5 +133,5 @@ def open_calamine(data: bytes, sniffed: Sniffed, limits: Limits, *,
             sheet.hidden_columns = facts["hidden_columns"]
         return sheet
 
-    return legacy_workbook(sheets, styles, load, limits, issues, has_macros=sniffed.has_macros,
+    return by_value_workbook(sheets, styles, load, limits, issues, has_macros=sniffed.has_macros,
                      closer=book.close)

@@ -14,9 +14,9 @@ from extraction_assets.core.errors import CorruptWorkbookError, one_line
 from extraction_assets.core.limits import Limits
 from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo
 from extraction_assets.core.readers.common import (
+    ByValueWorkbook,
     CellColumns,
-    LegacyWorkbook,
-    legacy_workbook,
+    by_value_workbook,
     number_text,
     serial,
 )
@@ -27,7 +27,7 @@ ISO_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?$")
 
 
 def open_csv(data: bytes, sniffed: Sniffed, limits: Limits, *, filename: str | None = None,
-             passwords: Sequence[str] = ()) -> LegacyWorkbook:
+             passwords: Sequence[str] = ()) -> ByValueWorkbook:
     """Read delimited text (``csv``, TSV) with the sniffed encoding and delimiter as one sheet,
     named for the stem of ``filename`` (``Sheet1`` without); ``passwords`` is not used (every
     reader of the format table, :mod:`~extraction_assets.core.formats`, takes it).
@@ -78,4 +78,4 @@ def open_csv(data: bytes, sniffed: Sniffed, limits: Limits, *, filename: str | N
                                 f"delimited text stops parsing: {one_line(exc)}"))
         return ParsedSheet(info, cells=cells.table())
 
-    return legacy_workbook([info], styles, load, limits, issues)
+    return by_value_workbook([info], styles, load, limits, issues)

@@ -14,7 +14,7 @@ from extraction_assets.core.readers.calamine import open_calamine
 from extraction_assets.core.readers.common import (
     CellColumns,
     DateStyles,
-    legacy_workbook,
+    by_value_workbook,
     number_text,
     styles_unavailable,
 )
@@ -133,7 +133,7 @@ def open_xls(data: bytes, sniffed: Sniffed, limits: Limits, *, filename: str | N
             pass
         return sheet
 
-    return legacy_workbook(sheets, styles, load, limits, issues, date1904=book.datemode == 1,
+    return by_value_workbook(sheets, styles, load, limits, issues, date1904=book.datemode == 1,
                      has_macros=sniffed.has_macros, closer=book.release_resources)
 
 
