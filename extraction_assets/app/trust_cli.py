@@ -1,6 +1,6 @@
 """The ``colours`` and ``review`` commands: what people decide about colour meanings and about
 the cells the two reads of a workbook disagree on. Every decision is appended to a registry
-(:mod:`extraction_assets.store.registry`) with its actor and note; nothing is overwritten."""
+(:mod:`extraction_assets.store.decisions`) with its actor and note; nothing is overwritten."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from extraction_assets.store.registry import (
+from extraction_assets.store.decisions import (
     DECISIONS,
     RegistryError,
     decide_mapping,

@@ -195,7 +195,7 @@ class Workbook:
     """What every reader returns for one file, whatever its format: the workbook-level facts
     and a lazy stream of its sheets (:meth:`iter_sheets`). The OOXML reader
     (:class:`~extraction_assets.core.ooxml.workbook.OoxmlWorkbook`) and the by-value readers of
-    the other formats (:class:`~extraction_assets.core.legacy.common.LegacyWorkbook`) implement
+    the other formats (:class:`~extraction_assets.core.readers.common.ByValueWorkbook`) implement
     it; the stages see only this.
 
     Attributes:

@@ -11,13 +11,16 @@ The format is decided from the magic bytes, never from the file name:
 * a bare BIFF2/3/4 stream (a ``BOF`` record at offset 0, no OLE2 wrapper) -> ``xls``;
 * XML whose root is ``office:document`` with the OpenDocument spreadsheet mimetype -> ``fods``;
 * text that parses as delimited rows (the same delimiter count on several lines) -> ``csv``;
-* documents (:data:`DOCUMENT_FORMATS`, read by :mod:`~extraction_assets.core.documents`): a zip
+* documents (:data:`~extraction_assets.core.formats.DOCUMENT_FORMATS`): a zip
   holding ``word/document.xml`` -> ``docx``, ``ppt/presentation.xml`` -> ``pptx`` (macros
   flagged as for workbooks); ``%PDF-`` in the first 1024 bytes -> ``pdf`` (ISO 32000-1 §7.5.2
   allows bytes before it); text opening with ``<!DOCTYPE html`` or ``<html`` -> ``html``; text
   with an ATX heading line (``# Title``) or a table delimiter row (``|---|---|``) -> ``md``
   (CommonMark / GitHub Flavored Markdown; a delimited text that is also CSV stays ``csv``);
 * anything else -> ``other``.
+
+What each format is read with, and the file-name suffixes the inbox accepts for it, is the
+format table of :mod:`~extraction_assets.core.formats`.
 """
 
 from __future__ import annotations
@@ -36,6 +39,11 @@ from extraction_assets.core.errors import (
     CorruptWorkbookError,
     EncryptedWorkbookError,
     NotASpreadsheetError,
+)
+from extraction_assets.core.formats import (
+    DOCUMENT_FORMATS,
+    OOXML_FORMATS,
+    OTHER_SPREADSHEET_FORMATS,
 )
 
 ZIP_MAGIC = b"PK\x03\x04"
@@ -342,17 +350,11 @@ def _consistent(text: str, delimiter: str) -> bool:
     return mode >= 2 and counts.count(mode) >= 0.8 * len(counts)
 
 
-#: Formats read through :mod:`~extraction_assets.core.legacy` (converted or read by value).
-LEGACY_FORMATS = ("xls", "xlsb", "ods", "fods", "csv")
-#: Documents read through :mod:`~extraction_assets.core.documents` (sections, slides or pages
-#: as sheets).
-DOCUMENT_FORMATS = ("docx", "pptx", "pdf", "html", "md")
-
-
 def require_spreadsheet(data: bytes) -> Sniffed:
     """Sniff ``data`` and raise the typed error for anything that is not a readable workbook:
-    OOXML (``xlsx``/``xlsm``), one of :data:`LEGACY_FORMATS` or one of
-    :data:`DOCUMENT_FORMATS`.
+    one of :data:`~extraction_assets.core.formats.OOXML_FORMATS`,
+    :data:`~extraction_assets.core.formats.OTHER_SPREADSHEET_FORMATS` or
+    :data:`~extraction_assets.core.formats.DOCUMENT_FORMATS`.
 
     Raises:
         NotASpreadsheetError: empty file, or a file that is no spreadsheet format.
@@ -364,7 +366,7 @@ def require_spreadsheet(data: bytes) -> Sniffed:
     sniffed = sniff(data)
     if sniffed.format in DOCUMENT_FORMATS:
         return sniffed
-    if sniffed.format in LEGACY_FORMATS:
+    if sniffed.format in OTHER_SPREADSHEET_FORMATS:
         if sniffed.encrypted:
             raise EncryptedWorkbookError(
                 f"the {sniffed.format} workbook ({sniffed.label}) is encrypted: password required")
@@ -386,11 +388,11 @@ def require_ooxml(data: bytes, sniffed: Sniffed | None = None) -> Sniffed:
     if not data:
         raise NotASpreadsheetError("the file is empty (0 bytes)")
     sniffed = sniffed or sniff(data)
-    if sniffed.format in ("xlsx", "xlsm"):
+    if sniffed.format in OOXML_FORMATS:
         return sniffed
     if sniffed.format == "encrypted-ooxml":
         raise EncryptedWorkbookError("the workbook is password-protected: password required")
-    if sniffed.format in LEGACY_FORMATS:
+    if sniffed.format in OTHER_SPREADSHEET_FORMATS:
         raise UnsupportedFormatError(
             f"{sniffed.format} workbooks ({sniffed.label} container) are not OOXML"
         )

@@ -18,6 +18,7 @@ from dagster import (
     sensor,
 )
 
+from extraction_assets.core.formats import SUFFIXES
 from extraction_assets.defs.assets import ALL_ASSETS
 from extraction_assets.defs.lineage import export_lineage
 from extraction_assets.defs.partitions import (
@@ -48,23 +49,17 @@ ENV_CELERY_BROKER = "EXTRACTION_ASSETS_CELERY_BROKER"
 SOURCE_PATH_TAG = "extraction_assets/source_path"
 FILENAME_TAG = "extraction_assets/filename"
 
-SPREADSHEET_SUFFIXES = {".xlsx", ".xlsm", ".xltx", ".xltm", ".xls", ".xlsb", ".ods", ".fods",
-                        ".csv", ".tsv"}
-#: Documents, read as sections, slides or pages (:mod:`extraction_assets.core.documents`).
-DOCUMENT_SUFFIXES = {".docx", ".docm", ".pptx", ".pptm", ".pdf", ".html", ".htm", ".md",
-                     ".markdown"}
-
 
 def inbox_files(inbox: Path) -> list[Path]:
-    """The spreadsheet and document files of ``inbox`` and its subfolders (by suffix, hidden names left
-    out), sorted: those whose real path, symlinks followed, lies inside the inbox. A symlink
-    to a file elsewhere (``inbox/leak.csv -> /elsewhere/secret.csv``), one that loops or
-    dangles, is not read."""
+    """The spreadsheet and document files of ``inbox`` and its subfolders, sorted: those with a
+    suffix of the format table (:data:`~extraction_assets.core.formats.SUFFIXES`, in any
+    case), hidden names left out, whose real path, symlinks followed, lies inside the inbox. A
+    symlink to a file elsewhere (``inbox/leak.csv -> /elsewhere/secret.csv``), one that loops
+    or dangles, is not read."""
     root = inbox.resolve()
     out = []
     for path in sorted(inbox.rglob("*")):
-        if path.name.startswith(".") or path.suffix.lower() not in (SPREADSHEET_SUFFIXES
-                                                                    | DOCUMENT_SUFFIXES):
+        if path.name.startswith(".") or path.suffix.lower() not in SUFFIXES:
             continue
         try:
             real = path.resolve(strict=True)

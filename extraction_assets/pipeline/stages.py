@@ -23,7 +23,6 @@ from extraction_assets.core.arrays import in_threads
 from extraction_assets.core.blocks import RECORD_KINDS, Block
 from extraction_assets.core.errors import ExtractionError
 from extraction_assets.core.grid import StyledGrid
-from extraction_assets.core.headings import detect_heading_levels
 from extraction_assets.core.limits import Budget, Limits
 from extraction_assets.core.model import (
     CELL_SCHEMA,
@@ -49,6 +48,7 @@ from extraction_assets.core.segment import segment_sheet
 from extraction_assets.core.segment.declared import declared_tables
 from extraction_assets.core.segment.documents import document_blocks
 from extraction_assets.core.segment.drawings import drawing_blocks
+from extraction_assets.core.segment.headings import detect_heading_levels
 from extraction_assets.core.sniff import sniff
 from extraction_assets.pipeline.codecs import (
     block_tables,

@@ -24,10 +24,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from extraction_assets.core.a1 import parse_range
+from extraction_assets.core.formats import OOXML_FORMATS
 from extraction_assets.core.grid import cell_keys
-from extraction_assets.core.headings import detect_heading_levels
 from extraction_assets.core.model import Issue
 from extraction_assets.core.normalize import resolve_color
+from extraction_assets.core.segment.headings import detect_heading_levels
 from extraction_assets.core.trust.colour import (
     SWATCH_TEXT,
     TAG_CLOSE,
@@ -55,8 +56,6 @@ from extraction_assets.pipeline.codecs import (
     table,
 )
 
-#: Formats our reader parses itself: a second read by python-calamine is independent.
-OOXML_FORMATS = {"xlsx", "xlsm", "xltx", "xltm"}
 #: Most cells a review table lists one by one (the rest are counted in one issue).
 MAX_REVIEW_ITEMS = 10_000
 
@@ -334,10 +333,10 @@ def review_items(workbook_hash: str, data: bytes, file_format: str, parsed_cells
     python-calamine's read of the same bytes
     (:func:`~extraction_assets.core.trust.dual_read.compare_sheet`), values redacted by the
     policy's built-in rules; empty when ``max_cells`` is 0 (no dual read). Only OOXML
-    workbooks are compared (other formats are read by calamine or LibreOffice already); a
-    workbook over ``max_cells`` parsed cells, or one
-    calamine cannot read, gets an ``info`` issue instead (not when our own read already
-    reported the file ``damaged``: the error issue says it). Ids are the sha256 of the
+    workbooks (:data:`~extraction_assets.core.formats.OOXML_FORMATS`) are compared (other
+    formats are read by calamine or LibreOffice already); a workbook over ``max_cells`` parsed
+    cells, or one calamine cannot read, gets an ``info`` issue instead (not when our own read
+    already reported the file ``damaged``: the error issue says it). Ids are the sha256 of the
     partition, sheet, cell, reason and values (16 hex digits), so a re-run keeps them."""
     empty = table("review_items", [])
     if not max_cells or file_format not in OOXML_FORMATS:

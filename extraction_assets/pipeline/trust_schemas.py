@@ -4,7 +4,7 @@
 Per partition, written by the assets: ``colour_legends`` (legend entries found in the workbook,
 with the size of each colour's cluster) and ``review_items`` (cells the two reads of the
 workbook disagree on). Append-only registries, written by people through the CLI (see
-:mod:`extraction_assets.store.registry`): ``colour_mappings`` (every version of every colour
+:mod:`extraction_assets.store.decisions`): ``colour_mappings`` (every version of every colour
 mapping) and ``review_resolutions`` (every decision on a review item).
 """
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 
 from extraction_assets.app.ingest import ingest_paths
-from extraction_assets.core.legacy import libreoffice
+from extraction_assets.core.readers import libreoffice
 from extraction_assets.store.storage import DataStore
 from extraction_assets_tests.builders import ods_bytes
 

@@ -17,9 +17,9 @@ from extraction_assets.app.ingest import ingest_paths
 from extraction_assets.core.documents.nesting import check_html_depth, check_markdown_depth
 from extraction_assets.core.documents.pdf import check_streams
 from extraction_assets.core.errors import LimitExceededError
-from extraction_assets.core.legacy import libreoffice
 from extraction_assets.core.limits import Limits
 from extraction_assets.core.open import open_workbook
+from extraction_assets.core.readers import libreoffice
 from extraction_assets.pipeline import StageError, run_pipeline
 from extraction_assets.store.storage import DataStore
 from extraction_assets_tests.builders import ods_bytes

@@ -16,9 +16,9 @@ from openpyxl import Workbook
 from openpyxl.styles import Font, PatternFill
 
 from extraction_assets.core.grid import GRID_SCHEMA
-from extraction_assets.core.headings import HeadingMap, detect_heading_levels
 from extraction_assets.core.render.records import block_records
 from extraction_assets.core.segment import segment_sheet
+from extraction_assets.core.segment.headings import HeadingMap, detect_heading_levels
 from extraction_assets.pipeline import stages
 from extraction_assets.pipeline.codecs import grids_from_tables
 from extraction_assets_tests.builders import put_rows as put

@@ -29,10 +29,13 @@ from extraction_assets.core.package import PackageReader
 from extraction_assets.core.sniff import Sniffed
 
 
-def open_document(data: bytes, sniffed: Sniffed, limits: Limits,
-                  passwords: Sequence[str] = ()) -> DocumentWorkbook:
+def open_document(data: bytes, sniffed: Sniffed, limits: Limits, *,
+                  filename: str | None = None, passwords: Sequence[str] = ()
+                  ) -> DocumentWorkbook:
     """Read a document (``sniffed.format`` one of
-    :data:`~extraction_assets.core.sniff.DOCUMENT_FORMATS`) as a workbook of sheets.
+    :data:`~extraction_assets.core.formats.DOCUMENT_FORMATS`) as a workbook of sheets;
+    ``passwords`` open an encrypted PDF. ``filename`` is not used (every reader of the format
+    table, :mod:`~extraction_assets.core.formats`, takes it).
 
     Raises:
         CorruptWorkbookError: the file cannot be read.

@@ -29,7 +29,6 @@ from typing import Iterator
 
 from extraction_assets.core.a1 import range_ref
 from extraction_assets.core.errors import LimitExceededError
-from extraction_assets.core.legacy.common import CellColumns
 from extraction_assets.core.limits import Budget, Limits
 from extraction_assets.core.model import (
     DOCUMENT_ITEM,
@@ -40,6 +39,7 @@ from extraction_assets.core.model import (
     SheetObject,
     Workbook,
 )
+from extraction_assets.core.readers.common import CellColumns
 
 #: Most characters of a sheet name made from a heading.
 MAX_NAME_CHARS = 100

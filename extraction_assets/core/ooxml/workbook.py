@@ -17,19 +17,26 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import pyarrow as pa
 
 from extraction_assets.core.a1 import MAX_COL, cell_ref, parse_cell_ref, parse_range, range_ref
 from extraction_assets.core.errors import CorruptWorkbookError, LimitExceededError
-from extraction_assets.core.limits import Budget
-from extraction_assets.core.model import Issue, ParsedSheet, Workbook
-from extraction_assets.core.ooxml.objects import read_chartsheet_objects, read_sheet_objects
+from extraction_assets.core.limits import Budget, Limits
+from extraction_assets.core.model import Issue, ParsedSheet, SheetInfo, Workbook
+from extraction_assets.core.ooxml.objects import (
+    read_chartsheet_objects,
+    read_sheet_objects,
+    read_workbook_objects,
+)
+from extraction_assets.core.ooxml.rels import parse_part, read_rels, rel_attr
 from extraction_assets.core.ooxml.strings import RichString, read_shared_strings
+from extraction_assets.core.ooxml.styles import read_styles, read_theme_colors
 from extraction_assets.core.ooxml.worksheet import WorksheetReader, open_stream
 from extraction_assets.core.ooxml.xml import local
 from extraction_assets.core.package import PackageReader
+from extraction_assets.core.sniff import Sniffed
 
 REL_OFFICE_DOCUMENT = "officeDocument"
 
@@ -215,3 +222,75 @@ SHEET_KINDS = {
     "worksheet": "worksheet", "chartsheet": "chartsheet", "dialogsheet": "dialogsheet",
     "xlMacrosheet": "macrosheet", "xlIntlMacrosheet": "macrosheet",
 }
+
+
+def open_ooxml(data: bytes, sniffed: Sniffed, limits: Limits, *, filename: str | None = None,
+               passwords: Sequence[str] = ()) -> OoxmlWorkbook:
+    """Open an OOXML package (``xlsx``/``xlsm``, decrypted already) and read its workbook-level
+    parts: the sheet list, styles, theme colours and workbook objects (cells are read per sheet
+    by :meth:`OoxmlWorkbook.iter_sheets`). ``sniffed.has_macros`` marks a VBA project found by
+    the sniffer; ``filename`` and ``passwords`` are not used (every reader of the format table,
+    :mod:`~extraction_assets.core.formats`, takes them).
+
+    Raises:
+        CorruptWorkbookError: missing ``[Content_Types].xml`` or workbook part, malformed
+            workbook-level XML.
+        HostileContentError: a part declares a DTD.
+        LimitExceededError: the package or the sheet list exceeds ``limits``.
+    """
+    reader = PackageReader(data, limits)
+    try:
+        return _read_package(reader, sniffed.has_macros, limits)
+    except BaseException:
+        reader.close()
+        raise
+
+
+def _read_package(reader: PackageReader, has_macros: bool, limits: Limits) -> OoxmlWorkbook:
+    if not reader.has("[Content_Types].xml"):
+        raise CorruptWorkbookError("the package has no [Content_Types].xml part")
+    workbook_part = None
+    for rtype, target in read_rels(reader, "").values() if reader.has("_rels/.rels") else []:
+        if rtype == REL_OFFICE_DOCUMENT and not target.startswith("external:"):
+            workbook_part = target
+    if workbook_part is None or not reader.has(workbook_part):
+        workbook_part = "xl/workbook.xml"
+    if not reader.has(workbook_part):
+        raise CorruptWorkbookError("the package has no workbook part (xl/workbook.xml)")
+    root = parse_part(reader, workbook_part)
+    rels = read_rels(reader, workbook_part)
+    by_type: dict[str, str] = {}
+    for rtype, target in rels.values():
+        by_type.setdefault(rtype, target)
+    issues: list[Issue] = []
+    date1904 = False
+    sheets: list[SheetInfo] = []
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        tag = local(el.tag)
+        if tag == "workbookPr" and "date1904" in el.attrib:  # not x15:workbookPr's
+            date1904 = el.get("date1904") in ("1", "true")
+        elif tag == "sheet":
+            if len(sheets) >= limits.max_sheets:
+                raise LimitExceededError(f"workbook has more than {limits.max_sheets} sheets")
+            rid = rel_attr(el)
+            rtype, target = rels.get(rid or "", ("", None))
+            kind = SHEET_KINDS.get(rtype, "worksheet" if target else "unknown")
+            name = el.get("name") or f"Sheet{len(sheets) + 1}"
+            if target is None:
+                issues.append(Issue("parsed_sheets", name, None, "warning", "missing_sheet_part",
+                                    f"sheet {name!r} has no relationship to a sheet part"))
+            sheets.append(SheetInfo(
+                index=len(sheets) + 1, name=name, visibility=el.get("state") or "visible",
+                kind=kind, part=target if target and not target.startswith("external:") else None,
+            ))
+    styles, indexed = read_styles(reader, by_type.get("styles"), issues)
+    objects = read_workbook_objects(reader, workbook_part, root, issues=issues)
+    return OoxmlWorkbook(
+        reader=reader, sheets=sheets, styles=styles, objects=objects,
+        shared_strings_part=by_type.get("sharedStrings"),
+        date1904=date1904, theme_colors=read_theme_colors(reader, by_type.get("theme")),
+        indexed_colors=indexed, has_macros=has_macros or "vbaProject" in by_type,
+        has_external_links="externalLink" in by_type, issues=issues, limits=limits,
+    )

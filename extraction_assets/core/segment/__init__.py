@@ -104,12 +104,12 @@ import numpy as np
 
 from extraction_assets.core.blocks import Block, BlockKind, ListObject, PivotTable
 from extraction_assets.core.grid import StyledGrid
-from extraction_assets.core.headings import HeadingMap, detect_heading_levels
 from extraction_assets.core.segment.classify import classify_region
 from extraction_assets.core.segment.context import Region, SheetContext
 from extraction_assets.core.segment.declared import beside_pivots, list_object_blocks, pivot_blocks
 from extraction_assets.core.segment.gaps import join_gaps
 from extraction_assets.core.segment.header import find_header, trim_columns
+from extraction_assets.core.segment.headings import HeadingMap, detect_heading_levels
 from extraction_assets.core.segment.joins import join_tables
 from extraction_assets.core.segment.regions import find_regions
 from extraction_assets.core.segment.rows import mark_data_rows

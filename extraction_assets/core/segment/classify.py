@@ -33,7 +33,7 @@ from extraction_assets.core.segment.rules import (
     reads_as_prose,
 )
 from extraction_assets.core.segment.signals import header_like, is_group_header, is_units_row
-from extraction_assets.core.totals import aggregates_above
+from extraction_assets.core.segment.totals import aggregates_above
 
 
 def classify_region(ctx: SheetContext, cells: np.ndarray, join_reasons: list[str]) -> list[Block]:

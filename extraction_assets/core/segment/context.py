@@ -13,8 +13,8 @@ import pyarrow.compute as pc
 from extraction_assets.core.a1 import parse_range
 from extraction_assets.core.blocks import Block, BlockKind
 from extraction_assets.core.grid import StyledGrid, cell_keys, cells_in_range, find_cell
-from extraction_assets.core.headings import HeadingMap
 from extraction_assets.core.normalize import stripped_text
+from extraction_assets.core.segment.headings import HeadingMap
 from extraction_assets.core.segment.rules import (
     DATA_TYPES,
     MISSING_VALUE_TEXTS,
@@ -22,7 +22,7 @@ from extraction_assets.core.segment.rules import (
     is_total_row,
     is_unit,
 )
-from extraction_assets.core.totals import aggregates_above
+from extraction_assets.core.segment.totals import aggregates_above
 
 
 class UnionFind:

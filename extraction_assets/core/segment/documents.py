@@ -16,10 +16,10 @@ from __future__ import annotations
 from extraction_assets.core.a1 import parse_range
 from extraction_assets.core.blocks import Block, BlockKind
 from extraction_assets.core.grid import StyledGrid
-from extraction_assets.core.headings import HeadingMap
 from extraction_assets.core.model import SheetObject
 from extraction_assets.core.segment.context import SheetContext
 from extraction_assets.core.segment.header import find_header
+from extraction_assets.core.segment.headings import HeadingMap
 from extraction_assets.core.segment.rows import mark_data_rows
 
 

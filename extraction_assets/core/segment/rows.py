@@ -27,7 +27,7 @@ from extraction_assets.core.segment.signals import (
     header_text,
     placeholder_header,
 )
-from extraction_assets.core.totals import (
+from extraction_assets.core.segment.totals import (
     TOTAL_HINT_RE,
     TOTAL_LABEL_RE,
     ColumnSums,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from extraction_assets.core.totals import TOTAL_HINT_RE
+from extraction_assets.core.segment.totals import TOTAL_HINT_RE
 
 NOTE_RE = re.compile(
     r"^\s*(※|\*|＊|†|‡|注\s*[\d０-９]*\s*[:：.．)）]|注記|備考\s*[:：]|[(（]注[\d０-９]*[)）]|"

@@ -14,7 +14,7 @@ say (``Status`` gives tags ``status: overdue``); without one, or when it only sa
 ``Legend`` / ``Key``, the key is ``colour``.
 
 Legends give **draft** mappings colour -> meaning; a person confirms or rejects them (see
-:mod:`extraction_assets.store.registry`). Only a confirmed (active) mapping tags cells.
+:mod:`extraction_assets.store.decisions`). Only a confirmed (active) mapping tags cells.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 
 from extraction_assets.core.a1 import MAX_COL, cell_ref
 from extraction_assets.core.grid import cell_keys
-from extraction_assets.core.legacy.common import number_text, serial
+from extraction_assets.core.readers.common import number_text, serial
 
 #: Days between the 1900 and the 1904 date systems (ECMA-376 Part 1 §18.17.4.1).
 DAYS_1904 = 1462

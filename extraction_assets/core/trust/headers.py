@@ -19,9 +19,9 @@ from typing import Protocol, runtime_checkable
 
 from extraction_assets.core.blocks import Block, BlockKind
 from extraction_assets.core.grid import StyledGrid
-from extraction_assets.core.headings import HeadingMap
 from extraction_assets.core.segment.context import SheetContext
 from extraction_assets.core.segment.header import set_header_rows
+from extraction_assets.core.segment.headings import HeadingMap
 from extraction_assets.core.segment.rows import mark_data_rows
 from extraction_assets.core.segment.rules import MAX_HEADER_ROWS
 

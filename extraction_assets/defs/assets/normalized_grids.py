@@ -15,7 +15,7 @@ from extraction_assets.defs.io_manager import UpstreamTables, tables_in
 from extraction_assets.defs.resources import DataStoreResource, LimitsResource
 from extraction_assets.defs.trust_resources import RedactionResource
 from extraction_assets.pipeline import RunSettings
-from extraction_assets.store.registry import propose_drafts
+from extraction_assets.store.decisions import propose_drafts
 
 CODE_VERSION = "7"
 

@@ -31,7 +31,7 @@ from extraction_assets.pipeline.checks import (
 )
 from extraction_assets.pipeline.codecs import MARKUP_COLUMNS
 from extraction_assets.pipeline.trust import draft_issues
-from extraction_assets.store.registry import active_tags, undecided
+from extraction_assets.store.decisions import active_tags, undecided
 
 CODE_VERSION = "14"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+from typing import Sequence
 
 from extraction_assets.core.a1 import range_ref
 from extraction_assets.core.errors import (
@@ -13,27 +14,39 @@ from extraction_assets.core.errors import (
     LimitExceededError,
     one_line,
 )
-from extraction_assets.core.legacy.common import (
+from extraction_assets.core.limits import Limits
+from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo, Workbook
+from extraction_assets.core.readers.common import (
     CellColumns,
     DateStyles,
-    legacy_workbook,
+    by_value_workbook,
     number_text,
     serial,
     styles_unavailable,
 )
-from extraction_assets.core.legacy.ods import (
+from extraction_assets.core.readers.ods import (
     ERROR_RE,
     fods_to_ods,
     ods_sheet_facts,
     open_ods_content,
     zip_member,
 )
-from extraction_assets.core.limits import Limits
-from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo, Workbook
 from extraction_assets.core.sniff import Sniffed
 
 
-def open_calamine(data: bytes, sniffed: Sniffed, limits: Limits) -> Workbook:
+def open_calamine(data: bytes, sniffed: Sniffed, limits: Limits, *,
+                  filename: str | None = None, passwords: Sequence[str] = ()) -> Workbook:
+    """Read an ``xlsb``, ``ods``, ``fods`` (or an ``xls`` ``xlrd`` refuses) by value with
+    python-calamine: values and types, ODS merges and hidden rows/columns from
+    ``content.xml`` (read by :func:`.ods.open_ods_content` alone when python-calamine fails on
+    it). ``filename`` and ``passwords`` are not used (every reader of the format table,
+    :mod:`~extraction_assets.core.formats`, takes them).
+
+    Raises:
+        EncryptedWorkbookError: python-calamine reports the file encrypted.
+        CorruptWorkbookError: the file cannot be read.
+        LimitExceededError: more sheets, cells or merged ranges than ``limits`` allow.
+    """
     import python_calamine as cal
 
     payload = data
@@ -120,5 +133,5 @@ def open_calamine(data: bytes, sniffed: Sniffed, limits: Limits) -> Workbook:
             sheet.hidden_columns = facts["hidden_columns"]
         return sheet
 
-    return legacy_workbook(sheets, styles, load, limits, issues, has_macros=sniffed.has_macros,
+    return by_value_workbook(sheets, styles, load, limits, issues, has_macros=sniffed.has_macros,
                      closer=book.close)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from extraction_assets.store.registry import (
+from extraction_assets.store.decisions import (
     RegistryError,
     active_tags,
     decide_mapping,

@@ -15,18 +15,18 @@ from extraction_assets.core.errors import (
     LimitExceededError,
     one_line,
 )
-from extraction_assets.core.legacy.common import (
-    CellColumns,
-    DateStyles,
-    legacy_workbook,
-    number_text,
-    serial,
-    styles_unavailable,
-)
 from extraction_assets.core.limits import Limits
 from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo, Workbook
 from extraction_assets.core.ooxml.xml import syntax_error_message
 from extraction_assets.core.package import PackageReader
+from extraction_assets.core.readers.common import (
+    CellColumns,
+    DateStyles,
+    by_value_workbook,
+    number_text,
+    serial,
+    styles_unavailable,
+)
 from extraction_assets.core.sniff import Sniffed
 
 
@@ -52,7 +52,7 @@ def open_ods_content(content_xml: bytes, sniffed: Sniffed, limits: Limits,
         return ParsedSheet(sheets[i], cells=f["cells"].table(), merged_ranges=f["merged"],
                            hidden_rows=f["hidden_rows"], hidden_columns=f["hidden_columns"])
 
-    return legacy_workbook(sheets, styles, load, limits, issues, has_macros=sniffed.has_macros)
+    return by_value_workbook(sheets, styles, load, limits, issues, has_macros=sniffed.has_macros)
 
 
 ERROR_RE = re.compile(r"^#(NULL!|DIV/0!|VALUE!|REF!|NAME\?|NUM!|N/A|GETTING_DATA)$")

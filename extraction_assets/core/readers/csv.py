@@ -8,18 +8,34 @@ import datetime as dt
 import io
 import re
 from pathlib import Path
+from typing import Sequence
 
 from extraction_assets.core.errors import CorruptWorkbookError, one_line
-from extraction_assets.core.legacy.common import CellColumns, legacy_workbook, number_text, serial
 from extraction_assets.core.limits import Limits
 from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo
+from extraction_assets.core.readers.common import (
+    ByValueWorkbook,
+    CellColumns,
+    by_value_workbook,
+    number_text,
+    serial,
+)
 from extraction_assets.core.sniff import Sniffed, decode_text
 
 NUMBER_RE = re.compile(r"^-?(?:0|[1-9]\d{0,14})(?:\.\d*[1-9])?$")
 ISO_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?$")
 
 
-def open_csv(data: bytes, sniffed: Sniffed, limits: Limits, filename: str | None):
+def open_csv(data: bytes, sniffed: Sniffed, limits: Limits, *, filename: str | None = None,
+             passwords: Sequence[str] = ()) -> ByValueWorkbook:
+    """Read delimited text (``csv``, TSV) with the sniffed encoding and delimiter as one sheet,
+    named for the stem of ``filename`` (``Sheet1`` without); ``passwords`` is not used (every
+    reader of the format table, :mod:`~extraction_assets.core.formats`, takes it).
+
+    Raises:
+        CorruptWorkbookError: the text cannot be decoded.
+        LimitExceededError: more cells than ``limits`` allow.
+    """
     decoded = decode_text(data)
     if decoded is None:
         raise CorruptWorkbookError("the delimited text file cannot be decoded")
@@ -62,4 +78,4 @@ def open_csv(data: bytes, sniffed: Sniffed, limits: Limits, filename: str | None
                                 f"delimited text stops parsing: {one_line(exc)}"))
         return ParsedSheet(info, cells=cells.table())
 
-    return legacy_workbook([info], styles, load, limits, issues)
+    return by_value_workbook([info], styles, load, limits, issues)

@@ -1,4 +1,4 @@
-"""What the by-value readers share: the :class:`LegacyWorkbook` they build, columnar cells
+"""What the by-value readers share: the :class:`ByValueWorkbook` they build, columnar cells
 (:class:`CellColumns`), numbers as the OOXML reader writes them, date serials and their number
 formats."""
 
@@ -43,7 +43,7 @@ class DateStyles:
 
 
 @dataclass(kw_only=True)
-class LegacyWorkbook(Workbook):
+class ByValueWorkbook(Workbook):
     """A :class:`~extraction_assets.core.model.Workbook` whose sheets come from a by-value
     reader (xlrd, python-calamine, the ODS or CSV reader), not an OOXML package.
     ``load_sheet(i)`` builds the i-th (0-based) sheet on demand; ``closer`` releases what the
@@ -74,14 +74,21 @@ class LegacyWorkbook(Workbook):
             self.closer = None
 
 
-def legacy_workbook(sheets: list[SheetInfo], styles: list[CellStyle], load, limits: Limits,
-              issues: list[Issue], *, date1904: bool = False, has_macros: bool = False,
-              closer=None) -> LegacyWorkbook:
+def by_value_workbook(sheets: list[SheetInfo], styles: list[CellStyle], load, limits: Limits,
+                      issues: list[Issue], *, date1904: bool = False, has_macros: bool = False,
+                      closer=None) -> ByValueWorkbook:
+    """The :class:`ByValueWorkbook` of a by-value reader: its sheets, styles (one default
+    style when none), ``load(i)`` building the i-th sheet and ``closer`` releasing the reader.
+
+    Raises:
+        LimitExceededError: more sheets than ``limits.max_sheets``.
+    """
     if len(sheets) > limits.max_sheets:
         raise LimitExceededError(f"workbook has more than {limits.max_sheets} sheets")
-    return LegacyWorkbook(
-        sheets=sheets, styles=styles or [CellStyle()], date1904=date1904, theme_colors=[], indexed_colors=None, has_macros=has_macros,
-        has_external_links=False, issues=issues, limits=limits, load_sheet=load, closer=closer)
+    return ByValueWorkbook(
+        sheets=sheets, styles=styles or [CellStyle()], date1904=date1904, theme_colors=[],
+        indexed_colors=None, has_macros=has_macros, has_external_links=False, issues=issues,
+        limits=limits, load_sheet=load, closer=closer)
 
 
 class CellColumns:

@@ -4,19 +4,20 @@ fonts, fills, borders, alignment, hidden rows and columns, frozen panes."""
 from __future__ import annotations
 
 import io
+from typing import Sequence
 
 from extraction_assets.core.a1 import range_ref
 from extraction_assets.core.errors import EncryptedWorkbookError, one_line
-from extraction_assets.core.legacy.calamine import open_calamine
-from extraction_assets.core.legacy.common import (
+from extraction_assets.core.limits import Limits
+from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo, Workbook
+from extraction_assets.core.readers.calamine import open_calamine
+from extraction_assets.core.readers.common import (
     CellColumns,
     DateStyles,
-    legacy_workbook,
+    by_value_workbook,
     number_text,
     styles_unavailable,
 )
-from extraction_assets.core.limits import Limits
-from extraction_assets.core.model import CellStyle, Issue, ParsedSheet, SheetInfo, Workbook
 from extraction_assets.core.sniff import Sniffed
 
 _BORDER_STYLES = {1: "thin", 2: "medium", 3: "dashed", 4: "dotted", 5: "thick", 6: "double",
@@ -27,7 +28,18 @@ _HORIZONTAL = {1: "left", 2: "center", 3: "right", 4: "fill", 5: "justify",
 _VERTICAL = {0: "top", 1: "center", 2: "bottom", 3: "justify", 4: "distributed"}
 
 
-def open_xls(data: bytes, sniffed: Sniffed, limits: Limits) -> Workbook:
+def open_xls(data: bytes, sniffed: Sniffed, limits: Limits, *, filename: str | None = None,
+             passwords: Sequence[str] = ()) -> Workbook:
+    """Read an ``xls`` (BIFF2–8, decrypted already) by value with ``xlrd``, its formatting
+    records included; a file ``xlrd`` cannot read at all goes to :func:`.calamine.open_calamine`
+    (a ``warning`` ``xlrd_failed``). ``filename`` and ``passwords`` are not used (every reader
+    of the format table, :mod:`~extraction_assets.core.formats`, takes them).
+
+    Raises:
+        EncryptedWorkbookError: ``xlrd`` reports the file encrypted.
+        CorruptWorkbookError: neither ``xlrd`` nor python-calamine reads it.
+        LimitExceededError: more sheets, cells or merged ranges than ``limits`` allow.
+    """
     import xlrd
 
     issues: list[Issue] = []
@@ -121,7 +133,7 @@ def open_xls(data: bytes, sniffed: Sniffed, limits: Limits) -> Workbook:
             pass
         return sheet
 
-    return legacy_workbook(sheets, styles, load, limits, issues, date1904=book.datemode == 1,
+    return by_value_workbook(sheets, styles, load, limits, issues, date1904=book.datemode == 1,
                      has_macros=sniffed.has_macros, closer=book.release_resources)
 
 

@@ -1,4 +1,4 @@
-"""Legacy and neighbouring formats: .xls (BIFF2-8), .xlsb, .ods, .fods, .csv/.tsv.
+"""The readers of the other spreadsheet formats: .xls (BIFF2-8), .xlsb, .ods, .fods, .csv/.tsv.
 
 Without LibreOffice they are read by value (xlrd / python-calamine / the CSV reader); with
 ``soffice`` on the machine they are converted to xlsx first (those tests skip cleanly when it is
@@ -19,8 +19,9 @@ from extraction_assets.core.errors import (
     ExtractionError,
     NotASpreadsheetError,
 )
-from extraction_assets.core.legacy import libreoffice
+from extraction_assets.core.formats import FORMATS
 from extraction_assets.core.open import open_workbook
+from extraction_assets.core.readers import libreoffice
 from extraction_assets.core.sniff import sniff
 from extraction_assets.pipeline import stages
 
@@ -254,13 +255,14 @@ def test_prose_and_snippets_are_not_spreadsheets(data):
 # -- the corpus ---------------------------------------------------------------------------------
 
 
-LEGACY_SUFFIXES = {".xls", ".xlsb", ".ods", ".fods"}
+#: The suffixes of the formats LibreOffice converts (read by value here).
+CONVERTED_SUFFIXES = {s for fmt in FORMATS.values() if fmt.converts for s in fmt.suffixes}
 
 
 @pytest.mark.slow
 def test_every_legacy_corpus_file_succeeds_or_fails_typed(corpus_dir, no_soffice):
     files = sorted(p for p in (corpus_dir / "files").rglob("*")
-                   if p.suffix.lower() in LEGACY_SUFFIXES and p.is_file())
+                   if p.suffix.lower() in CONVERTED_SUFFIXES and p.is_file())
     if not files:
         pytest.skip("no legacy files in the corpus")
     outcomes = {}

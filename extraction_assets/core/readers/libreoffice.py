@@ -24,10 +24,10 @@ from extraction_assets.core.errors import (
     UnsupportedFormatError,
     one_line,
 )
+from extraction_assets.core.formats import FORMATS
 
 #: Seconds a LibreOffice conversion may take before its process group is killed.
 SOFFICE_TIMEOUT = float(os.environ.get("EXTRACTION_ASSETS_SOFFICE_TIMEOUT", "120"))
-SUFFIX = {"xls": ".xls", "xlsb": ".xlsb", "ods": ".ods", "fods": ".fods"}
 
 
 def find_soffice() -> str | None:
@@ -119,7 +119,7 @@ def convert_to_xlsx(data: bytes, fmt: str, soffice: str | None = None,
                     timeout: float | None = None,
                     keep_in: Path | None = None,
                     max_bytes: int | None = None) -> tuple[bytes, str, float]:
-    """Convert ``data`` (format ``fmt``: ``xls``, ``xlsb``, ``ods``, ``fods``) to ``.xlsx``
+    """Convert ``data`` (format ``fmt``, one the format table marks ``converts``) to ``.xlsx``
     with headless LibreOffice; returns ``(xlsx bytes, LibreOffice version, seconds)``.
     ``max_bytes`` bounds every file LibreOffice writes, the ``.xlsx`` included (the caller
     passes ``max_total_bytes``): its output is never larger, on disk or in memory.
@@ -181,7 +181,7 @@ def _convert(data: bytes, fmt: str, soffice: str | None, timeout: float | None,
     version = soffice_version(soffice)
     with tempfile.TemporaryDirectory(prefix="ea-soffice-") as tmp:
         root = Path(tmp)
-        src = root / ("input" + SUFFIX[fmt])
+        src = root / ("input" + FORMATS[fmt].suffixes[0])
         src.write_bytes(data)
         out = root / "out"
         out.mkdir()

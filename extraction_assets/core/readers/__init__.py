@@ -1,7 +1,10 @@
-"""Reading the neighbours of OOXML: ``.xls`` (BIFF2–8), ``.xlsb``, ``.ods``, ``.fods``, ``.csv``.
+"""The readers of the spreadsheet formats other than OOXML: ``.xls`` (BIFF2–8), ``.xlsb``,
+``.ods``, ``.fods``, ``.csv`` (their rows of the format table are in
+:mod:`~extraction_assets.core.formats`).
 
-Two routes lead to the same :class:`~extraction_assets.core.model.Workbook` / :class:`~extraction_assets.core.model.ParsedSheet`
-shapes, so everything downstream (normalizer, segmenter, renderer) is unchanged:
+Two routes lead to the same :class:`~extraction_assets.core.model.Workbook` /
+:class:`~extraction_assets.core.model.ParsedSheet` shapes, so everything downstream
+(normalizer, segmenter, renderer) is unchanged:
 
 * **LibreOffice** (``soffice``) on the machine: the file is converted to ``.xlsx`` headless —
   one throw-away user profile per conversion (``-env:UserInstallation``), a file lock so
@@ -22,26 +25,22 @@ booleans ``b`` (``1``/``0``), errors ``e`` (``#DIV/0!``), and dates as ``n`` ser
 system) with a date number format, so display text and ISO typing work downstream. Formulas are
 not available on the by-value route (cached values only).
 
-:func:`check_legacy` refuses what no route may read; :func:`read_by_value` is the by-value
-route; the LibreOffice route (:mod:`.libreoffice`) is taken by
-:func:`extraction_assets.core.open.open_workbook`, which reads the converted bytes with the
-OOXML reader.
+:func:`check_before_reading` refuses what no route may read; the by-value readers are
+:func:`.xls.open_xls`, :func:`.calamine.open_calamine` and :func:`.csv.open_csv`, the
+LibreOffice route :mod:`.libreoffice`; :func:`extraction_assets.core.open.open_workbook` takes
+the route the format table gives and reads the converted bytes with the OOXML reader.
 """
 
 from __future__ import annotations
 
-from extraction_assets.core.errors import EncryptedWorkbookError, UnsupportedFormatError
-from extraction_assets.core.legacy.calamine import open_calamine
-from extraction_assets.core.legacy.csv import open_csv
-from extraction_assets.core.legacy.ods import check_xml_prolog, ods_encrypted
-from extraction_assets.core.legacy.xls import open_xls
+from extraction_assets.core.errors import EncryptedWorkbookError
 from extraction_assets.core.limits import Limits
-from extraction_assets.core.model import Workbook
 from extraction_assets.core.package import PackageReader
+from extraction_assets.core.readers.ods import check_xml_prolog, ods_encrypted
 from extraction_assets.core.sniff import Sniffed
 
 
-def check_legacy(data: bytes, sniffed: Sniffed, limits: Limits) -> None:
+def check_before_reading(data: bytes, sniffed: Sniffed, limits: Limits) -> None:
     """Refuse a non-OOXML workbook that no route may read, before any reader sees it.
 
     Raises:
@@ -60,23 +59,3 @@ def check_legacy(data: bytes, sniffed: Sniffed, limits: Limits) -> None:
         raise EncryptedWorkbookError("the ods workbook is encrypted: password required")
     if sniffed.format == "fods":
         check_xml_prolog(data)
-
-
-def read_by_value(data: bytes, sniffed: Sniffed, limits: Limits,
-                  filename: str | None = None) -> Workbook:
-    """Read a non-OOXML workbook (``sniffed.format`` in ``xls``, ``xlsb``, ``ods``, ``fods``,
-    ``csv``) by value as a :class:`~extraction_assets.core.model.Workbook` (checked first by :func:`check_legacy`).
-    ``filename`` only names the single sheet of a CSV (its stem).
-
-    Raises:
-        CorruptWorkbookError: the readers cannot make sense of the file.
-        LimitExceededError: more cells, sheets or merged ranges than ``limits`` allow.
-        UnsupportedFormatError: a format no by-value reader reads.
-    """
-    if sniffed.format == "csv":
-        return open_csv(data, sniffed, limits, filename)
-    if sniffed.format == "xls":
-        return open_xls(data, sniffed, limits)
-    if sniffed.format in ("xlsb", "ods", "fods"):
-        return open_calamine(data, sniffed, limits)
-    raise UnsupportedFormatError(f"{sniffed.format} workbooks are not read")
