@@ -17,7 +17,7 @@ from extraction_assets.core.sniff import Sniffed, require_spreadsheet, sniff
 
 def open_workbook(data: bytes, limits: Limits | None = None, *,
                   filename: str | None = None, passwords: Sequence[str] = (),
-                  conversions: Path | None = None) -> Workbook:
+                  conversions: Path | None = None, sniffed: Sniffed | None = None) -> Workbook:
     """Open a workbook from its bytes and read its workbook-level parts.
 
     The reader is the one of the sniffed format in the format table
@@ -30,7 +30,9 @@ def open_workbook(data: bytes, limits: Limits | None = None, *,
     A password-protected file is decrypted first with the first of ``passwords`` that opens it.
     ``conversions`` is a folder where LibreOffice's conversions are kept, so that the assets
     that open one file convert it once (see
-    :func:`~extraction_assets.core.readers.libreoffice.convert_to_xlsx`).
+    :func:`~extraction_assets.core.readers.libreoffice.convert_to_xlsx`). ``sniffed``: the
+    :func:`~extraction_assets.core.sniff.sniff` of ``data``, when the caller has it (the file
+    is then not sniffed again, unless it is decrypted).
 
     Cells are not read here: iterate
     :meth:`~extraction_assets.core.model.Workbook.iter_sheets`. Close the result with
@@ -45,8 +47,9 @@ def open_workbook(data: bytes, limits: Limits | None = None, *,
         LimitExceededError: the package or the sheet list exceeds ``limits``.
     """
     limits = limits or Limits()
-    data = decrypted(data, passwords)
-    sniffed = require_spreadsheet(data)
+    plain = decrypted(data, passwords, sniffed)
+    sniffed = require_spreadsheet(plain, sniffed if plain is data else None)
+    data = plain
     fmt = FORMATS[sniffed.format]
     if fmt.family in (Family.CONVERTED, Family.BY_VALUE):
         # imported here: an OOXML ingest never needs the other formats' readers
@@ -92,12 +95,13 @@ def _open_converted(data: bytes, sniffed: Sniffed, limits: Limits, conversions: 
     return wb, None
 
 
-def decrypted(data: bytes, passwords: Sequence[str]) -> bytes:
+def decrypted(data: bytes, passwords: Sequence[str], sniffed: Sniffed | None = None) -> bytes:
     """``data`` itself, or its decryption when it is an encrypted workbook and ``passwords``
-    are configured (see :func:`~extraction_assets.core.crypto.decrypt`)."""
+    are configured (see :func:`~extraction_assets.core.crypto.decrypt`); ``sniffed``: the
+    sniff of ``data``, when the caller has it."""
     if not passwords:
         return data
-    sniffed = sniff(data)
+    sniffed = sniffed or sniff(data)
     if sniffed.format == "encrypted-ooxml" or (sniffed.format == "xls" and sniffed.encrypted):
         from extraction_assets.core.crypto import decrypt
 

@@ -350,8 +350,9 @@ def _consistent(text: str, delimiter: str) -> bool:
     return mode >= 2 and counts.count(mode) >= 0.8 * len(counts)
 
 
-def require_spreadsheet(data: bytes) -> Sniffed:
-    """Sniff ``data`` and raise the typed error for anything that is not a readable workbook:
+def require_spreadsheet(data: bytes, sniffed: Sniffed | None = None) -> Sniffed:
+    """Sniff ``data`` (``sniffed``: its sniff, when the caller has it) and raise the typed error
+    for anything that is not a readable workbook:
     one of :data:`~extraction_assets.core.formats.OOXML_FORMATS`,
     :data:`~extraction_assets.core.formats.OTHER_SPREADSHEET_FORMATS` or
     :data:`~extraction_assets.core.formats.DOCUMENT_FORMATS`.
@@ -363,7 +364,7 @@ def require_spreadsheet(data: bytes) -> Sniffed:
     """
     if not data:
         raise NotASpreadsheetError("the file is empty (0 bytes)")
-    sniffed = sniff(data)
+    sniffed = sniffed or sniff(data)
     if sniffed.format in DOCUMENT_FORMATS:
         return sniffed
     if sniffed.format in OTHER_SPREADSHEET_FORMATS:

@@ -117,7 +117,8 @@ def workbook_stage(workbook_hash: str, data: bytes, source_path: str,
         is_encrypted=sniffed.format == "encrypted-ooxml" or sniffed.encrypted, date_system=None,
     )
     try:
-        wb = open_workbook(data, limits, passwords=passwords, conversions=conversions)
+        wb = open_workbook(data, limits, passwords=passwords, conversions=conversions,
+                           sniffed=sniffed)
     except ExtractionError as exc:
         issue = Issue("workbook", None, None, "error", exc.code, exc.message)
         raise StageError(exc, StageOutput({"workbooks": table("workbooks", [row])}, [issue]))
