@@ -7,6 +7,8 @@ keys, which every asset step materializes partition by partition; see
 files does not pay a run's fixed cost per file. ``jobs`` runs at a time: one run in this process
 (Dagster's in-process executor), or several, each step in a process of Dagster's multiprocess
 executor, or on Celery workers (``dagster-celery``). One file's failure never stops the others.
+Each file's result line takes its counts from the materializations' metadata in Dagster's event
+log (:class:`~extraction_assets.defs.lineage.Lineage`), read with the lineage after each run.
 
 Used by the ``extraction-assets`` CLI and by tests.
 """

@@ -15,8 +15,9 @@ again. Quarantined bytes are kept for inspection (delete the folder when done).
 
 A full check (:func:`parquet_damage`: every row read, the schema compared with the contract's)
 is what ``extraction-assets verify`` does (:mod:`extraction_assets.app.verify`). The counts of
-a result line (:func:`summarize`) quarantine a file found damaged past its footer, and a
-Parquet file deleted makes its asset stale (:func:`outputs_gone`).
+a ``damaged`` result line (:func:`summarize`, read from the files, where the other results
+take theirs from the materializations' metadata) quarantine a file found damaged past its
+footer, and a Parquet file deleted makes its asset stale (:func:`outputs_gone`).
 """
 
 from __future__ import annotations
