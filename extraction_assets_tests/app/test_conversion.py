@@ -11,11 +11,14 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from extraction_assets.app.ingest import ingest_paths
 from extraction_assets.core.readers import libreoffice
 from extraction_assets.store.storage import DataStore
 from extraction_assets_tests.builders import ods_bytes
+
+pytestmark = pytest.mark.integration  # ingests through the graph; runs a stand-in soffice
 
 ROWS = [["Name", "Value"], ["alpha", 1.5], ["beta", 2]]
 

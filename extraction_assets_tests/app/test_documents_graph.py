@@ -15,6 +15,8 @@ from extraction_assets.search.retrieval import Searcher
 from extraction_assets.store.storage import DataStore
 from extraction_assets_tests.documents import docx_bytes, pdf_bytes, pptx_bytes
 
+pytestmark = pytest.mark.integration  # the documents ingested through the asset graph
+
 
 @pytest.fixture(scope="module")
 def documents_ingest(tmp_path_factory):

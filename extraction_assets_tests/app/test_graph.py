@@ -19,6 +19,8 @@ from extraction_assets.search.vectors import VectorStore
 from extraction_assets.store.storage import DataStore
 from extraction_assets.store.warehouse import CONTRACT_VIEWS
 
+pytestmark = pytest.mark.integration  # the asset graph and the CLI as a process
+
 CONTRACT_COLUMNS = {
     "workbooks": {"workbook_hash", "source_path", "filename", "size_bytes", "format",
                   "sheet_count", "has_macros", "has_external_links", "ingested_at"},

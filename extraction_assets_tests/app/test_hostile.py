@@ -331,6 +331,7 @@ def test_benchmark_smallest_form_every_input_ends_typed_within_bounds(tmp_path):
     assert "sheet S[/] range A1:A2" in found.stdout
 
 
+@pytest.mark.integration
 def test_an_up_to_date_partition_without_lineage_gets_it_again(tmp_path):
     path = tmp_path / "one.xlsx"
     path.write_bytes(workbook([("S", worksheet(rows_xml({1: [cell("A1", "x")]})))]))
@@ -342,6 +343,7 @@ def test_an_up_to_date_partition_without_lineage_gets_it_again(tmp_path):
     assert DataStore(tmp_path / "data").read_table("lineage", first.workbook_hash).num_rows == 1
 
 
+@pytest.mark.integration
 def test_a_file_changed_after_it_was_registered_keeps_the_bytes_of_its_partition(tmp_path):
     path = tmp_path / "book.xlsx"
     path.write_bytes(workbook([("S", worksheet(rows_xml({1: [cell("A1", "before")]})))]))
@@ -370,6 +372,7 @@ def _unshared_mount(tmp_path: Path, options: str, *command: str) -> subprocess.C
                           text=True, timeout=300, cwd=REPO)
 
 
+@pytest.mark.integration
 def test_a_read_only_data_dir_is_one_line_before_anything_runs(tmp_path):
     book = tmp_path / "book.xlsx"
     book.write_bytes(workbook([("S", worksheet(rows_xml({1: [cell("A1", "x")]})))]))
@@ -380,6 +383,7 @@ def test_a_read_only_data_dir_is_one_line_before_anything_runs(tmp_path):
                                    "Read-only file system")
 
 
+@pytest.mark.integration
 def test_a_full_disk_fails_files_in_one_line_each(tmp_path):
     books = []
     for k in range(2):
@@ -397,6 +401,7 @@ def test_a_full_disk_fails_files_in_one_line_each(tmp_path):
                for line in lines + stopped)
 
 
+@pytest.mark.integration
 def test_kill_9_of_a_parallel_ingest_leaves_no_worker_running(tmp_path):
     from tools.bench.workbooks import generate_workbook
 

@@ -217,6 +217,7 @@ def _unreadable(tmp_path: Path) -> Path:
     pytest.skip("no file that root cannot read on this machine")
 
 
+@pytest.mark.integration
 def test_an_unreadable_argument_is_a_failed_file_and_the_others_are_ingested(tmp_path):
     noperm = _unreadable(tmp_path)
     folder = tmp_path / "folder"
@@ -245,6 +246,7 @@ def test_an_unreadable_argument_is_a_failed_file_and_the_others_are_ingested(tmp
     assert lines[str(pipe)].startswith("failed") and "not a regular file" in lines[str(pipe)]
 
 
+@pytest.mark.integration
 def test_search_finds_a_url_as_written_and_prints_bidi_names_escaped(tmp_path):
     paths = []
     for build in (live_links, bidi_names):

@@ -21,6 +21,8 @@ from extraction_assets_tests.trust_workbooks import (
     with_duplicate_cell,
 )
 
+pytestmark = pytest.mark.integration  # the workbooks ingested through the asset graph
+
 runner = CliRunner()
 
 

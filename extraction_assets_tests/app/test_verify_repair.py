@@ -82,6 +82,7 @@ def records_by_partition(root: Path) -> dict[str, int]:
                                 "GROUP BY workbook_hash").fetchall())
 
 
+@pytest.mark.integration
 def test_a_damaged_parquet_file_leaves_the_views_and_the_refresh_to_the_others(data, pristine):
     """Random bytes over one partition's ``records`` file: ``refresh`` names that partition
     ``damaged`` (the file, the reason, what to run) and reports the others, and the views
@@ -104,6 +105,7 @@ def test_a_damaged_parquet_file_leaves_the_views_and_the_refresh_to_the_others(d
     assert [r.status for r in again] == ["damaged", "unchanged", "unchanged"]
 
 
+@pytest.mark.integration
 def test_a_partition_summary_counts_a_damaged_file_instead_of_failing_the_batch(data, pristine):
     """``summarize`` (the counts of every result line) reading a file damaged past its footer
     check names it in ``damaged`` and moves it to the quarantine; before, its
@@ -119,6 +121,7 @@ def test_a_partition_summary_counts_a_damaged_file_instead_of_failing_the_batch(
     assert not path.exists()
 
 
+@pytest.mark.integration
 def test_a_lost_lancedb_folder_is_rebuilt_by_refresh_and_by_repair(data, pristine):
     """With ``lancedb/`` gone, ``search`` says the index is missing and to run ``repair``
     (exit 1; before: "ingest some files first"); ``refresh`` embeds every partition again
@@ -142,6 +145,7 @@ def test_a_lost_lancedb_folder_is_rebuilt_by_refresh_and_by_repair(data, pristin
     assert "wb_01.xlsx" in found.stdout
 
 
+@pytest.mark.integration
 def test_a_partition_missing_from_lancedb_is_embedded_again_alone(data, pristine):
     """One partition's rows deleted from a sound table: ``verify`` names its unit counts,
     ``refresh`` embeds that partition again and leaves the others ``unchanged`` (before:
@@ -156,6 +160,7 @@ def test_a_partition_missing_from_lancedb_is_embedded_again_alone(data, pristine
     assert units(data) == before
 
 
+@pytest.mark.integration
 def test_a_damaged_sources_file_is_named_by_ingest_and_rebuilt(data, pristine):
     """The ``sources`` file (the paths a content hash was registered under) of one
     partition damaged: ``ingest`` of the three files reports that partition ``damaged``,
@@ -196,6 +201,7 @@ def test_registering_bytes_whose_sources_file_is_damaged_is_an_error_of_that_fil
     assert isinstance(caught.value, DamagedFileError)
 
 
+@pytest.mark.integration
 def test_stored_bytes_come_back_from_the_source_path_or_are_unrecoverable(tmp_path):
     """A damaged stored file and a damaged ``workbooks`` file of the same partition: ``repair``
     copies the bytes again from the source path (same hash) and re-materializes the asset,
@@ -270,6 +276,7 @@ def test_verify_names_the_damage_refresh_goes_on_and_repair_restores_it(data, pr
     assert clean.returncode == 0 and clean.stdout.startswith("ok: 3 partitions"), clean.stdout
 
 
+@pytest.mark.integration
 def test_a_damaged_full_text_index_is_named_and_rebuilt_and_search_says_one_line(data):
     """Random bytes over the full-text index's files (``_indices/``): ``search`` in ``text``
     and ``hybrid`` mode is one line naming the table and ``repair`` (before: a traceback,
@@ -300,6 +307,7 @@ def test_a_damaged_full_text_index_is_named_and_rebuilt_and_search_says_one_line
     assert "does not read" in found.stderr, found.stderr
 
 
+@pytest.mark.integration
 def test_a_damaged_warehouse_file_is_named_and_written_again(data, tmp_path):
     """Random bytes over ``warehouse.duckdb`` (it holds only the views): ``verify`` names it,
     ``refresh`` and ``repair`` write it again and the views answer (before: every DuckDB
@@ -320,6 +328,7 @@ def test_a_damaged_warehouse_file_is_named_and_written_again(data, tmp_path):
     assert out.returncode == 1 and "no data dir" in out.stderr and not missing.exists()
 
 
+@pytest.mark.integration
 def test_deleted_parquet_files_make_their_assets_stale(data, pristine):
     """A partition's ``records`` and ``chunks`` files deleted (not damaged): ``refresh``
     writes them again from ``rendered_chunks`` on and leaves the other partitions

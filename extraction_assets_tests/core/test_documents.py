@@ -271,6 +271,7 @@ def test_html_and_markdown_come_through_docling_too():
     assert (table["sheet_name"], table["heading_path"]) == ("Zones", ["Zones"])
 
 
+@pytest.mark.integration
 def test_reading_word_and_powerpoint_never_imports_torch(tmp_path):
     (tmp_path / "a.docx").write_bytes(docx_bytes())
     (tmp_path / "a.pptx").write_bytes(pptx_bytes())

@@ -149,6 +149,7 @@ def test_pdf_streams_get_the_zip_limits_through_every_layer_of_flate():
 
 
 # -- PDF structure --------------------------------------------------------------------------------
+@pytest.mark.integration
 def test_a_page_tree_pdfium_cannot_walk_fails_its_file_typed_and_spares_the_batch(tmp_path):
     bad = tmp_path / "self_kid.pdf"
     bad.write_bytes(pdf_self_kid(1.0)[1])
@@ -196,6 +197,7 @@ finally:
 '''
 
 
+@pytest.mark.integration
 def test_libreoffice_output_is_bounded_and_the_file_read_by_value(tmp_path, monkeypatch):
     log = tmp_path / "written"
     script = tmp_path / "soffice"

@@ -66,6 +66,7 @@ def _columns(n: int) -> list[str]:
     return [column_letter(i) for i in range(1, n + 1)]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("chosen, expected", [(None, "jemalloc"), ("system", "system")])
 def test_arrow_allocates_from_jemalloc_unless_a_pool_is_chosen(chosen, expected):
     """Importing the package selects Arrow's jemalloc pool (lower peak RSS on large sheets);
@@ -83,6 +84,7 @@ def test_arrow_allocates_from_jemalloc_unless_a_pool_is_chosen(chosen, expected)
     assert out.stdout.strip() == expected
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("package, user_conf, narenas", [
     (True, "stats_print:true", "1"), (True, "narenas:3,stats_print:true", "3"),
     (False, "stats_print:true", None)])

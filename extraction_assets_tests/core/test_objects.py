@@ -641,6 +641,7 @@ def test_image_headers():
 # --------------------------------------------------------------------------- corpus
 
 
+@pytest.mark.slow  # reads the objects of every corpus workbook
 def test_corpus_never_raises(corpus_dir: Path):
     files = sorted(p for p in (corpus_dir / "files").rglob("*")
                    if p.suffix.lower() in (".xlsx", ".xlsm") and p.is_file())

@@ -40,6 +40,7 @@ def test_encrypted_workbook_needs_the_right_password():
     assert sheet.column("value")[:4] == ["Account", "Balance", "Reserve", "42"]
 
 
+@pytest.mark.integration
 def test_ingest_with_and_without_password(tmp_path):
     path = tmp_path / "secret.xlsx"
     path.write_bytes(_protected("test-password"))

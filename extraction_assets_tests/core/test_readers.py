@@ -97,6 +97,7 @@ def test_b30_legacy_xls_matches_its_xlsx_twin(cases_dir, no_soffice, embedder):
     assert issues[0].severity == "info" and "formulas" in issues[0].message
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(libreoffice.find_soffice() is None, reason="LibreOffice (soffice) not installed")
 def test_b30_through_libreoffice(cases_dir, embedder, monkeypatch):
     monkeypatch.delenv("EXTRACTION_ASSETS_SOFFICE", raising=False)
@@ -112,6 +113,7 @@ def test_b30_through_libreoffice(cases_dir, embedder, monkeypatch):
     assert [r[4:] for r in xls["records"]] == [r[4:] for r in xlsx["records"]]
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(libreoffice.find_soffice() is None, reason="LibreOffice (soffice) not installed")
 def test_soffice_conversion_of_a_builtods_bytes(tmp_path):
     ods = ods_bytes({"Data": [["Name", "Value"], ["a", 1.5], ["b", 2]]})

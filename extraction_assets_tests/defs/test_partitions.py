@@ -104,6 +104,7 @@ def test_new_key_batches_keep_first_seen_order_without_duplicates():
         plan_discovery(["a"], set(), set(), max_runs=-1)
 
 
+@pytest.mark.integration
 def test_inbox_sensor_adds_each_new_content_once_and_requests_runs_until_they_exist(tmp_path):
     store = DataStore(tmp_path / "data")
     store.inbox.mkdir(parents=True)

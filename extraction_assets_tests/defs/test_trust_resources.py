@@ -45,6 +45,7 @@ def test_a_wrong_file_is_one_clear_error(tmp_path, text, message):
     assert "trust.toml" in str(info.value)
 
 
+@pytest.mark.integration
 def test_ingest_with_a_wrong_file_is_a_usage_error(tmp_path):
     """The CLI stops before any file with exit code 2 and the file's error in one line."""
     (tmp_path / "trust.toml").write_text('[redaction]\nrules = ["emial"]\n')

@@ -378,6 +378,7 @@ def test_resource_openai(server: ServerState) -> None:
     ).get_embedder().max_input_tokens == 512
 
 
+@pytest.mark.integration
 def test_resource_in_dagster_asset(server: ServerState) -> None:
     from dagster import asset, materialize
 

@@ -238,6 +238,7 @@ def test_k_results_when_the_rows_of_one_chunk_fill_the_candidates(tmp_path, embe
     assert sorted(hit["sheet"] for hit in hits) == ["East", "North", "Orders", "South"]
 
 
+@pytest.mark.integration
 def test_ingest_and_force_rerun_keep_one_row_per_unit(tmp_path):
     """The real asset graph: re-running the partition with another chunk budget replaces its
     units; the `one_row_per_unit` check passes and the counts are chunks + records."""
@@ -267,6 +268,7 @@ def _staff_table(title: str, rows: list[tuple[str, float]]) -> bytes:
     return workbook_bytes(wb)
 
 
+@pytest.mark.integration
 def test_files_ingested_by_later_commands_are_scored_on_one_scale(tmp_path, embedder):
     """Each ingest folds the units it wrote into the full-text index, so a row of the first
     file ingested is ranked by its words like any other, whatever the order of the commands
@@ -376,6 +378,7 @@ def test_the_retrieval_evaluation_scores_every_mode_and_can_fail(tmp_path, embed
     assert len(failed["misses"]) == len(wrong)
 
 
+@pytest.mark.integration
 def test_cli_search_modes_json_and_queries_file(samples_ingest, tmp_path):
     root, _, _ = samples_ingest
     cli = [sys.executable, "-m", "extraction_assets.app.cli", "search"]
@@ -422,6 +425,7 @@ def test_cli_search_modes_json_and_queries_file(samples_ingest, tmp_path):
         assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.integration
 def test_search_answers_within_a_second_after_the_first_query(samples_ingest):
     """The model and table are opened once: every query after the first is well under 1 s."""
     import time

@@ -9,9 +9,13 @@ import subprocess
 import sys
 import threading
 
+import pytest
+
 from extraction_assets.search import retrieval
 from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets.store.storage import DataStore
+
+pytestmark = pytest.mark.integration  # the samples_ingest fixture; search as a process
 
 #: Run as ``python -c``: the ``search`` command as ``python -m extraction_assets.app.cli``
 #: runs it (arguments after the code), then, at exit, the top-level packages it imported that

@@ -64,6 +64,7 @@ def test_readme_has_every_audit_question():
                                      "version_changes", "failures", "hidden_content", "lineage"}
 
 
+@pytest.mark.integration
 def test_chunk_source(audited):
     root, _, _ = audited
     (filename, source_path, sheet, ranges, rows, heading), = _run(root, "chunk_source")
@@ -73,6 +74,7 @@ def test_chunk_source(audited):
     assert heading[0] == "Report" and heading[-1] == "Top products"
 
 
+@pytest.mark.integration
 def test_merged_cells(audited):
     root, _, _ = audited
     rows = _run(root, "merged_cells")
@@ -82,6 +84,7 @@ def test_merged_cells(audited):
         ("A4", "A3", "Region")}
 
 
+@pytest.mark.integration
 def test_uncached_formulas(audited):
     root, _, _ = audited
     assert _run(root, "uncached_formulas") == [
@@ -90,6 +93,7 @@ def test_uncached_formulas(audited):
     ]
 
 
+@pytest.mark.integration
 def test_version_changes(audited):
     root, _, second = audited
     (version, workbook_hash, added, removed, kept), = _run(root, "version_changes")
@@ -97,6 +101,7 @@ def test_version_changes(audited):
     assert (added, removed, kept) == (1, 1, 1)
 
 
+@pytest.mark.integration
 def test_failures(audited):
     root, _, _ = audited
     assert _run(root, "failures") == [
@@ -105,6 +110,7 @@ def test_failures(audited):
          "only with at least 3 rows of the same number of fields)")]
 
 
+@pytest.mark.integration
 def test_hidden_content(audited):
     root, _, _ = audited
     assert _run(root, "hidden_content") == [
@@ -115,6 +121,7 @@ def test_hidden_content(audited):
     ]
 
 
+@pytest.mark.integration
 def test_lineage_agrees_with_dagster(audited):
     root, first, second = audited
     rows = _run(root, "lineage")
@@ -125,6 +132,7 @@ def test_lineage_agrees_with_dagster(audited):
     assert all(r[3] for r in rows) and rows[0][4] == 1
 
 
+@pytest.mark.integration
 def test_search_skips_earlier_versions_of_a_file_unless_asked(audited):
     import json
     import subprocess
@@ -147,6 +155,7 @@ def test_search_skips_earlier_versions_of_a_file_unless_asked(audited):
     assert {new, old} <= hashes("--all-versions")
 
 
+@pytest.mark.integration
 def test_a_hit_is_named_by_the_path_whose_latest_version_it_is(tmp_path):
     """The same bytes ingested as invoices.csv and copy.csv (``duplicate``), then invoices.csv
     changed: the old content is still copy.csv's latest version, so search finds it, but

@@ -13,6 +13,8 @@ import pytest
 from tools import display_check
 from tools.display_check import GROUNDTRUTH, decode_csv, read_csv, run
 
+pytestmark = pytest.mark.slow  # formats every cell of the corpus against its CSV exports
+
 MIN_MATCH_RATE = 0.999
 MAX_NON_FORMULA_MISMATCHES = 5
 

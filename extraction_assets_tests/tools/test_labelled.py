@@ -70,6 +70,7 @@ def test_header_total_and_group_rows_are_scored_on_matched_tables():
     assert format_scores("x", s)[2] == "  tables IoU>=0.8   P 1.000 R 1.000 F1 1.000"
 
 
+@pytest.mark.slow  # segments and scores every labelled development workbook
 def test_the_development_sets_reach_the_targets(labelled_dir):
     """The figures the README quotes, on the labelled development half (the other half is kept
     apart): DECO tables IoU >= 0.8 and EoB-2 F1 >= 0.85, header rows >= 0.90; Tasi recall
@@ -92,6 +93,7 @@ def test_the_development_sets_reach_the_targets(labelled_dir):
     assert tasi["iou"]["recall"] >= 0.85, format_scores("tasi", tasi)
 
 
+@pytest.mark.slow  # runs the stages on every labelled workbook
 @pytest.mark.parametrize("name", ["deco", "tasi"])
 def test_no_value_lost_on_the_labelled_sets(labelled_dir, name):
     """Every value of the labelled workbooks reaches records, headers or block text."""
