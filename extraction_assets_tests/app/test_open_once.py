@@ -9,6 +9,8 @@ import extraction_assets.pipeline.stages as stages
 from extraction_assets.app.ingest import ingest_paths
 from tools.bench.workbooks import generate_workbook
 
+pytestmark = pytest.mark.integration  # ingests through the asset graph
+
 
 @pytest.mark.parametrize("batch_files", [1, 3])
 def test_each_file_is_opened_once(tmp_path, monkeypatch, batch_files):
