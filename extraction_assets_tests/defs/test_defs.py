@@ -1,5 +1,6 @@
 """The Dagster definitions load as ``workspace.yaml`` loads them: six partitioned assets in one
-chain, their checks, the ingest job, the sensors and the resources they need."""
+chain, their checks, the ``files`` catalog, the ingest job, the sensors and the resources they
+need."""
 
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ def test_workspace_yaml_names_the_definitions_object():
 def test_six_assets_in_one_chain_partitioned_by_content_hash():
     graph = defs.resolve_asset_graph()
     keys = sorted(k.path[-1] for k in graph.get_all_asset_keys())
-    assert keys == sorted(CHAIN)
+    assert keys == sorted([*CHAIN, "files"])  # and the catalog of file names
+    catalog = graph.get(AssetKey("files"))
+    assert catalog.partitions_def.name == "file_names" and not catalog.is_executable
     for upstream, downstream in zip(CHAIN, CHAIN[1:]):
         assert graph.get(AssetKey(downstream)).parent_keys == {AssetKey(upstream)}
     for name in CHAIN:
