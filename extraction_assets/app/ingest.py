@@ -31,6 +31,7 @@ from dagster import (
 from filelock import FileLock
 
 from extraction_assets.defs.assets import ALL_ASSETS, chunk_embeddings
+from extraction_assets.defs.catalog import CatalogFile, record_files
 from extraction_assets.defs.definitions import make_definitions
 from extraction_assets.defs.lineage import export_lineage, read_lineage
 from extraction_assets.defs.partitions import (
@@ -403,8 +404,11 @@ def ingest_paths(
     ``failed`` result. An interrupt (Ctrl-C, SIGTERM) stops the runs in progress and starts
     no further run: those files are ``interrupted`` results, and a later ingest of the same
     files redoes only them; with ``jobs`` > 1, ``on_stopping`` is called when the runs got the
-    interrupt (their steps in progress then end). Returns one result per file, in the order
-    given.
+    interrupt (their steps in progress then end). At the end, every file with a content hash
+    but an ``interrupted`` one goes into the ``files`` catalog of the UI (its name, hash, status
+    and run; one event per file, none for an ``unchanged`` one the catalog holds: see
+    :func:`~extraction_assets.defs.catalog.record_files`). Returns one result per file, in the
+    order given.
 
     Raises:
         ValueError: ``until`` is not one of the six asset names, or ``jobs`` or
@@ -473,6 +477,10 @@ def ingest_paths(
             elif todo:
                 runner = _Runner(instance, store, embedder, passwords, _run_config(max_tokens))
                 materialize_batches(runner, todo, done, stop, batch_files=batch_files)
+            record_files(instance, [CatalogFile(r.path, r.workbook_hash, r.status, r.run_id)
+                                    for r in results.values()
+                                    if r.workbook_hash and r.status != "interrupted"],
+                         {r.workbook_hash for r in results.values() if r.status != "unchanged"})
         if todo and chunk_embeddings in selected:
             fold_full_text_index(store)
     finally:

@@ -7,6 +7,7 @@ import os
 from dagster import Definitions, ExecutorDefinition
 
 from extraction_assets.defs.assets import ALL_ASSETS
+from extraction_assets.defs.catalog import files_catalog
 from extraction_assets.defs.io_manager import IO_MANAGER_KEY, TablesIOManagerFactory, tables_read
 from extraction_assets.defs.resources import (
     DataStoreResource,
@@ -55,7 +56,7 @@ def make_definitions(data_dir: str | None = None,
     multiprocess executor, chosen by run config)."""
     storage = DataStoreResource(data_dir=data_dir) if data_dir else DataStoreResource()
     return Definitions(
-        assets=ALL_ASSETS,
+        assets=[*ALL_ASSETS, files_catalog],
         jobs=[ingest_job],
         sensors=[inbox_sensor, lineage_after_success, lineage_after_failure,
                  full_text_index_after_success],

@@ -26,9 +26,12 @@ PARTITION_TAG = "dagster/partition"
 RANGE_TAGS = ("dagster/asset_partition_range_start", "dagster/asset_partition_range_end")
 
 
-def existing_partition_keys(instance: DagsterInstance) -> set[str]:
-    """Every key of the ``workbooks`` partitions, fetched in one query."""
-    return set(instance.get_dynamic_partitions(workbook_partitions.name))
+def existing_partition_keys(instance: DagsterInstance,
+                            partitions_def: DynamicPartitionsDefinition = workbook_partitions
+                            ) -> set[str]:
+    """Every key of ``partitions_def`` (default: the ``workbooks`` partitions), fetched in one
+    query."""
+    return set(instance.get_dynamic_partitions(partitions_def.name))
 
 
 def keys_with_runs(instance: DagsterInstance) -> set[str]:
@@ -111,8 +114,11 @@ def plan_discovery(discovered: Iterable[str], existing: Set[str], with_runs: Set
 
 
 def add_partition_keys(instance: DagsterInstance, keys: Iterable[str],
-                       batch_size: int = ADD_BATCH_SIZE) -> list[str]:
-    """Add the ``keys`` that are not partitions yet, in batches of at most ``batch_size``;
+                       batch_size: int = ADD_BATCH_SIZE,
+                       partitions_def: DynamicPartitionsDefinition = workbook_partitions
+                       ) -> list[str]:
+    """Add the ``keys`` that are not partitions of ``partitions_def`` (default: the
+    ``workbooks`` partitions) yet, in batches of at most ``batch_size``;
     returns them (the keys that were not partitions when the call began), first-seen order.
     Another process adding some of the same keys at the same time is fine: a batch that fails
     is retried once with the keys still missing.
@@ -122,13 +128,15 @@ def add_partition_keys(instance: DagsterInstance, keys: Iterable[str],
         Exception: the storage's error when a batch cannot be added even on the retry.
     """
     added: list[str] = []
-    for batch in new_key_batches(keys, existing_partition_keys(instance), batch_size):
+    name = partitions_def.name
+    for batch in new_key_batches(keys, existing_partition_keys(instance, partitions_def),
+                                 batch_size):
         try:
-            instance.add_dynamic_partitions(workbook_partitions.name, batch)
+            instance.add_dynamic_partitions(name, batch)
         except Exception:  # noqa: BLE001 - storage-specific integrity errors of a race
-            present = instance.get_existing_dynamic_partitions(workbook_partitions.name, batch)
+            present = instance.get_existing_dynamic_partitions(name, batch)
             missing = [key for key in batch if key not in present]
             if missing:
-                instance.add_dynamic_partitions(workbook_partitions.name, missing)
+                instance.add_dynamic_partitions(name, missing)
         added.extend(batch)
     return added

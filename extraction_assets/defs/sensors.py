@@ -20,6 +20,7 @@ from dagster import (
 
 from extraction_assets.core.formats import SUFFIXES
 from extraction_assets.defs.assets import ALL_ASSETS
+from extraction_assets.defs.catalog import CatalogFile, catalog_requests
 from extraction_assets.defs.lineage import export_lineage
 from extraction_assets.defs.partitions import (
     MAX_RUNS_PER_TICK,
@@ -79,18 +80,23 @@ def inbox_sensor(context: SensorEvaluationContext, storage: DataStoreResource) -
     """One tick: hash every spreadsheet file of the inbox, add the new hashes as partitions
     (add requests of at most ``ADD_BATCH_SIZE`` keys) and request a run (``run_key`` = hash)
     for up to ``MAX_RUNS_PER_TICK`` hashes that have no run yet; the rest are requested on
-    later ticks (see :func:`~extraction_assets.defs.partitions.plan_discovery`). Only files that
-    resolve inside the inbox are read (:func:`inbox_files`)."""
+    later ticks (see :func:`~extraction_assets.defs.partitions.plan_discovery`). Files whose
+    content or name is new go into the ``files`` catalog (see
+    :func:`~extraction_assets.defs.catalog.catalog_requests`). Only files that resolve inside
+    the inbox are read (:func:`inbox_files`)."""
     store = storage.store()
     store.inbox.mkdir(parents=True, exist_ok=True)
-    discovered = []
+    found = []
     for path in inbox_files(store.inbox):
         try:
-            discovered.append(store.register_source(path)[0])
+            found.append(CatalogFile(str(path), store.register_source(path)[0]))
         except OSError as exc:  # one unreadable file never stops the tick
             context.log.warning(f"{path} not read: {exc.strerror or exc}")
-    plan = plan_discovery(discovered, existing_partition_keys(context.instance),
+    plan = plan_discovery([f.workbook_hash for f in found],
+                          existing_partition_keys(context.instance),
                           keys_with_runs(context.instance))
+    names, catalog_events = catalog_requests(context.instance, found,
+                                             {key for batch in plan.add_batches for key in batch})
     if plan.waiting:
         context.log.info(f"{plan.waiting} partitions wait for their run request on a later tick")
     run_config = ({} if os.environ.get(ENV_CELERY_BROKER)
@@ -99,7 +105,8 @@ def inbox_sensor(context: SensorEvaluationContext, storage: DataStoreResource) -
         run_requests=[RunRequest(partition_key=k, run_key=k, run_config=run_config,
                                  tags=file_tags(store, k)) for k in plan.run_keys],
         dynamic_partitions_requests=[workbook_partitions.build_add_request(batch)
-                                     for batch in plan.add_batches],
+                                     for batch in plan.add_batches] + names,
+        asset_events=catalog_events,
     )
 
 

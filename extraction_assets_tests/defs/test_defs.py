@@ -1,6 +1,6 @@
 """The Dagster definitions load as ``workspace.yaml`` loads them: six partitioned assets, each
 reading the tables of the one before it (and of earlier ones it reads through its inputs), their
-checks, the ingest job, the sensors and the resources they need."""
+checks, the ``files`` catalog, the ingest job, the sensors and the resources they need."""
 
 from __future__ import annotations
 
@@ -36,7 +36,9 @@ def test_six_assets_in_one_chain_partitioned_by_content_hash():
     the earlier tables its inputs name (rendered_chunks reads the rich text of parsed_sheets)."""
     graph = defs.resolve_asset_graph()
     keys = sorted(k.path[-1] for k in graph.get_all_asset_keys())
-    assert keys == sorted(CHAIN)
+    assert keys == sorted([*CHAIN, "files"])  # and the catalog of file names
+    catalog = graph.get(AssetKey("files"))
+    assert catalog.partitions_def.name == "file_names" and not catalog.is_executable
     for upstream, downstream in zip(CHAIN, CHAIN[1:]):
         parents = {key.path[-1] for key in graph.get(AssetKey(downstream)).parent_keys}
         assert parents == {upstream} | READS_EARLIER.get(downstream, set())

@@ -122,7 +122,8 @@ def test_inbox_sensor_adds_each_new_content_once_and_requests_runs_until_they_ex
         assert len(keys) == 3
         assert [r.run_key for r in result.run_requests] == [r.partition_key
                                                             for r in result.run_requests]
-        assert [sorted(r.partition_keys) for r in result.dynamic_partitions_requests] == [keys]
+        assert [sorted(r.partition_keys) for r in result.dynamic_partitions_requests
+                if r.partitions_def_name == workbook_partitions.name] == [keys]
         for request in result.dynamic_partitions_requests:
             instance.add_dynamic_partitions(request.partitions_def_name, request.partition_keys)
 

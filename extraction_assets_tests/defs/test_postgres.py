@@ -23,12 +23,15 @@ import pytest
 
 from extraction_assets.app.ingest import ingest_paths, open_instance
 from extraction_assets.app.samples import write_samples
+from extraction_assets.defs.catalog import files_catalog
 from extraction_assets.search.vectors import VectorStore
 from extraction_assets.store.storage import DataStore
 
 pytestmark = pytest.mark.slow  # starts a PostgreSQL server
 
 DB_NAME = "extraction_assets_test"
+#: ``event_logs.asset_key`` of the files catalog's materializations.
+CATALOG_KEY = files_catalog.key.to_string()
 PG_USER = "postgres"
 
 
@@ -167,9 +170,12 @@ def test_ingest_with_postgres_run_and_event_storage(cluster: Cluster, tmp_path: 
         with con.cursor() as cur:
             cur.execute("SELECT run_id, status FROM runs")
             assert dict(cur.fetchall()) == {run_id: "SUCCESS" for run_id in run_ids}
-            cur.execute("SELECT count(*), count(DISTINCT partition) FROM event_logs "
-                        "WHERE dagster_event_type = 'ASSET_MATERIALIZATION'")
-            assert cur.fetchone() == (6 * len(paths), len(paths))
+            # six per file, and one in the files catalog (partition: the file's name)
+            cur.execute("SELECT asset_key = %s, count(*), count(DISTINCT partition) "
+                        "FROM event_logs WHERE dagster_event_type = 'ASSET_MATERIALIZATION' "
+                        "GROUP BY 1 ORDER BY 1", (CATALOG_KEY,))
+            assert cur.fetchall() == [(False, 6 * len(paths), len(paths)),
+                                      (True, len(paths), len(paths))]
     finally:
         con.close()
     # nothing went to SQLite
@@ -247,8 +253,11 @@ def test_inbox_runs_go_through_the_run_queue_on_postgres(cluster: Cluster, tmp_p
     con = cluster.connect(DB_NAME)
     try:
         with con.cursor() as cur:
-            cur.execute("SELECT count(*), count(DISTINCT partition) FROM event_logs "
-                        "WHERE dagster_event_type = 'ASSET_MATERIALIZATION'")
-            assert cur.fetchone() == (6 * len(paths), len(paths))
+            # six per file, and one in the files catalog (partition: the file's name)
+            cur.execute("SELECT asset_key = %s, count(*), count(DISTINCT partition) "
+                        "FROM event_logs WHERE dagster_event_type = 'ASSET_MATERIALIZATION' "
+                        "GROUP BY 1 ORDER BY 1", (CATALOG_KEY,))
+            assert cur.fetchall() == [(False, 6 * len(paths), len(paths)),
+                                      (True, len(paths), len(paths))]
     finally:
         con.close()

@@ -1,6 +1,6 @@
 """The Dagster webserver serves the project's asset graph from ``workspace.yaml``.
 
-One module-scoped fixture ingests two sample workbooks (real runs) into a temp data dir, then
+One module-scoped fixture ingests three sample workbooks (one real run) into a temp data dir, then
 starts ``python -m dagster_webserver -w <repo>/workspace.yaml`` on 127.0.0.1 against that data
 dir's instance (``DAGSTER_HOME=<data-dir>/dagster``). The tests talk to its GraphQL API with
 ``urllib``. At teardown the server is stopped by its PID with SIGTERM (SIGKILL to its process
@@ -33,6 +33,10 @@ WORKSPACE = REPO / "workspace.yaml"
 
 ASSETS = {"workbook", "parsed_sheets", "normalized_grids", "segmented_blocks",
           "rendered_chunks", "chunk_embeddings"}
+#: The catalog of file names (:mod:`extraction_assets.defs.catalog`), and the name the fixture
+#: gives one of its files.
+CATALOG = "files"
+ORDERS = "Q3 orders.xlsx"
 CHECKS = {"cell_coverage", "values_in_output", "chunk_budget", "record_provenance",
           "one_row_per_unit", "rows_in_one_chunk", "heading_paths"}
 
@@ -263,9 +267,10 @@ def webserver(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("webserver-data")
     data_dir = root / "data"
-    paths = write_samples(root / "samples")[:2]
+    paths = write_samples(root / "samples")
+    paths[1] = paths[1].rename(paths[1].with_name(ORDERS))  # was quarterly_report.xlsx
     results = ingest_paths(paths, data_dir)
-    assert [r.status for r in results] == ["success", "success"], [
+    assert [r.status for r in results] == ["success"] * 3, [
         (r.path, r.status, r.error) for r in results
     ]
     hashes = [r.workbook_hash for r in results]
@@ -292,7 +297,8 @@ def test_six_assets_with_both_partitions(webserver):
     server, hashes = webserver
     nodes = server.graphql(ASSET_NODES_QUERY)["assetNodes"]
     by_key = {_key(node): node for node in nodes}
-    assert set(by_key) == ASSETS
+    assert set(by_key) == ASSETS | {CATALOG}
+    assert by_key.pop(CATALOG)["partitionDefinition"] == {"name": "file_names", "type": "DYNAMIC"}
     for key, node in by_key.items():
         assert node["isPartitioned"], key
         assert node["partitionDefinition"]["type"] == "DYNAMIC", (key, node["partitionDefinition"])
@@ -303,7 +309,8 @@ def test_six_assets_with_both_partitions(webserver):
 def test_latest_materialization_per_partition(webserver):
     server, hashes = webserver
     data = server.graphql(LATEST_MATERIALIZATIONS_QUERY, {"partitions": hashes})
-    by_key = {_key(node): node["latestMaterializationByPartition"] for node in data["assetNodes"]}
+    by_key = {_key(node): node["latestMaterializationByPartition"] for node in data["assetNodes"]
+              if _key(node) != CATALOG}
     assert set(by_key) == ASSETS
     for key, events in by_key.items():
         assert len(events) == len(hashes), (key, events)
@@ -315,8 +322,8 @@ def test_latest_materialization_per_partition(webserver):
     for index, workbook_hash in enumerate(hashes):
         run_ids = {events[index]["runId"] for events in by_key.values()}
         assert len(run_ids) == 1, (workbook_hash, run_ids)
-    # and the two files of one ingest were one batch: a run over both partition keys
-    assert by_key["workbook"][0]["runId"] == by_key["workbook"][1]["runId"]
+    # and the files of one ingest were one batch: a run over all their partition keys
+    assert len({event["runId"] for event in by_key["workbook"]}) == 1
 
 
 def _check_names(server: Server) -> dict[str, set[str]]:
@@ -332,9 +339,91 @@ def _check_names(server: Server) -> dict[str, set[str]]:
 def test_asset_checks_listed(webserver):
     server, _ = webserver
     names = _check_names(server)
+    assert names.pop(CATALOG) == set()
     assert set(names) == ASSETS
     assert set().union(*names.values()) == CHECKS
     assert names["segmented_blocks"] == {"cell_coverage"}
     assert names["rendered_chunks"] == {"values_in_output", "chunk_budget", "record_provenance",
                                         "rows_in_one_chunk", "heading_paths"}
     assert names["chunk_embeddings"] == {"one_row_per_unit"}
+
+
+# The queries the UI sends to find a file by its name: the Partitions tab of the ``files`` asset
+# (``PartitionHealthQuery``, ui-core ``assets/usePartitionHealthData.tsx``), which filters the
+# keys by what is typed in its search box, and the page of the partition clicked
+# (``AssetPartitionDetailQuery``, ``assets/AssetPartitionDetail.tsx``), trimmed to the fields read.
+PARTITION_HEALTH_QUERY = """
+query PartitionHealthQuery($assetKey: AssetKeyInput!) {
+  assetNodeOrError(assetKey: $assetKey) {
+    __typename
+    ... on AssetNode {
+      partitionKeysByDimension { name partitionKeys }
+      assetPartitionStatuses { ... on DefaultPartitionStatuses { materializedPartitions } }
+    }
+  }
+}
+"""
+
+ASSET_PARTITION_DETAIL_QUERY = """
+query AssetPartitionDetailQuery($assetKey: AssetKeyInput!, $partitionKey: String!) {
+  assetOrError(assetKey: $assetKey) {
+    __typename
+    ... on Asset {
+      assetEventHistory(partitions: [$partitionKey], limit: 1000,
+                        eventTypeSelectors: [MATERIALIZATION]) {
+        results {
+          ... on MaterializationEvent {
+            partition
+            metadataEntries {
+              label
+              ... on TextMetadataEntry { text }
+              ... on PathMetadataEntry { path }
+              ... on PipelineRunMetadataEntry { runId }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+"""
+
+RUN_QUERY = """
+query RunQuery($runId: ID!) {
+  runOrError(runId: $runId) { __typename ... on Run { status } }
+}
+"""
+
+
+def _search_partitions(keys: list[str], typed: str) -> list[str]:
+    """The keys the Partitions tab lists for what is typed in its search box (ui-core
+    ``assets/AssetPartitions.tsx``: ``key.toLowerCase().includes(search.toLocaleLowerCase()
+    .trim())``)."""
+    return [key for key in keys if typed.lower().strip() in key.lower()]
+
+
+def test_a_file_of_a_batch_is_found_by_its_name_in_the_files_catalog(webserver):
+    server, hashes = webserver
+    node = server.graphql(PARTITION_HEALTH_QUERY, {"assetKey": {"path": [CATALOG]}})[
+        "assetNodeOrError"]
+    assert node["__typename"] == "AssetNode", node
+    [dimension] = node["partitionKeysByDimension"]
+    assert sorted(node["assetPartitionStatuses"]["materializedPartitions"]) == sorted(
+        dimension["partitionKeys"]) == sorted(["ledger.xlsx", ORDERS, "spec_ja.xlsx"])
+    [key] = _search_partitions(dimension["partitionKeys"], "orders ")
+    assert key == ORDERS
+
+    asset = server.graphql(ASSET_PARTITION_DETAIL_QUERY,
+                           {"assetKey": {"path": [CATALOG]}, "partitionKey": key})["assetOrError"]
+    [event] = asset["assetEventHistory"]["results"]
+    metadata = {e["label"]: e.get("text") or e.get("path") or e.get("runId")
+                for e in event["metadataEntries"]}
+    assert event["partition"] == ORDERS
+    assert metadata["workbook_hash"] == hashes[1] and metadata["status"] == "success"
+    assert metadata["source_path"].endswith(f"/samples/{ORDERS}")
+    # the run linked is the batch's run that materialized the file's partition
+    run = server.graphql(RUN_QUERY, {"runId": metadata["run"]})["runOrError"]
+    assert run == {"__typename": "Run", "status": "SUCCESS"}
+    latest = server.graphql(LATEST_MATERIALIZATIONS_QUERY, {"partitions": hashes})["assetNodes"]
+    [workbook] = [n["latestMaterializationByPartition"] for n in latest if _key(n) == "workbook"]
+    assert {event["runId"] for event in workbook} == {metadata["run"]}
