@@ -69,7 +69,7 @@ def chunk_embeddings(context: AssetExecutionContext, file: UpstreamTables,
         coverage = one_row_per_unit([u["unit_id"] for u in units], vector_store.unit_ids(h))
         chunks = sum(u["kind"] == "chunk" for u in units)
         n, seconds = indexed.rows, indexed.embed_seconds
-        return finish(context, h, store, StageOutput({}), {
+        return finish(StageOutput({}), {
             "units": n, "chunk_units": chunks, "record_units": n - chunks,
             "embedded": n - indexed.reused, "reused": indexed.reused,
             "embedded_tokens": indexed.embedded_tokens, "embed_seconds": round(seconds, 3),
@@ -79,4 +79,4 @@ def chunk_embeddings(context: AssetExecutionContext, file: UpstreamTables,
         }, data_version=digest.hexdigest(), row_count=n,
             check_results=[check_result("one_row_per_unit", coverage)])
 
-    return materialize_partitions(context, one)
+    return materialize_partitions(context, store, one)

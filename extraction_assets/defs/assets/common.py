@@ -67,23 +67,36 @@ def stage_asset(*, description: str, code_version: str, ins: Mapping[str, AssetI
     return decorate
 
 
-@dataclass(frozen=True)
+@dataclass
 class PartitionResult:
-    """One partition's materialization: the tables to write (see
-    :class:`~extraction_assets.defs.io_manager.PartitionTables`), its metadata, data version
-    and asset check results."""
+    """What a stage asset made of one partition (:func:`finish`): the stage's output, the
+    asset's own metadata, the data version and row count when they are not the tables' (an
+    output that lives elsewhere, e.g. LanceDB), and the asset check results."""
+
+    output: StageOutput
+    metadata: dict
+    data_version: str | None = None
+    row_count: int | None = None
+    check_results: list[AssetCheckResult] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    """A partition's result encoded: the tables for the IO manager, the materialization's
+    metadata and its data version."""
 
     tables: PartitionTables
     metadata: dict
     data_version: str
-    check_results: list[AssetCheckResult] = field(default_factory=list)
+    check_results: list[AssetCheckResult]
 
 
-def materialize_partitions(context: AssetExecutionContext,
+def materialize_partitions(context: AssetExecutionContext, store: DataStore,
                            one: Callable[[str], PartitionResult]) -> MaterializeResult:
-    """Run ``one(partition key)`` for every partition key of the step, in key order; the
-    tables of all of them are the asset's output (:class:`StageTables`, written by the IO
-    manager).
+    """Run ``one(partition key)`` for every partition key of the step, in key order, and encode
+    each result as it comes (:func:`encode`; a step of one partition keeps its Arrow tables for
+    the later assets of the run, a batch keeps only the Parquet files); the tables of all of
+    them are the asset's output (:class:`StageTables`, written by the IO manager).
 
     One key: its metadata, data version and check results as they are. Several keys: each
     partition's metadata goes to its own materialization event
@@ -97,10 +110,10 @@ def materialize_partitions(context: AssetExecutionContext,
         Failure: a partition failed (a stage's typed error, or any exception of its body).
     """
     keys = context.partition_keys
-    results: list[tuple[str, PartitionResult]] = []
+    results: list[tuple[str, _Encoded]] = []
     for key in keys:
         try:
-            results.append((key, one(key)))
+            results.append((key, encode(store, key, one(key), keep=len(keys) == 1)))
         except Failure as exc:
             raise Failure(description=exc.description,
                           metadata={**exc.metadata, "partition": key}) from exc
@@ -122,7 +135,7 @@ def materialize_partitions(context: AssetExecutionContext,
                              check_results=combined_checks(results) or None, value=value)
 
 
-def combined_checks(results: list[tuple[str, PartitionResult]]) -> list[AssetCheckResult]:
+def combined_checks(results: list[tuple[str, _Encoded]]) -> list[AssetCheckResult]:
     """One check result per check name over a batch of partitions' results: passed when every
     partition passed; the description and metadata name the files that did not (their
     ``filename`` metadata, at most :data:`~extraction_assets.pipeline.checks.SAMPLE`)."""
@@ -154,24 +167,30 @@ def check_result(name: str, outcome: CheckOutcome) -> AssetCheckResult:
                                       for k, v in outcome.metadata.items()})
 
 
-def finish(context: AssetExecutionContext, workbook_hash: str, store: DataStore,
-           output: StageOutput, extra_metadata: dict | None = None,
+def finish(output: StageOutput, extra_metadata: dict | None = None,
            data_version: str | None = None, row_count: int | None = None,
            check_results: list[AssetCheckResult] | None = None) -> PartitionResult:
-    """One partition's result of a stage asset: its tables and issues encoded as their
-    Parquet files (written by the IO manager; a run of one partition keeps the Arrow tables
-    too, for the later assets of the run), the metadata and the data version.
+    """One partition's result of a stage asset (see :class:`PartitionResult`; encoded by
+    :func:`materialize_partitions`)."""
+    return PartitionResult(output, dict(extra_metadata or {}), data_version, row_count,
+                           list(check_results or []))
 
-    The data version is the sha256 over the Parquet files of the tables (or ``data_version``
-    when the output lives elsewhere, e.g. LanceDB), so equal outputs give equal versions; it is
-    also the metadata ``data_hash`` (a run over several partitions records one Dagster data
-    version for them all). The metadata ``row_count`` (default: rows of the tables) is what the
-    ``lineage`` view reports; ``<table>_rows`` and ``<table>_path`` name each table's file;
-    ``issues`` and ``error_issues`` count the asset's ``extraction_issues`` (``error_issues``:
-    severity ``error``), ``over_budget`` its chunks over the token budget; ``filename`` and
-    ``source_path`` name the file in the UI.
+
+def encode(store: DataStore, workbook_hash: str, result: PartitionResult,
+           keep: bool) -> _Encoded:
+    """A partition's tables and issues encoded as their Parquet files (``keep``: with the
+    Arrow tables too, for the later assets of the run), its metadata and its data version.
+
+    The data version is the sha256 over the Parquet files of the tables (or the result's
+    ``data_version`` when the output lives elsewhere, e.g. LanceDB), so equal outputs give
+    equal versions; it is also the metadata ``data_hash`` (a run over several partitions
+    records one Dagster data version for them all). The metadata ``row_count`` (default: rows
+    of the tables) is what the ``lineage`` view reports; ``<table>_rows`` and ``<table>_path``
+    name each table's file; ``issues``, ``error_issues`` and ``over_budget`` count the asset's
+    ``extraction_issues`` (:func:`issue_counts`); ``filename`` and ``source_path`` name the file
+    in the UI.
     """
-    keep = len(context.partition_keys) == 1
+    output = result.output
     digest = hashlib.sha256()
     metadata: dict = source_metadata(store, workbook_hash)
     tables: dict[str, EncodedTable] = {}
@@ -185,12 +204,13 @@ def finish(context: AssetExecutionContext, workbook_hash: str, store: DataStore,
         total_rows += encoded.n_rows
     issues = encode_table("extraction_issues", issue_rows(workbook_hash, output.issues))
     metadata.update(issue_counts(output.issues))
-    version = data_version or digest.hexdigest()
-    metadata["row_count"] = MetadataValue.int(total_rows if row_count is None else row_count)
+    version = result.data_version or digest.hexdigest()
+    metadata["row_count"] = MetadataValue.int(total_rows if result.row_count is None
+                                              else result.row_count)
     metadata["data_hash"] = version
-    metadata.update(extra_metadata or {})
-    return PartitionResult(PartitionTables(tables, issues, output.opened), metadata, version,
-                           check_results or [])
+    metadata.update(result.metadata)
+    return _Encoded(PartitionTables(tables, issues, output.opened), metadata, version,
+                    result.check_results)
 
 
 def issue_counts(issues: list[Issue]) -> dict[str, int]:

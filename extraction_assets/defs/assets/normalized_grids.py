@@ -45,7 +45,7 @@ def normalized_grids(context: AssetExecutionContext, parsed: UpstreamTables,
         legends = output.tables["colour_legends"].to_pylist()
         scope = file.partition(h)["workbooks"].column("source_path")[0].as_py()
         drafts = propose_drafts(store, scope, legends)
-        return finish(context, h, store, output, {
+        return finish(output, {
             "used_ranges": MetadataValue.json({s["sheet_name"]: s["used_range"]
                                                for s in sheets}),
             "uncached_formulas": sum(s["n_uncached_formulas"] for s in sheets),
@@ -54,4 +54,4 @@ def normalized_grids(context: AssetExecutionContext, parsed: UpstreamTables,
             "colour_drafts": len(drafts),
         })
 
-    return materialize_partitions(context, one)
+    return materialize_partitions(context, store, one)

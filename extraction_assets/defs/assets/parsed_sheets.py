@@ -41,10 +41,10 @@ def parsed_sheets(context: AssetExecutionContext, opened: UpstreamTables,
             redaction=redaction.policy(), dual_read_max_cells=dual_read.max_cells,
             opened=opened.partition(workbook_hash).opened))
         sheets = output.tables["parsed_sheets"]
-        return finish(context, workbook_hash, store, output, {
+        return finish(output, {
             "sheets": sheets.num_rows,
             "merged_ranges": sum(len(m or []) for m in sheets.column("merged_ranges").to_pylist()),
             "review_items": output.tables["review_items"].num_rows,
         })
 
-    return materialize_partitions(context, one)
+    return materialize_partitions(context, store, one)

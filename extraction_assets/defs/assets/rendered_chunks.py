@@ -97,7 +97,7 @@ def rendered_chunks(context: AssetExecutionContext, config: ChunkingConfig,
                                                                 chunks)),
             check_result("heading_paths", heading_paths(chunks)),
         ]
-        return finish(context, h, store, output, {
+        return finish(output, {
             "max_tokens": max_tokens,
             "tokenizer": model.model_name,
             "total_tokens": pc.sum(chunks.column("n_tokens")).as_py() or 0,
@@ -106,4 +106,4 @@ def rendered_chunks(context: AssetExecutionContext, config: ChunkingConfig,
                                         else "(no chunks)"),
         }, check_results=checks)
 
-    return materialize_partitions(context, one)
+    return materialize_partitions(context, store, one)

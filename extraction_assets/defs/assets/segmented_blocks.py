@@ -84,7 +84,7 @@ def segmented_blocks(context: AssetExecutionContext, grids: UpstreamTables,
             atomic_write_bytes(path, svg.encode())
             pictures[f"segmentation: {sheet['sheet_name']}"] = MetadataValue.path(str(path))
             shown.append((sheet["sheet_name"], svg))
-        return finish(context, h, store, output, {
+        return finish(output, {
             **pictures,
             "segmentation": MetadataValue.md(pictures_markdown(shown)),
             "tables": kinds.get("table", 0),
@@ -98,4 +98,4 @@ def segmented_blocks(context: AssetExecutionContext, grids: UpstreamTables,
                 or "(no blocks)"),
         }, check_results=[check_result("cell_coverage", coverage)])
 
-    return materialize_partitions(context, one)
+    return materialize_partitions(context, store, one)

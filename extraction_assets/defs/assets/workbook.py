@@ -56,7 +56,7 @@ def workbook(context: AssetExecutionContext, storage: DataStoreResource,
             data=data, source_path=source["source_path"], limits=limits.limits(),
             passwords=passwords.passwords, conversions=store.converted_dir))
         row = output.tables["workbooks"].to_pylist()[0]
-        return finish(context, workbook_hash, store, output, {
+        return finish(output, {
             "filename": row["filename"], "format": row["format"], "size_bytes": row["size_bytes"],
             "sheets": MetadataValue.json([{"name": n, "visibility": v} for n, v in
                                           zip(row["sheet_names"], row["sheet_visibility"])]),
@@ -65,4 +65,4 @@ def workbook(context: AssetExecutionContext, storage: DataStoreResource,
                if "conversion" in output.facts else {}),
         })
 
-    return materialize_partitions(context, one)
+    return materialize_partitions(context, store, one)
