@@ -3,11 +3,12 @@ workbooks into an instance that holds many partitions, against the same into one
 few (issue 35: "each file pays for every file before it").
 
 ``python -m tools.bench.partitions [--keys 100000] [--files 5] [--rows 50] [--repeat 3]
-[--until rendered_chunks] [--json OUT]`` first prepares two data dirs (untimed): in each it
-creates the Dagster instance (:func:`~extraction_assets.app.ingest.open_instance`) and registers
-random sha256 hex partition keys (:func:`~extraction_assets.defs.partitions.add_partition_keys`),
-``--keys`` of them in the *loaded* one and ``--fresh-keys`` (default 10) in the *fresh* one,
-and writes ``--files`` generated workbooks of ``--rows`` rows with distinct titles
+[--until rendered_chunks] [--batch-files N] [--json OUT]`` first prepares two data dirs
+(untimed): in each it creates the Dagster instance
+(:func:`~extraction_assets.app.ingest.open_instance`) and registers random sha256 hex partition
+keys (:func:`~extraction_assets.defs.partitions.add_partition_keys`), ``--keys`` of them in the
+*loaded* one and ``--fresh-keys`` (default 10) in the *fresh* one, and writes ``--files``
+generated workbooks of ``--rows`` rows with distinct titles
 (:func:`~tools.bench.workbooks.generate_workbook`). Then ``--repeat`` times, fresh and loaded
 alternating (both meet the same moments of a noisy machine), it copies a prepared data dir to
 a new folder (untimed: a copy of the SQLite files holds the same rows, so an ingest into it
@@ -15,9 +16,11 @@ does what it does into the folder the keys were registered in; only the page cac
 equally for both) and times ``PYTHON -m extraction_assets.app.cli ingest --data-dir COPY
 FILE...`` as a process (:func:`~tools.bench.command.run_ingest`): the registration of the
 prepared keys is never inside the timed command, whose own work with the partitions (adding
-its five keys, finding what is stale) is. It reports the median wall and CPU seconds of each,
-Dagster's seconds of each asset step, the ratio loaded / fresh, the extra seconds per file and
-whether the issue 35 target holds: the ratio at most :data:`TARGET_RATIO` at 100,000 keys.
+its keys, planning its runs, finding what is stale) is. It reports the median wall and CPU
+seconds of each, Dagster's seconds of each asset step, the ratio loaded / fresh, the extra
+seconds per file and whether the issue 35 target holds: the ratio at most
+:data:`TARGET_RATIO` at 100,000 keys. ``--batch-files 1`` measures one Dagster run per file
+instead of one run over the range of the files' keys.
 """
 
 from __future__ import annotations
@@ -88,24 +91,27 @@ def _summary(runs: list[dict]) -> dict:
     return {"wall_s": round(statistics.median(r["wall_s"] for r in runs), 3),
             "cpu_s": round(statistics.median(r["cpu_s"] for r in runs), 3),
             "peak_rss_mb": round(max(r["peak_rss_mb"] for r in runs)),
+            "runs": max(r["runs"] for r in runs),
             "walls_s": [round(r["wall_s"], 3) for r in runs],
             "steps_s": {step: round(statistics.median(r["steps_s"].get(step, 0.0)
                                                       for r in runs), 3) for step in steps}}
 
 
 def bench_partitions(prepared: dict[str, Path], paths: list[Path], repeat: int,
-                     until: str | None, python: str = sys.executable) -> dict:
-    """``repeat`` rounds of :func:`~tools.bench.command.run_ingest` of ``paths`` into a copy of
-    each prepared data dir (name -> folder), the names alternating in each round. Returns by
-    name the median ``wall_s`` and ``cpu_s``, the median seconds of each asset step
-    (``steps_s``), the largest ``peak_rss_mb`` and every run's walls."""
+                     until: str | None, batch_files: int | None = None,
+                     python: str = sys.executable) -> dict:
+    """``repeat`` rounds of :func:`~tools.bench.command.run_ingest` of ``paths`` (with
+    ``batch_files``) into a copy of each prepared data dir (name -> folder), the names
+    alternating in each round. Returns by name the median ``wall_s`` and ``cpu_s``, the median
+    seconds of each asset step (``steps_s``, summed over the Dagster runs of an ingest), the
+    Dagster runs of an ingest, the largest ``peak_rss_mb`` and every ingest's walls."""
     runs: dict[str, list[dict]] = {name: [] for name in prepared}
     with tempfile.TemporaryDirectory(prefix="bench-partitions-") as tmp:
         for round_ in range(repeat):
             for name, folder in prepared.items():
                 copy = Path(tmp) / f"{name}-{round_}"
                 shutil.copytree(folder, copy)
-                runs[name].append(run_ingest(python, paths, copy, until))
+                runs[name].append(run_ingest(python, paths, copy, until, batch_files))
                 shutil.rmtree(copy)
     return {name: _summary(done) for name, done in runs.items()}
 
@@ -125,6 +131,9 @@ def main(
         "--repeat", min=1, help="Timed runs of each (medians).")] = 3,
     until: Annotated[AssetName | None, typer.Option(
         "--until", help="Last asset to materialize (default: all six).")] = None,
+    batch_files: Annotated[int | None, typer.Option(
+        "--batch-files", min=1, help="Passed to ingest (1: one Dagster run per file; default: "
+                                     "ingest's, one run of them all).")] = None,
     work_dir: Annotated[Path | None, typer.Option(
         "--work-dir", help="Keep the prepared data dirs and workbooks here and reuse them on "
                            "the next run with the same --keys and --fresh-keys (default: a "
@@ -135,7 +144,8 @@ def main(
     partitions against the same into one of --fresh-keys: medians, the ratio, the target."""
     until_name = until.value if until else None
     results: dict = {"keys": keys, "fresh_keys": fresh_keys, "files": files, "rows": rows,
-                     "repeat": repeat, "until": until_name, "cpus": os.cpu_count()}
+                     "repeat": repeat, "until": until_name, "batch_files": batch_files,
+                     "cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory(prefix="bench-partitions-") as tmp:
         root = work_dir.expanduser().resolve() if work_dir else Path(tmp)
         paths = write_workbooks(root / "workbooks", files, rows)
@@ -150,13 +160,14 @@ def main(
                     shutil.rmtree(folder, ignore_errors=True)  # never reused half made
                     raise
         results["register_s"] = register_s  # untimed: before any copy is ingested into
-        results["runs"] = bench_partitions(prepared, paths, repeat, until_name)
+        results["runs"] = bench_partitions(prepared, paths, repeat, until_name, batch_files)
     fresh, loaded = results["runs"]["fresh"], results["runs"]["loaded"]
     results["ratio"] = round(loaded["wall_s"] / fresh["wall_s"], 2)
     results["extra_s_per_file"] = round((loaded["wall_s"] - fresh["wall_s"]) / files, 3)
     typer.echo(f"ingest of {files} workbooks x {rows} rows"
-               f"{f' --until {until_name}' if until_name else ''}, as a process: "
-               f"medians of {repeat}")
+               f"{f' --until {until_name}' if until_name else ''}"
+               f"{f' --batch-files {batch_files}' if batch_files else ''} "
+               f"({loaded['runs']} Dagster runs), as a process: medians of {repeat}")
     typer.echo(f"{'instance':24s} {'wall s':>7s} {'cpu s':>7s} {'peak MB':>8s}  walls")
     for name, n in (("fresh", fresh_keys), ("loaded", keys)):
         r = results["runs"][name]
