@@ -10,11 +10,12 @@ import pytest
 from typer.testing import CliRunner
 
 from extraction_assets.app.ingest import open_instance
+from extraction_assets.defs.catalog import file_names
 from extraction_assets.defs.partitions import workbook_partitions
 from extraction_assets.store.storage import DataStore
 from tools.bench.partitions import app, random_keys
 
-pytestmark = pytest.mark.slow  # runs the ingest command as processes
+pytestmark = pytest.mark.integration  # runs the ingest command as processes
 
 
 def test_partitions_bench_registers_the_keys_then_times_ingests_into_copies(tmp_path):
@@ -34,6 +35,7 @@ def test_partitions_bench_registers_the_keys_then_times_ingests_into_copies(tmp_
         with open_instance(DataStore(work / f"{name}-{n}")) as instance:
             assert (instance.get_dynamic_partitions(workbook_partitions.name)
                     == random_keys(n, seed=n))
+            assert len(instance.get_dynamic_partitions(file_names.name)) == n
             assert not instance.get_run_records()
     assert results["ratio"] == round(results["runs"]["loaded"]["wall_s"]
                                      / results["runs"]["fresh"]["wall_s"], 2)

@@ -7,7 +7,8 @@ few (issue 35: "each file pays for every file before it").
 (untimed): in each it creates the Dagster instance
 (:func:`~extraction_assets.app.ingest.open_instance`) and registers random sha256 hex partition
 keys (:func:`~extraction_assets.defs.partitions.add_partition_keys`), ``--keys`` of them in the
-*loaded* one and ``--fresh-keys`` (default 10) in the *fresh* one, and writes ``--files``
+*loaded* one and ``--fresh-keys`` (default 10) in the *fresh* one, with as many file names in
+the files catalog (``file_names``: a data dir of N files holds both), and writes ``--files``
 generated workbooks of ``--rows`` rows with distinct titles
 (:func:`~tools.bench.workbooks.generate_workbook`). Then ``--repeat`` times, fresh and loaded
 alternating (both meet the same moments of a noisy machine), it copies a prepared data dir to
@@ -41,6 +42,7 @@ import typer
 
 from extraction_assets.app.cli import AssetName
 from extraction_assets.app.ingest import open_instance
+from extraction_assets.defs.catalog import file_names
 from extraction_assets.defs.partitions import add_partition_keys, workbook_partitions
 from extraction_assets.store.storage import DataStore
 from tools.bench.command import run_ingest
@@ -60,21 +62,33 @@ def random_keys(n: int, seed: int = 0) -> list[str]:
     return [hashlib.sha256(rng.randbytes(32)).hexdigest() for _ in range(n)]
 
 
-def prepare_data_dir(data_dir: Path, keys: list[str]) -> float:
-    """Create the data dir's Dagster instance and register ``keys`` as ``workbooks``
-    partitions; returns the seconds the registration took.
+def _held(data_dir: Path) -> tuple[int, int]:
+    """Partitions of the data dir's ``workbooks`` and ``file_names`` (0, 0 without a data dir)."""
+    if not DataStore(data_dir).dagster_home.is_dir():
+        return 0, 0
+    with open_instance(DataStore(data_dir)) as instance:
+        return tuple(len(instance.get_dynamic_partitions(d.name))
+                     for d in (workbook_partitions, file_names))
+
+
+def prepare_data_dir(data_dir: Path, n: int) -> float:
+    """Create the data dir's Dagster instance and register ``n`` partitions of each kind a file
+    brings: :func:`random_keys` (seed ``n``) as ``workbooks`` partitions and as many file names
+    (``file_000001.xlsx``, ...) as ``file_names`` partitions (the files catalog); returns the
+    seconds the registration took.
 
     Raises:
-        RuntimeError: the instance then holds other than ``len(keys)`` partitions (e.g. the
+        RuntimeError: the instance then holds other than ``n`` partitions of each (e.g. the
             folder was not new).
     """
     with open_instance(DataStore(data_dir)) as instance:
         start = time.perf_counter()
-        add_partition_keys(instance, keys)
+        add_partition_keys(instance, random_keys(n, seed=n))
+        add_partition_keys(instance, [f"file_{k:06d}.xlsx" for k in range(1, n + 1)],
+                           partitions_def=file_names)
         seconds = time.perf_counter() - start
-        held = len(instance.get_dynamic_partitions(workbook_partitions.name))
-    if held != len(keys):
-        raise RuntimeError(f"{data_dir} holds {held} partitions, not {len(keys)}")
+    if _held(data_dir) != (n, n):
+        raise RuntimeError(f"{data_dir} holds {_held(data_dir)} partitions, not {n} of each")
     return seconds
 
 
@@ -152,10 +166,11 @@ def main(
         prepared = {"fresh": root / f"fresh-{fresh_keys}", "loaded": root / f"loaded-{keys}"}
         register_s = {}
         for (name, folder), n in zip(prepared.items(), (fresh_keys, keys)):
-            if not folder.exists():
-                typer.echo(f"registering {n:,} partition keys in {folder} ...")
+            if _held(folder) != (n, n):  # new, or prepared by an older version of this tool
+                shutil.rmtree(folder, ignore_errors=True)
+                typer.echo(f"registering {n:,} partition keys and file names in {folder} ...")
                 try:
-                    register_s[name] = round(prepare_data_dir(folder, random_keys(n, seed=n)), 1)
+                    register_s[name] = round(prepare_data_dir(folder, n), 1)
                 except BaseException:
                     shutil.rmtree(folder, ignore_errors=True)  # never reused half made
                     raise
