@@ -38,6 +38,7 @@ from extraction_assets.defs.partitions import (
     PARTITION_TAG,
     RANGE_TAGS,
     add_partition_keys,
+    partition_positions,
     workbook_partitions,
 )
 from extraction_assets.defs.resources import EmbedderResource
@@ -329,8 +330,7 @@ def materialize_batches(runner: _Runner, items: list[_Item],
     ``batch_files``); the files of a batch that failed on one partition are planned again
     (their stale assets). ``done`` gets each file's result; after ``stop`` is set (an
     interrupt) no run starts and the files left are ``interrupted`` (:data:`NOT_STARTED`)."""
-    order = {key: n for n, key in enumerate(
-        runner.instance.get_dynamic_partitions(workbook_partitions.name))}
+    order = partition_positions(runner.instance, [item.workbook_hash for item in items])
     queue = deque(plan_batches(items, order, batch_files=batch_files))
     while queue and not stop.is_set():
         batch = queue.popleft()
@@ -610,8 +610,7 @@ def fan_out(instance: DagsterInstance, store: DataStore, items: list[_Item], job
     file's result as its batch reports it."""
     from extraction_assets.app.batches import run_batches
 
-    order = {key: n for n, key in enumerate(
-        instance.get_dynamic_partitions(workbook_partitions.name))}
+    order = partition_positions(instance, [item.workbook_hash for item in items])
     batches = plan_batches(items, order, jobs, batch_files=batch_files)
     run_batches(instance, store, batches, jobs, embedder, passwords, max_tokens, celery_broker,
                 done, on_stopping)

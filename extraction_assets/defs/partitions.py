@@ -2,11 +2,17 @@
 and how discovered keys become partitions and runs: new keys are found against one fetch of the
 existing keys (a set, never a query or a scan per key) and added in batches of at most
 :data:`ADD_BATCH_SIZE`, so 40,000 files discovered at once never hit a storage limit such as
-SQLite's number of SQL variables (B36)."""
+SQLite's number of SQL variables (B36).
+
+What an ingest or a run does with a few keys costs what those keys cost, not what the instance
+holds: :func:`add_partition_keys` asks the storage about its keys only, and the partitions'
+order around a few keys (:func:`partition_positions`, :func:`run_partition_keys`) is read from
+the newest partition backwards, page by page, as far as the oldest key asked about (new files
+are the newest partitions). Fetching every key costs about 2 s per million partitions."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Set
+from collections.abc import Iterable, Iterator, Mapping, Set
 from dataclasses import dataclass
 
 from dagster import DagsterInstance, DynamicPartitionsDefinition
@@ -19,6 +25,9 @@ ADD_BATCH_SIZE = 500
 
 #: Most runs the inbox sensor requests in one tick; the other keys get theirs on later ticks.
 MAX_RUNS_PER_TICK = 200
+
+#: Partition keys read at a time, newest first, by :func:`newest_partition_keys`.
+PAGE_SIZE = 1_000
 
 #: The run tag Dagster gives every run of one partition.
 PARTITION_TAG = "dagster/partition"
@@ -43,19 +52,56 @@ def keys_with_runs(instance: DagsterInstance) -> set[str]:
     return set()
 
 
+def newest_partition_keys(instance: DagsterInstance,
+                          page_size: int = PAGE_SIZE) -> Iterator[str]:
+    """The ``workbooks`` partition keys from the newest to the oldest (the reverse of the
+    partitions' order), read ``page_size`` at a time as the caller goes on: stopping early
+    reads only the pages up to there (one indexed query each)."""
+    cursor = None
+    while True:
+        page = instance.get_paginated_dynamic_partitions(
+            workbook_partitions.name, limit=page_size, ascending=False, cursor=cursor)
+        yield from page.results
+        if not page.has_more:
+            return
+        cursor = page.cursor
+
+
+def partition_positions(instance: DagsterInstance, keys: Iterable[str]) -> dict[str, int]:
+    """The position of each of ``keys`` in the partitions' order, counted from the newest
+    partition (-1) backwards, so that two keys are consecutive partitions exactly when their
+    positions differ by one. Reads the keys from the newest down to the oldest of ``keys``
+    (:func:`newest_partition_keys`): a few new files cost a page, not every partition. A key
+    that is not a partition gets no position."""
+    wanted = set(keys)
+    positions: dict[str, int] = {}
+    if not wanted:
+        return positions
+    for n, key in enumerate(newest_partition_keys(instance), start=1):
+        if key in wanted:
+            positions[key] = -n
+            if len(positions) == len(wanted):
+                break
+    return positions
+
+
 def run_partition_keys(instance: DagsterInstance, tags: Mapping[str, str]) -> list[str]:
     """The ``workbooks`` partition keys a run targets, from its tags: its partition, or every key
-    of its range in the partitions' order (empty for a run of no partition)."""
+    of its range in the partitions' order (empty for a run of no partition, or of a range one
+    of whose keys was deleted since). A range is read from the newest partition back to its
+    start (:func:`newest_partition_keys`), not with every key of the instance."""
     if PARTITION_TAG in tags:
         return [tags[PARTITION_TAG]]
     start, end = (tags.get(tag) for tag in RANGE_TAGS)
     if not start or not end:
         return []
-    keys = instance.get_dynamic_partitions(workbook_partitions.name)
-    try:
-        return list(keys[keys.index(start):keys.index(end) + 1])
-    except ValueError:  # a key of the range was deleted since
-        return []
+    span: list[str] = []
+    for key in newest_partition_keys(instance):
+        if key == end or span:
+            span.append(key)
+        if key == start:
+            return span[::-1]
+    return []  # a key of the range was deleted since
 
 
 def _batched(keys: list[str], size: int) -> list[list[str]]:
@@ -118,10 +164,12 @@ def add_partition_keys(instance: DagsterInstance, keys: Iterable[str],
                        partitions_def: DynamicPartitionsDefinition = workbook_partitions
                        ) -> list[str]:
     """Add the ``keys`` that are not partitions of ``partitions_def`` (default: the
-    ``workbooks`` partitions) yet, in batches of at most ``batch_size``;
-    returns them (the keys that were not partitions when the call began), first-seen order.
-    Another process adding some of the same keys at the same time is fine: a batch that fails
-    is retried once with the keys still missing.
+    ``workbooks`` partitions) yet, in batches of at most ``batch_size``; returns them (the keys
+    that were not partitions when their batch was looked up), first-seen order. The storage is
+    asked about these keys only, ``batch_size`` at a time, never for every partition: adding a
+    few keys to an instance of a million partitions costs what it costs on a new one. Another
+    process adding some of the same keys at the same time is fine: a batch that fails is
+    retried once with the keys still missing.
 
     Raises:
         ValueError: ``batch_size`` < 1.
@@ -129,8 +177,11 @@ def add_partition_keys(instance: DagsterInstance, keys: Iterable[str],
     """
     added: list[str] = []
     name = partitions_def.name
-    for batch in new_key_batches(keys, existing_partition_keys(instance, partitions_def),
-                                 batch_size):
+    for looked_up in new_key_batches(keys, set(), batch_size):
+        present = instance.get_existing_dynamic_partitions(name, looked_up)
+        batch = [key for key in looked_up if key not in present]
+        if not batch:
+            continue
         try:
             instance.add_dynamic_partitions(name, batch)
         except Exception:  # noqa: BLE001 - storage-specific integrity errors of a race

@@ -1,7 +1,7 @@
 """The benchmark of what a user runs: ``extraction-assets ingest`` as a process.
 
-:func:`run_ingest` starts ``PYTHON -m extraction_assets.app.cli ingest`` on one workbook and a
-fresh data dir, and measures it from the outside: wall seconds from the start to the exit, and
+:func:`run_ingest` starts ``PYTHON -m extraction_assets.app.cli ingest`` on one workbook (or a
+few) and a data dir, and measures it from the outside: wall seconds from the start to the exit, and
 the peak resident set size of the process tree (the sum of the RSS of the process and its
 descendants, sampled every :data:`~tools.bench.process.SAMPLE_S` seconds, and never below the
 main process's ``ru_maxrss`` at exit, which on Linux also counts the benchmark's own memory at
@@ -16,6 +16,7 @@ versions of the code are measured alternating, in the same run.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from dagster import AssetKey, AssetRecordsFilter
@@ -25,33 +26,44 @@ from extraction_assets.store.storage import DataStore
 from tools.bench.process import run_measured
 
 
-def run_ingest(python: str, path: Path, data_dir: Path, until: str | None = None) -> dict:
+def run_ingest(python: str, path: Path | Sequence[Path], data_dir: Path,
+               until: str | None = None, batch_files: int | None = None) -> dict:
     """One ``PYTHON -m extraction_assets.app.cli ingest --data-dir DATA_DIR [--until UNTIL]
-    PATH`` as a process, from a folder outside any checkout (so that ``-m`` imports the
-    installation of ``python``).
+    [--batch-files N] PATH...`` as a process, from a folder outside any checkout (so that
+    ``-m`` imports the installation of ``python``). ``path``: one file, or several.
 
-    Returns ``wall_s``, ``peak_rss_mb`` (of the process tree), ``steps_s`` (seconds of each
-    asset's step, from Dagster's step records) and, when ``chunk_embeddings`` ran, ``embed``:
-    ``units``, ``embedded`` (units sent to the model), ``tokens`` and ``embed_s`` (the model's
-    seconds; ``None`` both when the code measured does not record them) and ``step_s``.
+    Returns ``wall_s``, ``cpu_s`` (user + system of the process and the children it waited
+    for), ``peak_rss_mb`` (of the process tree), ``runs`` (Dagster runs in the data dir),
+    ``steps_s`` (seconds of each asset's steps, from Dagster's step records, summed over the
+    runs) and, for one file whose ``chunk_embeddings`` ran, ``embed``: ``units``, ``embedded``
+    (units sent to the model), ``tokens`` and ``embed_s`` (the model's seconds; ``None`` both
+    when the code measured does not record them) and ``step_s``.
 
     Raises:
         RuntimeError: the command exited non-zero (its stderr tail is in the message).
     """
+    paths = [path] if isinstance(path, Path) else list(path)
     command = [python, "-m", "extraction_assets.app.cli", "ingest", "--data-dir", str(data_dir),
-               *(["--until", until] if until else []), str(path)]
+               *(["--until", until] if until else []),
+               *(["--batch-files", str(batch_files)] if batch_files else []),
+               *map(str, paths)]
     measured = run_measured(command, sample_tree=True)
-    out = {"wall_s": measured.wall_s, "peak_rss_mb": measured.peak_rss_mb}
+    out = {"wall_s": measured.wall_s, "cpu_s": measured.cpu_s,
+           "peak_rss_mb": measured.peak_rss_mb}
     with open_instance(DataStore(data_dir)) as instance:
-        [record] = instance.get_run_records()
-        out["steps_s"] = {s.step_key: s.end_time - s.start_time
-                          for s in instance.get_run_step_stats(record.dagster_run.run_id)}
-        if "chunk_embeddings" in out["steps_s"]:
+        records = instance.get_run_records()
+        steps: dict[str, float] = {}
+        for record in records:
+            for step in instance.get_run_step_stats(record.dagster_run.run_id):
+                steps[step.step_key] = (steps.get(step.step_key, 0.0)
+                                        + step.end_time - step.start_time)
+        out["runs"], out["steps_s"] = len(records), steps
+        if "chunk_embeddings" in steps and len(paths) == 1:
             [materialization] = instance.fetch_materializations(
                 AssetRecordsFilter(asset_key=AssetKey("chunk_embeddings")), limit=1).records
             meta = {k: v.value for k, v in materialization.asset_materialization.metadata.items()}
             out["embed"] = {"units": meta["units"], "embedded": meta["embedded"],
                             "tokens": meta.get("embedded_tokens"),
                             "embed_s": meta.get("embed_seconds"),
-                            "step_s": out["steps_s"]["chunk_embeddings"]}
+                            "step_s": steps["chunk_embeddings"]}
     return out
