@@ -38,6 +38,7 @@ from extraction_assets.defs.partitions import (
     PARTITION_TAG,
     RANGE_TAGS,
     add_partition_keys,
+    files_per_run,
     partition_positions,
     workbook_partitions,
 )
@@ -419,8 +420,7 @@ def ingest_paths(
         raise ValueError(f"unknown asset {until!r}; choose one of {', '.join(names)}")
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
-    batch_files = BATCH_FILES if batch_files is None else batch_files
-    if batch_files < 1:
+    if batch_files is not None and batch_files < 1:
         raise ValueError(f"batch_files must be >= 1, got {batch_files}")
     paths = [Path(p) for p in paths]
     store = DataStore(data_dir)
@@ -471,6 +471,8 @@ def ingest_paths(
                     else:
                         todo.append(_Item(k, str(path), workbook_hash, selected,
                                           store.blob_path(workbook_hash).stat().st_size))
+            if batch_files is None:  # one file a run once the instance holds many keys
+                batch_files = files_per_run(store.partition_count(), len(todo), BATCH_FILES)
             if todo and (jobs > 1 or celery_broker):
                 fan_out(instance, store, todo, jobs, embedder, passwords, max_tokens,
                         celery_broker, done, batch_files, on_stopping)
@@ -577,7 +579,8 @@ def refresh_stale(
                                       blob.stat().st_size if blob.exists() else 0))
             if todo:
                 runner = _Runner(instance, store, embedder, None, _run_config(None))
-                materialize_batches(runner, todo, done, stop)
+                materialize_batches(runner, todo, done, stop,
+                                    files_per_run(len(keys), len(todo), BATCH_FILES))
         fold_full_text_index(store)  # also what an interrupted ingest left unfolded
     finally:
         loading.join()

@@ -29,6 +29,30 @@ MAX_RUNS_PER_TICK = 200
 #: Partition keys read at a time, newest first, by :func:`newest_partition_keys`.
 PAGE_SIZE = 1_000
 
+#: Seconds Dagster takes to list every dynamic partition key, per key (SQLite: 0.2-0.5 s per
+#: 100,000 keys, ``python -m tools.bench.partitions``).
+KEY_LISTING_S = 3e-6
+#: How often Dagster 1.13 lists every key for a run over a range of keys: about 40 times a run
+#: (each asset at launch, each step's output, each IO-manager input three times) and once per
+#: file and asset (``add_asset_metadata(partition_key=...)`` checks the key against the range);
+#: a run of one key lists none.
+RANGE_LISTINGS, FILE_LISTINGS = 40, 6
+#: Seconds a run of one file costs beyond its share of a batch (run, steps, events).
+RUN_S = 0.7
+
+
+def files_per_run(partitions: int, files: int, most: int) -> int:
+    """How many files one run should take when ``files`` are to be materialized on an instance
+    of about ``partitions`` keys: ``most`` (a run over a range of keys, which shares a run's
+    fixed cost) while listing the keys for it (:data:`RANGE_LISTINGS` and
+    :data:`FILE_LISTINGS` times, :data:`KEY_LISTING_S` each per key) costs less than a run of
+    its own for each file (:data:`RUN_S`), else 1: past ~20,000 partitions a small batch, and
+    past ~50,000 any, is cheaper one file a run, so that a file's cost no longer grows with
+    the files before it."""
+    k = min(files, most)
+    listing = partitions * KEY_LISTING_S * (RANGE_LISTINGS + FILE_LISTINGS * k)
+    return most if k > 1 and listing < RUN_S * (k - 1) else 1
+
 #: The run tag Dagster gives every run of one partition.
 PARTITION_TAG = "dagster/partition"
 #: The run tags Dagster gives a run over a range of partition keys.

@@ -318,6 +318,15 @@ class DataStore:
                 raise ValueError(f"{source} changed while it was copied")
         return self.blob_path(workbook_hash)
 
+    def partition_count(self) -> int:
+        """How many content hashes were registered (files in ``sources/``): the partitions
+        of the data dir's instance."""
+        folder = self.root / "sources"
+        if not folder.is_dir():
+            return 0
+        with os.scandir(folder) as entries:
+            return sum(entry.name.endswith(".json") for entry in entries)
+
     def source_of(self, workbook_hash: str) -> dict:
         """The registered source of a hash: ``{"source_path", "filename"}``.
 

@@ -23,6 +23,7 @@ from extraction_assets.defs.partitions import (
     RANGE_TAGS,
     add_partition_keys,
     existing_partition_keys,
+    files_per_run,
     keys_with_runs,
     new_key_batches,
     partition_positions,
@@ -216,3 +217,26 @@ def test_order_and_ranges_across_pages_agree_with_every_key(crowded):
     assert run_partition_keys(crowded, {**span, RANGE_TAGS[0]: "deleted"}) == []
     assert run_partition_keys(crowded, {PARTITION_TAG: stored[3]}) == [stored[3]]
     assert run_partition_keys(crowded, {}) == [] and partition_positions(crowded, []) == {}
+
+
+def test_files_share_a_run_only_while_listing_the_keys_costs_less_than_runs_of_their_own():
+    """A run over a range of keys makes Dagster list every key ~40 times, and 6 times more per
+    file: on a small instance a batch shares one run's cost; past ~20,000 keys 5 small files,
+    and past ~50,000 keys any number, go faster one file a run."""
+    assert files_per_run(10, 5, 250) == 250
+    assert files_per_run(10_000, 250, 250) == 250
+    assert files_per_run(10_000, 2, 250) == 1  # one file fewer does not pay 40 listings
+    assert files_per_run(30_000, 5, 250) == 1
+    assert files_per_run(30_000, 250, 250) == 250
+    assert files_per_run(100_000, 250, 250) == 1
+    assert files_per_run(100_000, 1, 250) == 1
+
+
+def test_the_partitions_of_a_data_dir_are_its_registered_files(tmp_path):
+    store = DataStore(tmp_path / "data")
+    assert store.partition_count() == 0
+    for n in range(3):
+        (tmp_path / f"f{n}.csv").write_text(f"a,b\n{n},2\n")
+        store.register_source(tmp_path / f"f{n}.csv")
+    store.register_source(tmp_path / "f0.csv")  # the same bytes again: the same partition
+    assert store.partition_count() == 3

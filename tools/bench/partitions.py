@@ -74,19 +74,27 @@ def _held(data_dir: Path) -> tuple[int, int]:
 def prepare_data_dir(data_dir: Path, n: int) -> float:
     """Create the data dir's Dagster instance and register ``n`` partitions of each kind a file
     brings: :func:`random_keys` (seed ``n``) as ``workbooks`` partitions and as many file names
-    (``file_000001.xlsx``, ...) as ``file_names`` partitions (the files catalog); returns the
-    seconds the registration took.
+    (``file_000001.xlsx``, ...) as ``file_names`` partitions (the files catalog), and the
+    record of where each key's file came from (``sources/<hash>.json``, what ``ingest``
+    counts the data dir's partitions by); returns the seconds the registration took.
 
     Raises:
         RuntimeError: the instance then holds other than ``n`` partitions of each (e.g. the
             folder was not new).
     """
-    with open_instance(DataStore(data_dir)) as instance:
+    store = DataStore(data_dir)
+    with open_instance(store) as instance:
         start = time.perf_counter()
-        add_partition_keys(instance, random_keys(n, seed=n))
+        keys = random_keys(n, seed=n)
+        add_partition_keys(instance, keys)
         add_partition_keys(instance, [f"file_{k:06d}.xlsx" for k in range(1, n + 1)],
                            partitions_def=file_names)
         seconds = time.perf_counter() - start
+    (store.root / "sources").mkdir(parents=True, exist_ok=True)
+    for k, key in enumerate(keys, start=1):
+        name = f"file_{k:06d}.xlsx"
+        (store.root / "sources" / f"{key}.json").write_text(json.dumps(
+            {"filename": name, "source_path": f"/files/{name}"}))
     if _held(data_dir) != (n, n):
         raise RuntimeError(f"{data_dir} holds {_held(data_dir)} partitions, not {n} of each")
     return seconds
