@@ -160,8 +160,6 @@ class TablesIOManager(IOManager):
         self._opened: dict[tuple[str, str], Any] = {}
 
     def handle_output(self, context: OutputContext, obj: StageTables) -> None:
-        if obj is None:  # an asset that writes elsewhere (LanceDB)
-            return
         asset = context.asset_key.path[-1]
         for key, part in obj.drain():
             for encoded in part.tables.values():

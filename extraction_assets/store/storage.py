@@ -157,10 +157,6 @@ class EncodedTable:
     sha256: str
     data: pa.Table | None = None
 
-    def without_data(self) -> EncodedTable:
-        """The same file without the Arrow table (only the file travels)."""
-        return EncodedTable(self.name, self.payload, self.n_rows, self.sha256)
-
 
 def encode_table(table: str, rows: list[dict] | pa.Table, keep: bool = False) -> EncodedTable:
     """Encode one partition of ``table`` as Parquet with its contract schema.
