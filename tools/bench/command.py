@@ -46,7 +46,7 @@ def run_ingest(python: str, path: Path | Sequence[Path], data_dir: Path,
     command = [python, "-m", "extraction_assets.app.cli", "ingest", "--data-dir", str(data_dir),
                *(["--until", until] if until else []),
                *(["--batch-files", str(batch_files)] if batch_files else []),
-               *map(str, paths)]
+               *(str(Path(p).absolute()) for p in paths)]  # it runs in another folder
     measured = run_measured(command, sample_tree=True)
     out = {"wall_s": measured.wall_s, "cpu_s": measured.cpu_s,
            "peak_rss_mb": measured.peak_rss_mb}
