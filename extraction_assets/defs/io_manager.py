@@ -15,12 +15,13 @@ per partition, a mapping that reads a table when it is first looked up.
 
 Within one run of the in-process executor (``ingest``, the CLI; Dagster builds the IO manager
 once per run), a table an asset made for a run of one partition travels on in memory to the
-later assets of the run that read it, until its last reader has it; so does the opened file,
-from ``workbook`` to ``parsed_sheets``, so that a file is opened (sniffed, decrypted,
-converted) once. What a run still holds when it ends (e.g. ``ingest --until``) goes with its
-IO manager: an opened workbook reads bytes in memory, it holds no file open. A batch of
-partitions, another process (the multiprocess or Celery executor) or a run of later assets
-alone reads the Parquet files, and opens the file again.
+later assets of the run that read it, until its last reader has it; the opened file travels
+from ``workbook`` to ``parsed_sheets`` in a batch too, so that a file is opened (sniffed,
+decrypted, converted) once. What a run still holds when it ends (e.g. ``ingest --until``)
+goes with its IO manager: an opened workbook reads bytes in memory, it holds no file open.
+A batch's later assets, another process (the multiprocess or Celery executor) or a run of
+later assets alone read the Parquet files; ``parsed_sheets`` in another process or run opens
+the file again.
 """
 
 from __future__ import annotations

@@ -51,8 +51,9 @@ def partition_counts(latest: dict[str, dict]) -> dict[str, int]:
 
 
 def read_lineage(instance: DagsterInstance, workbook_hashes: Sequence[str]) -> Lineage:
-    """Every materialization of the six assets for each partition, oldest first, by partition;
-    one query per asset for all the partitions.
+    """Every materialization of the six assets for each partition (the newest
+    :data:`MAX_RECORDS` of each asset), oldest first, by partition; one query per asset for all
+    the partitions.
 
     ``code_version`` is the ``dagster/code_version`` tag Dagster stores; ``data_version`` is the
     hash of the partition's output (metadata ``data_hash``, which equals Dagster's data version
@@ -63,9 +64,9 @@ def read_lineage(instance: DagsterInstance, workbook_hashes: Sequence[str]) -> L
     latest: dict[str, dict[str, dict]] = {h: {} for h in workbook_hashes}
     for asset in ALL_ASSETS:
         name = asset.key.path[-1]
-        records = instance.fetch_materializations(
+        records = instance.fetch_materializations(  # newest first: past the limit, the
             AssetRecordsFilter(asset_key=asset.key, asset_partitions=list(workbook_hashes)),
-            limit=MAX_RECORDS, ascending=True,
+            limit=MAX_RECORDS, ascending=False,  # oldest rows are left out, never the latest
         ).records
         for record in records:
             materialization = record.asset_materialization
@@ -80,7 +81,8 @@ def read_lineage(instance: DagsterInstance, workbook_hashes: Sequence[str]) -> L
                 materialized_at=datetime.fromtimestamp(record.timestamp, timezone.utc),
                 row_count=int(count.value) if count is not None else None,
             ))
-            latest[materialization.partition][name] = {k: v.value for k, v in metadata.items()}
+            latest[materialization.partition].setdefault(
+                name, {k: v.value for k, v in metadata.items()})
     return Lineage({h: sorted(r, key=lambda row: (row["materialized_at"], row["asset"]))
                     for h, r in rows.items()}, latest)
 

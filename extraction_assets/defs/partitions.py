@@ -46,9 +46,9 @@ def files_per_run(partitions: int, files: int, most: int) -> int:
     of about ``partitions`` keys: ``most`` (a run over a range of keys, which shares a run's
     fixed cost) while listing the keys for it (:data:`RANGE_LISTINGS` and
     :data:`FILE_LISTINGS` times, :data:`KEY_LISTING_S` each per key) costs less than a run of
-    its own for each file (:data:`RUN_S`), else 1: past ~20,000 partitions a small batch, and
-    past ~50,000 any, is cheaper one file a run, so that a file's cost no longer grows with
-    the files before it."""
+    its own for each file (:data:`RUN_S`), else 1: 2 files share a run up to ~4,500
+    partitions, 5 up to ~13,500, 250 up to ~38,000, none past that, so that a file's cost no
+    longer grows with the files before it."""
     k = min(files, most)
     listing = partitions * KEY_LISTING_S * (RANGE_LISTINGS + FILE_LISTINGS * k)
     return most if k > 1 and listing < RUN_S * (k - 1) else 1
