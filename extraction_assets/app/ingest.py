@@ -389,7 +389,8 @@ def ingest_paths(
     Every file is hashed first; the hashes that are not partitions yet are added in batches
     (:func:`~extraction_assets.defs.partitions.add_partition_keys`). Files with the same bytes are
     processed once. A partition whose selected assets are all materialized with the current
-    code versions is left alone unless ``force``. ``passwords`` are tried on password-protected
+    code versions is left alone unless ``force``; of a partition known before, only the stale
+    assets and those after them are materialized (:func:`stale_assets`). ``passwords`` are tried on password-protected
     files (default: ``$EXTRACTION_ASSETS_PASSWORDS``). ``until`` names the last asset to
     materialize (default: all six).
 
@@ -465,11 +466,12 @@ def ingest_paths(
                                          counts=_counts(instance, workbook_hash)))
                 else:
                     seen[workbook_hash] = str(path)
-                    if (workbook_hash not in new and not force
-                            and not stale_assets(instance, workbook_hash, list(selected), store)):
+                    stale = (selected if workbook_hash in new or force else
+                             tuple(stale_assets(instance, workbook_hash, list(selected), store)))
+                    if not stale:
                         done(k, _unchanged(instance, store, str(path), workbook_hash))
-                    else:
-                        todo.append(_Item(k, str(path), workbook_hash, selected,
+                    else:  # a known file: only its stale assets and what follows them
+                        todo.append(_Item(k, str(path), workbook_hash, stale,
                                           store.blob_path(workbook_hash).stat().st_size))
             if batch_files is None:  # one file a run once the instance holds many keys
                 batch_files = files_per_run(store.partition_count(), len(todo), BATCH_FILES)
