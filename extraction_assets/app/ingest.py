@@ -33,7 +33,7 @@ from filelock import FileLock
 from extraction_assets.defs.assets import ALL_ASSETS, chunk_embeddings
 from extraction_assets.defs.catalog import CatalogFile, record_files
 from extraction_assets.defs.definitions import make_definitions
-from extraction_assets.defs.lineage import export_lineage, read_lineage
+from extraction_assets.defs.lineage import export_lineage, latest_counts
 from extraction_assets.defs.partitions import (
     PARTITION_TAG,
     RANGE_TAGS,
@@ -105,12 +105,6 @@ class IngestResult:
     run_id: str | None = None
     error: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
-
-
-def _counts(instance: DagsterInstance, workbook_hash: str) -> dict[str, int]:
-    """A partition's counts, from its latest materializations' metadata (see
-    :func:`~extraction_assets.defs.lineage.partition_counts`)."""
-    return read_lineage(instance, [workbook_hash]).counts(workbook_hash)
 
 
 def _no_counts(workbook_hash: str) -> dict[str, int]:
@@ -206,7 +200,8 @@ def _unchanged(instance: DagsterInstance, store: DataStore, path: str,
         except Exception as exc:  # noqa: BLE001 - still up to date; the lineage is what failed
             return IngestResult(path, workbook_hash, "failed", error="up to date, but its "
                                 f"lineage was not written: {error_line(exc)}")
-    return IngestResult(path, workbook_hash, "unchanged", counts=_counts(instance, workbook_hash))
+    return IngestResult(path, workbook_hash, "unchanged",
+                        counts=latest_counts(instance, workbook_hash))
 
 
 def damaged_result(store: DataStore, path: str, workbook_hash: str) -> IngestResult | None:
@@ -354,8 +349,8 @@ def materialize_batches(runner: _Runner, items: list[_Item],
                 retry.append(_Item(item.k, item.path, item.workbook_hash, tuple(assets),
                                    item.size))
             else:
-                done(item.k, IngestResult(item.path, item.workbook_hash, "success",
-                                          counts=_counts(runner.instance, item.workbook_hash)))
+                done(item.k, IngestResult(item.path, item.workbook_hash, "success", counts=(
+                    latest_counts(runner.instance, item.workbook_hash))))
         queue.extendleft(reversed(plan_batches(retry, order, batch_files=batch_files)))
     for batch in queue:
         for item in batch:
@@ -390,9 +385,9 @@ def ingest_paths(
     (:func:`~extraction_assets.defs.partitions.add_partition_keys`). Files with the same bytes are
     processed once. A partition whose selected assets are all materialized with the current
     code versions is left alone unless ``force``; of a partition known before, only the stale
-    assets and those after them are materialized (:func:`stale_assets`). ``passwords`` are tried on password-protected
-    files (default: ``$EXTRACTION_ASSETS_PASSWORDS``). ``until`` names the last asset to
-    materialize (default: all six).
+    assets and those after them are materialized (:func:`stale_assets`). ``passwords`` are
+    tried on password-protected files (default: ``$EXTRACTION_ASSETS_PASSWORDS``). ``until``
+    names the last asset to materialize (default: all six).
 
     The files are materialized in batches, one Dagster run each, of at most ``batch_files``
     files (default :data:`BATCH_FILES`; :func:`plan_batches`): fewer files a run report progress
@@ -463,7 +458,7 @@ def ingest_paths(
                 elif workbook_hash in seen:
                     done(k, IngestResult(str(path), workbook_hash, "duplicate",
                                          error=f"same bytes as {seen[workbook_hash]}",
-                                         counts=_counts(instance, workbook_hash)))
+                                         counts=latest_counts(instance, workbook_hash)))
                 else:
                     seen[workbook_hash] = str(path)
                     stale = (selected if workbook_hash in new or force else

@@ -50,6 +50,20 @@ def partition_counts(latest: dict[str, dict]) -> dict[str, int]:
             "over_budget": value("rendered_chunks", "over_budget")}
 
 
+def latest_counts(instance: DagsterInstance, workbook_hash: str) -> dict[str, int]:
+    """A partition's :func:`partition_counts` from the latest materialization of each asset
+    (one record fetched per asset, not the partition's history)."""
+    latest = {}
+    for asset in ALL_ASSETS:
+        records = instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=asset.key, asset_partitions=[workbook_hash]),
+            limit=1).records
+        if records:
+            latest[asset.key.path[-1]] = {
+                k: v.value for k, v in records[0].asset_materialization.metadata.items()}
+    return partition_counts(latest)
+
+
 def read_lineage(instance: DagsterInstance, workbook_hashes: Sequence[str]) -> Lineage:
     """Every materialization of the six assets for each partition (the newest
     :data:`MAX_RECORDS` of each asset), oldest first, by partition; one query per asset for all

@@ -1,14 +1,15 @@
 """The one partitions definition of the asset graph — a dynamic partition per file content hash —
-and how discovered keys become partitions and runs: new keys are found against one fetch of the
-existing keys (a set, never a query or a scan per key) and added in batches of at most
-:data:`ADD_BATCH_SIZE`, so 40,000 files discovered at once never hit a storage limit such as
-SQLite's number of SQL variables (B36).
+and how discovered keys become partitions and runs: new keys are found (the sensor: against one
+fetch of the existing keys, a set; ``ingest``: looked up :data:`ADD_BATCH_SIZE` at a time, never a
+query per key) and added in batches of at most :data:`ADD_BATCH_SIZE`, so 40,000 files
+discovered at once never hit a storage limit such as SQLite's number of SQL variables (B36).
 
 What an ingest or a run does with a few keys costs what those keys cost, not what the instance
 holds: :func:`add_partition_keys` asks the storage about its keys only, and the partitions'
 order around a few keys (:func:`partition_positions`, :func:`run_partition_keys`) is read from
 the newest partition backwards, page by page, as far as the oldest key asked about (new files
-are the newest partitions). Fetching every key costs about 2 s per million partitions."""
+are the newest partitions). Fetching every key costs 2-5 s per million partitions; a run over a
+range of keys makes Dagster fetch them all many times (:func:`files_per_run`)."""
 
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ from typing import Optional
 
 import typer
 
+from tools.bench.command import run_ingest
 from tools.bench.process import run_measured
 from tools.paths import REPO, shared_dir
 
@@ -55,18 +56,17 @@ def measure(paths: list[Path], repeat: int) -> dict:
     files = [str(p) for p in paths]
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix="bench-folder-") as tmp:
-            runs["ingest"].append(run_measured(
-                [sys.executable, "-m", "extraction_assets.app.cli", "ingest", "--data-dir",
-                 str(Path(tmp) / "data"), "--until", "rendered_chunks", *files],
-                sample_tree=True))
-        runs["stages"].append(run_measured(
+            runs["ingest"].append(run_ingest(sys.executable, paths, Path(tmp) / "data",
+                                             "rendered_chunks"))
+        measured = run_measured(
             [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(REPO)!r}); "
              "from tools.bench.folder import run_stages_only; run_stages_only(sys.argv[1:])",
-             *files], sample_tree=True))
+             *files], sample_tree=True)
+        runs["stages"].append({"wall_s": measured.wall_s, "peak_rss_mb": measured.peak_rss_mb})
     out: dict = {"files": len(paths), "repeat": repeat}
     for name, measured in runs.items():
-        out[f"{name}_s"] = round(statistics.median(m.wall_s for m in measured), 2)
-        out[f"{name}_peak_mb"] = round(max(m.peak_rss_mb for m in measured))
+        out[f"{name}_s"] = round(statistics.median(m["wall_s"] for m in measured), 2)
+        out[f"{name}_peak_mb"] = round(max(m["peak_rss_mb"] for m in measured))
     out["ratio"] = round(out["ingest_s"] / out["stages_s"], 2)
     return out
 
