@@ -4,9 +4,9 @@ Usage::
 
     python -m tools.retrieval_eval [--seeds N] [--labelled DIR] [--per-table N]
 
-Three question sets (``--sets``), each indexed on its own (every workbook of the set through the real stages,
-:func:`~extraction_assets.search.retrieval.retrieval_units` and a LanceDB table in a temp dir, as the
-``chunk_embeddings`` asset writes it):
+Three question sets (``--sets``), each indexed on its own (every workbook of the set through
+the real stages, ``chunk_embeddings`` included, into a LanceDB table in a temp dir, as an
+ingest writes it):
 
 * **generated** — the workbooks of :func:`tools.evaluate.generate_layout` for seeds
   ``0 .. N-1`` (file ``layout_<seed>.xlsx``), their truth giving each table's range, header row
@@ -204,14 +204,13 @@ def _display_text(cells) -> dict[str, dict[tuple[int, int], str]]:
 
 def index_workbooks(root: Path, files: list[tuple[str, bytes]], embedder
                     ) -> dict[str, dict[str, dict]]:
-    """Run the stages on each ``(filename, bytes)`` and write its retrieval units to
-    ``<root>/lancedb`` (chunk budget and merging as an ingest has them); returns each file's
-    display texts (see :func:`_display_text`). A file that cannot be read is left out."""
-    import hashlib
-
+    """Run the stages on each ``(filename, bytes)``, the ``chunk_embeddings`` stage writing
+    its retrieval units to ``<root>/lancedb`` (chunk budget and merging as an ingest has them);
+    returns each file's display texts (see :func:`_display_text`). A file that cannot be read
+    is left out."""
     from extraction_assets.defs.assets.rendered_chunks import ChunkingConfig
     from extraction_assets.pipeline import StageError, run_pipeline
-    from extraction_assets.search.retrieval import index_units, retrieval_units
+    from extraction_assets.search.retrieval import indexer
     from extraction_assets.search.vectors import VectorStore
     from extraction_assets.store.storage import DataStore
 
@@ -220,18 +219,14 @@ def index_workbooks(root: Path, files: list[tuple[str, bytes]], embedder
     texts = {}
     for filename, data in files:
         try:
-            tables = run_pipeline(data, filename=filename, count_tokens=embedder.count_tokens,
+            tables = run_pipeline(data, filename=filename, until="chunk_embeddings",
+                                  index_units=indexer(store, embedder),
+                                  count_tokens=embedder.count_tokens,
                                   count_tokens_batch=embedder.count_tokens_batch,
                                   max_tokens=budget.max_tokens, min_tokens=budget.min_tokens)
         except StageError as exc:
             print(f"  skipped {filename}: {exc}", file=sys.stderr)
             continue
-        h = hashlib.sha256(data).hexdigest()
-        units = retrieval_units(h, filename, filename, tables["chunks"].to_pylist(),
-                                tables["records"].to_pylist(), tables["blocks"].to_pylist(),
-                                tables["block_columns"].to_pylist(),
-                                embedder.count_tokens_batch)
-        index_units(store, h, units, embedder)
         texts[filename] = _display_text(tables["cells"])
     store.optimize()
     return texts

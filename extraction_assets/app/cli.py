@@ -26,7 +26,7 @@ from rich.progress import (
 
 from extraction_assets.app.trust_cli import colours_app, review_app
 from extraction_assets.core.render.escape import printable
-from extraction_assets.search.retrieval import PLACE_SEPARATOR
+from extraction_assets.core.render.units import PLACE_SEPARATOR
 from extraction_assets.search.vectors import MODES
 from extraction_assets.store.storage import (
     ENV_HOME,

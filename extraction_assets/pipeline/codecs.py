@@ -9,21 +9,23 @@ and columns are 1-based; tables come out in the in-memory schemas (:func:`.schem
 
 from __future__ import annotations
 
+import hashlib
 import json
 from html import escape as html_escape
-from typing import Iterable
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from extraction_assets.core.a1 import column_index, column_letter
-from extraction_assets.core.blocks import Block, Column
+from extraction_assets.core.blocks import RECORD_KINDS, Block, BlockKind, Column
 from extraction_assets.core.grid import GRID_COLUMNS, GRID_SCHEMA, StyledGrid
 from extraction_assets.core.model import Issue, ParsedSheet, SheetObject
 from extraction_assets.core.normalize import a1_refs
 from extraction_assets.core.render.chunks import Chunk
 from extraction_assets.core.render.records import RecordSet
+from extraction_assets.core.render.units import block_place, record_units
 from extraction_assets.pipeline.schemas import (
     SCHEMAS,
     constant_column,
@@ -190,6 +192,36 @@ def records_table(workbook_hash: str, filename: str, records: RecordSet) -> pa.T
     }, schema=memory_schema("records"))
 
 
+def record_units_table(workbook_hash: str, records: RecordSet, chunks: Sequence[Chunk]
+                       ) -> pa.Table:
+    """The ``record_units`` rows: the retrieval text and value cells of each record that is a
+    unit (:func:`~extraction_assets.core.render.units.record_units`), and ``chunk_id``, the
+    first of ``chunks`` holding its row (else the first holding its block; null when none)."""
+    units = record_units(records, [block_place(block) for block in records.blocks])
+    holder: dict = {}  # (block id, row) -> the first chunk holding it; block id -> its first
+    for chunk in chunks:
+        chunk_id = chunk.chunk_id
+        for block_id in chunk.block_ids:
+            holder.setdefault(block_id, chunk_id)
+            for row in chunk.rows:
+                holder.setdefault((block_id, row), chunk_id)
+    of = records.block_of[units.index]
+    block_ids = [b.block_id for b in records.blocks]
+    rows = records.rows[units.index]
+    return pa.table({
+        "workbook_hash": constant_column(workbook_hash, len(units.index)),
+        "block_id": repeated_column(block_ids, of),
+        "sheet_name": repeated_column([b.sheet_name for b in records.blocks], of),
+        "row": pa.array(rows, pa.int32()),
+        "a1_range": records.a1_ranges.take(pa.array(units.index)),
+        "chunk_id": pa.array([holder.get((block_ids[k], row), holder.get(block_ids[k]))
+                              for k, row in zip(of.tolist(), rows.tolist())], pa.string()),
+        "row_path": pa.array([records.row_paths[i] for i in units.index.tolist()],
+                             pa.list_(pa.string())),
+        "cells": units.cells, "text": units.text,
+    }, schema=memory_schema("record_units"))
+
+
 def renderings_table(workbook_hash: str,
                      rendered: list[tuple[Block, pa.Array, pa.Array, pa.Array]]) -> pa.Table:
     """The ``renderings`` rows: per block its Markdown, HTML and text (one-element arrays,
@@ -248,3 +280,58 @@ def cell_markup(parsed_cells: pa.Table, marked: dict[int, str]) -> dict[tuple[st
                                          pa.array(sorted(marked), pa.int32())))
     return {(c["sheet_name"], c["ref"]): marked[c["string_index"]]
             for c in cells.select(MARKUP_COLUMNS).to_pylist()}
+
+
+# -- retrieval units ---------------------------------------------------------------------------
+def record_unit_id(text: str, sheet_name: str, a1_range: str) -> str:
+    """The unit id of a record: sha256 hex of ``record``, its retrieval text, sheet and A1
+    range (never a chunk's id, which hashes the text, sheet and ranges alone)."""
+    return hashlib.sha256("\x1f".join(["record", text, sheet_name, a1_range]).encode()).hexdigest()
+
+
+#: The kinds of block a chunk may hold and still take its vector from its records': blocks
+#: that give records, and titles (whose words lead the records' text as their place).
+RECORD_VECTOR_KINDS = frozenset({*RECORD_KINDS, BlockKind.TITLE})
+
+
+def retrieval_units(workbook_hash: str, filename: str, source_path: str, chunks: pa.Table,
+                    record_units: pa.Table, blocks: pa.Table,
+                    count_tokens_batch: Callable[[Sequence[str]], list[int]]) -> list[dict]:
+    """The rows of the LanceDB ``units`` table for one partition (without vectors): its
+    ``chunks`` as they are, then its ``record_units`` (the records' retrieval texts and value
+    cells as ``rendered_chunks`` built them, :mod:`~extraction_assets.core.render.units`), each
+    with its block's heading path and title (``blocks``). Tables of the partition;
+    ``count_tokens_batch`` counts the record texts' tokens.
+
+    A chunk unit is marked ``from_records`` (its vector is made of its record units' vectors,
+    see :func:`~extraction_assets.search.retrieval.index_units`, instead of embedding its
+    text) when some record unit points at it and every block it holds is of
+    :data:`RECORD_VECTOR_KINDS`: its words are then all in those records' texts, which are
+    embedded already. A rule chosen by measurement (docs/retrieval.md): embedding such chunks
+    too gave the same retrieval figures for ~40 % more tokens to embed."""
+    by_block = {b["block_id"]: b for b in blocks.select(
+        ["block_id", "kind", "heading_path", "title"]).to_pylist()}
+    rows = record_units.select(["block_id", "sheet_name", "a1_range", "chunk_id", "row_path",
+                                "cells", "text"]).to_pylist()
+    pointed = {r["chunk_id"] for r in rows}
+    units = [dict(workbook_hash=workbook_hash, unit_id=c["chunk_id"],
+                  kind="chunk", chunk_id=c["chunk_id"], filename=filename,
+                  source_path=source_path, sheet_name=c["sheet_name"],
+                  a1_ranges=list(c["a1_ranges"]), heading_path=list(c["heading_path"]),
+                  block_id="", title="", row_path=[], cells=[], text=c["text"],
+                  n_tokens=c["n_tokens"], from_records=c["chunk_id"] in pointed and all(
+                      by_block[b]["kind"] in RECORD_VECTOR_KINDS for b in c["block_ids"]))
+             for c in chunks.select(["chunk_id", "sheet_name", "a1_ranges", "heading_path",
+                                     "block_ids", "text", "n_tokens"]).to_pylist()]
+    counts = count_tokens_batch([r["text"] for r in rows]) if rows else []
+    for r, n_tokens in zip(rows, counts):
+        block = by_block[r["block_id"]]
+        units.append(dict(
+            workbook_hash=workbook_hash,
+            unit_id=record_unit_id(r["text"], r["sheet_name"], r["a1_range"]), kind="record",
+            chunk_id=r["chunk_id"], filename=filename, source_path=source_path,
+            sheet_name=r["sheet_name"], a1_ranges=[r["a1_range"]],
+            heading_path=list(block["heading_path"]), block_id=r["block_id"],
+            title=block["title"] or "", row_path=r["row_path"], cells=r["cells"],
+            text=r["text"], n_tokens=n_tokens, from_records=False))
+    return units

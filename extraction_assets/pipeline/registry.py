@@ -1,9 +1,10 @@
-"""The stage registry: for each asset that writes Parquet, the tables its stage writes and how it
-is called. The Dagster assets, :func:`run_pipeline`, the evaluator and the
+"""The stage registry: for each asset, the tables its stage writes and how it is called. The
+Dagster assets, :func:`run_pipeline`, the evaluator and the
 benchmark all run the stages through :data:`STAGES`, so the wiring is written once.
 
-The embeddings (``chunk_embeddings``, written to LanceDB) are not a stage of this registry:
-they need the embedder and the vector store, see :mod:`extraction_assets.search`.
+The last stage, ``chunk_embeddings``, writes no Parquet: it hands the retrieval units to the
+``index_units`` of its :class:`RunSettings`, which embeds them into LanceDB (see
+:mod:`extraction_assets.search`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pyarrow as pa
 
@@ -28,6 +29,7 @@ from extraction_assets.pipeline.codecs import (
 )
 from extraction_assets.pipeline.stages import (
     StageOutput,
+    embed_stage,
     normalize_stage,
     parse_stage,
     render_stage,
@@ -61,6 +63,10 @@ class RunSettings:
         opened: the file as the ``workbook`` stage opened it from ``data``
             (``StageOutput.opened``): ``parsed_sheets`` reads it (and closes it) instead of
             opening the file again.
+        index_units: ``index_units(workbook_hash, units)`` embeds a partition's retrieval
+            units and stores them, replacing its rows (``chunk_embeddings`` needs it; e.g.
+            :func:`~extraction_assets.search.retrieval.index_units` bound to a vector store
+            and an embedder, see :func:`~extraction_assets.search.retrieval.indexer`).
     """
 
     data: bytes = b""
@@ -78,6 +84,7 @@ class RunSettings:
     header_detector: HeaderDetector | None = None
     dual_read_max_cells: int = 0
     opened: Workbook | None = None
+    index_units: Callable[[str, list[dict]], Any] | None = None
 
 
 Tables = Mapping[str, pa.Table]
@@ -155,6 +162,13 @@ def _render(h: str, t: Tables, s: RunSettings) -> StageOutput:
     return out
 
 
+def _embed(h: str, t: Tables, s: RunSettings) -> StageOutput:
+    if s.index_units is None or s.count_tokens_batch is None:
+        raise ValueError("chunk_embeddings needs index_units and count_tokens_batch")
+    return embed_stage(h, s.filename, s.source_path, t["chunks"], t["record_units"],
+                       t["blocks"], s.count_tokens_batch, s.index_units)
+
+
 #: The stages in graph order.
 STAGES: tuple[Stage, ...] = (
     Stage("workbook", "workbook", ("workbooks",), _workbook),
@@ -163,7 +177,9 @@ STAGES: tuple[Stage, ...] = (
            "rich_text", "review_items"), _parse),
     Stage("normalized_grids", "normalize", ("cells", "sheets", "colour_legends"), _normalize),
     Stage("segmented_blocks", "segment", ("blocks", "block_columns"), _segment),
-    Stage("rendered_chunks", "render", ("chunks", "records", "renderings"), _render),
+    Stage("rendered_chunks", "render", ("chunks", "records", "record_units", "renderings"),
+          _render),
+    Stage("chunk_embeddings", "embed", (), _embed),
 )
 #: Each stage by the asset it materializes.
 STAGE: dict[str, Stage] = {stage.asset: stage for stage in STAGES}
@@ -176,28 +192,37 @@ def run_pipeline(data: bytes, *, filename: str = "workbook.xlsx",
                  count_tokens: Callable[[str], int] | None = None, max_tokens: int = 512,
                  min_tokens: int = 0, limits: Limits | None = None,
                  count_tokens_batch: Callable[[Sequence[str]], list[int]] | None = None,
-                 passwords: Sequence[str] = (),
-                 until: str = "rendered_chunks", **trust_settings) -> dict[str, pa.Table]:
-    """Every stage but the embeddings, in one call and without Dagster: parse, normalize,
-    segment and, when ``count_tokens`` is given, render (``count_tokens_batch``, the same counts
-    for a list of texts, makes it faster). ``until`` names the last of them to run (one of
-    :data:`PIPELINE_ASSETS`; default all). ``trust_settings`` are the :class:`RunSettings` of
-    the trust features (``redaction``, ``colour_tags``, ``header_detector``,
-    ``dual_read_max_cells``; default: none of them). Returns every table by name (see
-    :mod:`extraction_assets.pipeline.schemas`), the issues of all stages as
+                 passwords: Sequence[str] = (), until: str = "rendered_chunks",
+                 index_units: Callable[[str, list[dict]], Any] | None = None,
+                 **trust_settings) -> dict[str, pa.Table]:
+    """The stages of one file in one call and without Dagster: parse, normalize, segment,
+    when ``count_tokens`` is given render (``count_tokens_batch``, the same counts for a list
+    of texts, makes it faster), and, with ``until="chunk_embeddings"``, the retrieval units
+    (cited by ``filename``) handed to ``index_units`` (see :class:`RunSettings`; it needs
+    ``count_tokens_batch``). ``until`` names the last stage to run (one of
+    :data:`PIPELINE_ASSETS`; default ``rendered_chunks``). ``trust_settings`` are the
+    :class:`RunSettings` of the trust features (``redaction``, ``colour_tags``,
+    ``header_detector``, ``dual_read_max_cells``; default: none of them). Returns every table
+    by name (see :mod:`extraction_assets.pipeline.schemas`), the issues of all stages as
     ``extraction_issues``.
 
     Raises:
         StageError: the file cannot be read (typed cause in ``error``).
-        ValueError: ``until`` is not one of :data:`PIPELINE_ASSETS`.
+        ValueError: ``until`` is not one of :data:`PIPELINE_ASSETS`, or is
+            ``chunk_embeddings`` without ``index_units`` and the token counts.
         TypeError: an unknown keyword in ``trust_settings``.
+        VectorStoreError: the vector store holds vectors of another model or dimension.
     """
     if until not in PIPELINE_ASSETS:
         raise ValueError(f"unknown stage {until!r}; choose one of {', '.join(PIPELINE_ASSETS)}")
+    if until == "chunk_embeddings" and None in (index_units, count_tokens, count_tokens_batch):
+        raise ValueError("chunk_embeddings needs index_units, count_tokens and "
+                         "count_tokens_batch")
     workbook_hash = hashlib.sha256(data).hexdigest()
-    settings = RunSettings(data=data, filename=filename, limits=limits, passwords=passwords,
-                           count_tokens=count_tokens, count_tokens_batch=count_tokens_batch,
-                           max_tokens=max_tokens, min_tokens=min_tokens, **trust_settings)
+    settings = RunSettings(data=data, source_path=filename, filename=filename, limits=limits,
+                           passwords=passwords, count_tokens=count_tokens,
+                           count_tokens_batch=count_tokens_batch, max_tokens=max_tokens,
+                           min_tokens=min_tokens, index_units=index_units, **trust_settings)
     tables: dict[str, pa.Table] = {}
     issues = []
     for stage in STAGES[1:PIPELINE_ASSETS.index(until) + 2]:

@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from extraction_assets.core.grid import GRID_SCHEMA
+from extraction_assets.core.render.units import CELL_TYPE
 
 S, I32, I64, F64, B = pa.string(), pa.int32(), pa.int64(), pa.float64(), pa.bool_()
 LS = pa.list_(pa.string())
@@ -84,6 +85,11 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("a1_range", S), ("role", S), ("record", S), ("display", S), ("merged_from", S),
         ("row_path", LS), ("filename", S),
     ]),
+    "record_units": pa.schema([
+        ("workbook_hash", S), ("block_id", S), ("sheet_name", S), ("row", I32),
+        ("a1_range", S), ("chunk_id", S), ("row_path", LS), ("cells", pa.list_(CELL_TYPE)),
+        ("text", S),
+    ]),
     "chunks": pa.schema([
         ("workbook_hash", S), ("chunk_id", S), ("chunk_index", I32), ("sheet_name", S),
         ("block_ids", LS), ("a1_ranges", LS), ("heading_path", LS), ("text", S),
@@ -116,6 +122,7 @@ DICTIONARY_COLUMNS: dict[str, tuple[str, ...]] = {
     "parsed_cells": ("workbook_hash", "sheet_name"),
     "cells": ("workbook_hash", "sheet_name"),
     "records": ("workbook_hash", "block_id", "sheet_name", "filename"),
+    "record_units": ("workbook_hash", "block_id", "sheet_name"),
 }
 
 

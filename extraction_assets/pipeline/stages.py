@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -57,8 +57,10 @@ from extraction_assets.pipeline.codecs import (
     grid_cells_table,
     grids_from_tables,
     parsed_cells_table,
+    record_units_table,
     records_table,
     renderings_table,
+    retrieval_units,
     sheet_objects_from_table,
     sheet_objects_table,
     sheet_rows,
@@ -336,7 +338,8 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
                  count_tokens_batch: Callable[[Sequence[str]], list[int]] | None = None
                  ) -> StageOutput:
     """Records, renderings and chunks: tables ``records`` (one per table data or total row, one
-    per ``key_value`` block),
+    per ``key_value`` block), ``record_units`` (the text and value cells search indexes each
+    record by, :mod:`~extraction_assets.core.render.units`, and the chunk holding its row),
     ``renderings`` (per block: Markdown, HTML and ``Header: value`` text) and ``chunks``
     (Markdown within ``max_tokens`` tokens of ``count_tokens``, the embedder's own tokenizer;
     small neighbours under one heading merged below ``min_tokens``). ``markup`` (see
@@ -395,6 +398,7 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
     lost = unreached_cells([(grids[i], plain[i]) for i in sorted(by_sheet)], record_set, reach)
     issues += lost_value_issues(lost)
     return StageOutput({"records": records_table(workbook_hash, filename, record_set),
+                        "record_units": record_units_table(workbook_hash, record_set, chunks),
                         "renderings": renderings,
                         "chunks": chunks_table(workbook_hash, chunks)}, issues,
                        {"lost_values": len(lost),
@@ -416,3 +420,34 @@ def lost_value_issues(lost: list[tuple[str, str, str, str]]) -> list[Issue]:
         out.append(Issue("rendered_chunks", None, None, "error", "value_not_in_output",
                          f"{len(lost) - MAX_LOST_ISSUES} more cells reach no chunk"))
     return out
+
+
+# -- chunk_embeddings -------------------------------------------------------------------------
+def embed_stage(workbook_hash: str, filename: str, source_path: str, chunks: pa.Table,
+                record_units: pa.Table, blocks: pa.Table,
+                count_tokens_batch: Callable[[Sequence[str]], list[int]],
+                index_units: Callable[[str, list[dict]], Any]) -> StageOutput:
+    """The partition's retrieval units (its chunks and record units,
+    :func:`~.codecs.retrieval_units`, record texts' tokens counted by ``count_tokens_batch``)
+    handed to ``index_units(workbook_hash, units)``, which embeds them and replaces the
+    partition's rows of the vector store (e.g.
+    :func:`~extraction_assets.search.retrieval.indexer`) and returns what it stored (an
+    :class:`~extraction_assets.search.retrieval.Indexed`). Writes no table; ``facts``:
+    ``units``, ``chunk_units``, ``record_units``, ``embedded`` (units sent to the embedder),
+    ``reused`` (vectors of an earlier version kept), ``derived`` (vectors made of other units'
+    vectors), ``embedded_tokens``, ``embed_seconds`` (wall clock) and ``unit_ids``.
+
+    Raises:
+        VectorStoreError: the store holds vectors of another model or dimension.
+    """
+    units = retrieval_units(workbook_hash, filename, source_path, chunks, record_units, blocks,
+                            count_tokens_batch)
+    indexed = index_units(workbook_hash, units)
+    chunk_units = sum(u["kind"] == "chunk" for u in units)
+    return StageOutput({}, facts={
+        "units": indexed.rows, "chunk_units": chunk_units,
+        "record_units": indexed.rows - chunk_units, "embedded": indexed.embedded,
+        "reused": indexed.reused, "derived": indexed.derived,
+        "embedded_tokens": indexed.embedded_tokens,
+        "embed_seconds": round(indexed.embed_seconds, 3),
+        "unit_ids": [u["unit_id"] for u in units]})

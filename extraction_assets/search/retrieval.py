@@ -3,16 +3,18 @@
 A partition's **retrieval units** are
 
 * its Markdown chunks (``kind = "chunk"``), as the ``chunks`` table holds them;
-* one unit per record (``kind = "record"``: a table row, a form) but group label rows (their
-  labels lead the row paths of the rows under them), whose text names where the row stands
-  and what each value is: ``Sheet > Heading > Table title — Row > path; Header: value;
-  Header: value``. It cites the record's sheet, A1 range and heading path, and ``chunk_id``
-  names the chunk that holds its row.
+* one unit per row of the ``record_units`` table (a record but group label rows and label-only
+  rows), whose text ``rendered_chunks`` built with the records
+  (:mod:`~extraction_assets.core.render.units`): ``Sheet > Heading > Table title — Row > path;
+  Header: value; Header: value``. It cites the record's sheet, A1 range and heading path, and
+  ``chunk_id`` names the chunk that holds its row.
 
 Each unit is one LanceDB row, embedded and in the full-text index (see
-:mod:`extraction_assets.search.vectors`). A chunk's ``unit_id`` is its chunk id, a record's the sha256
-of its text, sheet and A1 range (:func:`record_unit_id`), so an unchanged unit keeps its id (and
-its stored vector) across file versions.
+:mod:`extraction_assets.search.vectors`); the rows are built by
+:func:`~extraction_assets.pipeline.codecs.retrieval_units`. A chunk's ``unit_id`` is its chunk
+id, a record's the sha256 of its text, sheet and A1 range
+(:func:`~extraction_assets.pipeline.codecs.record_unit_id`), so an unchanged unit keeps its id
+(and its stored vector) across file versions.
 
 :class:`Searcher` opens the embedder and the table once and answers queries in ``hybrid``
 (default), ``vector`` or ``text`` mode, returning chunks ranked by their best unit, each with
@@ -23,8 +25,6 @@ the row that matched; the ``search`` command and the retrieval evaluation
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -33,14 +33,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from extraction_assets.core.a1 import cell_ref
-from extraction_assets.core.blocks import BlockKind
 from extraction_assets.search.ranking import Terms, best_cell, best_row
 from extraction_assets.search.vectors import MODES, VectorStore
 from extraction_assets.store.storage import DataStore
 
-#: between a record's place (heading path, title) and its values
-PLACE_SEPARATOR = " — "
 #: units a query looks at, at least (grouped into the chunks it returns)
 CANDIDATES = 50
 #: and at least this many per chunk asked for
@@ -51,118 +47,16 @@ MAX_CANDIDATES = 20_000
 TABLE_RECORDS_LIMIT = 20_000
 
 
-def record_unit_id(text: str, sheet_name: str, a1_range: str) -> str:
-    """The unit id of a record: sha256 hex of ``record``, its retrieval text, sheet and A1
-    range (never a chunk's id, which hashes the text, sheet and ranges alone)."""
-    return hashlib.sha256("\x1f".join(["record", text, sheet_name, a1_range]).encode()).hexdigest()
-
-
-def record_text(place: Sequence[str], values: dict, row_path: Sequence[str] = ()) -> str:
-    """A record's retrieval text: its ``place`` (heading path, then the table title when the
-    path does not end with it) joined by ``" > "``, then its ``row_path`` (row-group labels and
-    row label, joined by ``" > "``) and the ``Header: value`` pairs of its non-empty
-    ``values`` (header path -> display text; :func:`record_fields` leaves the row's own labels
-    out of them, so a label is said once, in the path), all joined by ``"; "``."""
-    values = "; ".join(part for part in (
-        " > ".join(row_path), *(f"{header}: {value}" for header, value in values.items()
-                                if str(value).strip())) if part)
-    return PLACE_SEPARATOR.join(part for part in (" > ".join(place), values) if part)
-
-
-def _key_refs(keys: list[str], columns: list[dict], row: int, form: bool) -> list[str]:
-    """The A1 reference of each record key's cell, from its block's ``columns`` (its
-    ``block_columns`` rows in ``position`` order: a record has one key per column, left to
-    right): the column's cell in the record's ``row`` (1-based), or, in a ``form`` (a
-    key-value block: one record, one field a row), the field's own cell (the column's
-    ``row``); ``""`` for a group column (the label of the group row above, no cell of the
-    row's own) and for every key when the counts differ."""
-    if len(keys) != len(columns):
-        return [""] * len(keys)
-    return ["" if c["group_label"] else cell_ref(c["row"] if form else row, c["col"])
-            for c in columns]
-
-
-def record_fields(record: dict, columns: list[dict], form: bool = False
-                  ) -> tuple[list[str], list[dict]] | None:
-    """A record's row path and its value cells (``{"ref", "header", "value"}``: A1 reference,
-    header path, display text; non-empty values only, the row's own labels left out), or
-    ``None`` for a label-only row (a row with no value but its labels: its words are in the
-    row paths of the rows under it). ``record`` is a ``records`` row, ``columns`` its block's
-    ``block_columns`` rows in ``position`` order; ``form``: the block is a key-value block
-    (see :func:`_key_refs`)."""
-    path = list(record.get("row_path") or ())
-    labels = {" ".join(label.split()) for label in path}
-    display = json.loads(record["display"])
-    cells = []
-    for (header, value), ref in zip(display.items(),
-                                    _key_refs(list(display), columns, record["row"], form)):
-        text = str(value)
-        if not text.strip() or " ".join(text.split()) in labels:
-            continue
-        cells.append({"ref": ref, "header": header, "value": text})
-    return (path, cells) if cells else None
-
-
-def retrieval_units(workbook_hash: str, filename: str, source_path: str, chunks: list[dict],
-                    records: list[dict], blocks: list[dict], block_columns: list[dict],
-                    count_tokens_batch: Callable[[Sequence[str]], list[int]]) -> list[dict]:
-    """The rows of the LanceDB ``units`` table for one partition (without vectors): its
-    ``chunks`` as they are, then one unit per record of ``records`` that holds a value
-    besides its labels (:func:`record_fields`; group label rows and other label-only rows
-    are no units), each placed by its block of ``blocks`` (heading path, title), with its
-    ``row_path`` and value ``cells`` (A1 references by ``block_columns``). Rows of the
-    ``chunks``, ``records``, ``blocks`` and ``block_columns`` tables as dicts;
-    ``count_tokens_batch`` counts the record texts' tokens."""
-    units = [dict(workbook_hash=workbook_hash, unit_id=c["chunk_id"],
-                  kind="chunk", chunk_id=c["chunk_id"], filename=filename,
-                  source_path=source_path, sheet_name=c["sheet_name"],
-                  a1_ranges=list(c["a1_ranges"]), heading_path=list(c["heading_path"]),
-                  block_id="", title="", row_path=[], cells=[], text=c["text"],
-                  n_tokens=c["n_tokens"])
-             for c in chunks]
-    by_block = {b["block_id"]: b for b in blocks}
-    columns_of: dict[str, list[dict]] = {}
-    for column in sorted(block_columns, key=lambda c: (c["block_id"], c["position"])):
-        columns_of.setdefault(column["block_id"], []).append(column)
-    holder = {}  # (block id, row) -> the first chunk holding it; block id -> its first chunk
-    for c in chunks:
-        for block_id in c["block_ids"]:
-            holder.setdefault(block_id, c["chunk_id"])
-            for row in c["rows"]:
-                holder.setdefault((block_id, row), c["chunk_id"])
-    kept, texts = [], []
-    for r in records:
-        block = by_block[r["block_id"]]
-        fields = None if r["role"] == "group" else record_fields(
-            r, columns_of.get(r["block_id"], []), form=block["kind"] == BlockKind.KEY_VALUE)
-        if fields is None:
-            continue
-        place = list(block["heading_path"])
-        if block["title"] and (not place or place[-1] != block["title"]):
-            place.append(block["title"])
-        kept.append((r, *fields))
-        texts.append(record_text(place, {c["header"]: c["value"] for c in fields[1]},
-                                 fields[0]))
-    counts = count_tokens_batch(texts) if texts else []
-    for (r, path, cells), text, n_tokens in zip(kept, texts, counts):
-        units.append(dict(
-            workbook_hash=workbook_hash,
-            unit_id=record_unit_id(text, r["sheet_name"], r["a1_range"]), kind="record",
-            chunk_id=holder.get((r["block_id"], r["row"]), holder.get(r["block_id"])),
-            filename=filename, source_path=source_path, sheet_name=r["sheet_name"],
-            a1_ranges=[r["a1_range"]], heading_path=list(by_block[r["block_id"]]["heading_path"]),
-            block_id=r["block_id"], title=by_block[r["block_id"]]["title"] or "",
-            row_path=path, cells=cells, text=text, n_tokens=n_tokens))
-    return units
-
-
 class Indexed(NamedTuple):
-    """What :func:`index_units` stored: ``rows`` in LanceDB, of which ``reused`` kept a vector
-    embedded before; the others' ``embedded_tokens`` (their ``n_tokens``) and the
-    ``embed_seconds`` the embedder took for them (wall clock)."""
+    """What :func:`index_units` stored: ``rows`` in LanceDB, of which ``embedded`` were sent
+    to the embedder, ``reused`` kept a vector embedded before and ``derived`` got a vector made
+    of other units' vectors; the embedded units' ``embedded_tokens`` (their ``n_tokens``) and
+    the ``embed_seconds`` the embedder took for them (wall clock)."""
 
     rows: int
+    embedded: int
     reused: int
+    derived: int
     embedded_tokens: int
     embed_seconds: float
 
@@ -171,25 +65,45 @@ def index_units(vector_store: VectorStore, workbook_hash: str, units: list[dict]
                 embedder) -> Indexed:
     """Embed ``units`` and replace the partition's rows of ``vector_store`` with them. Unit ids
     already embedded with the same model (an unchanged unit of an earlier file version) reuse
-    their stored vector; only the others are sent to ``embedder``, in one call.
+    their stored vector; the others are sent to ``embedder``, in one call, but a chunk marked
+    ``from_records`` (:func:`~extraction_assets.pipeline.codecs.retrieval_units`), whose
+    vector is the mean of its record units' vectors (those whose ``chunk_id`` it is), made
+    unit-length (summed in float64 in the units' order: the same units give the same bytes).
 
     Raises:
         VectorStoreError: the table holds vectors of another model or dimension.
     """
     if not units:
         return Indexed(vector_store.replace_partition(workbook_hash, [], None,
-                                                      embedder.model_name), 0, 0, 0.0)
-    stored = vector_store.stored_vectors([u["unit_id"] for u in units], embedder.model_name)
-    todo = {u["unit_id"]: u for u in units if u["unit_id"] not in stored}
+                                                      embedder.model_name), 0, 0, 0, 0, 0.0)
+    derived = [u for u in units if u.get("from_records")]
+    own = [u for u in units if not u.get("from_records")]
+    stored = vector_store.stored_vectors([u["unit_id"] for u in own], embedder.model_name)
+    todo = {u["unit_id"]: u for u in own if u["unit_id"] not in stored}
     start = time.perf_counter()
     if todo:
         for key, vector in zip(todo, embedder.embed([u["text"] for u in todo.values()])):
             stored[key] = vector
     seconds = time.perf_counter() - start
+    members: dict[str, list[str]] = {}
+    for u in own:
+        if u["kind"] == "record" and u["chunk_id"]:
+            members.setdefault(u["chunk_id"], []).append(u["unit_id"])
+    for u in derived:
+        mean = np.sum([stored[m] for m in members[u["unit_id"]]], axis=0, dtype=np.float64)
+        stored[u["unit_id"]] = (mean / (np.linalg.norm(mean) or 1.0)).astype(np.float32)
     vectors = np.stack([stored[u["unit_id"]] for u in units])
     n = vector_store.replace_partition(workbook_hash, units, vectors, embedder.model_name)
-    return Indexed(n, len(units) - len(todo), sum(u["n_tokens"] for u in todo.values()),
-                   seconds)
+    return Indexed(n, len(todo), len(own) - len(todo), len(derived),
+                   sum(u["n_tokens"] for u in todo.values()), seconds)
+
+
+def indexer(vector_store: VectorStore, embedder) -> Callable[[str, list[dict]], Indexed]:
+    """:func:`index_units` bound to ``vector_store`` and ``embedder``: the ``index_units`` of
+    the ``chunk_embeddings`` stage (:class:`~extraction_assets.pipeline.RunSettings`)."""
+    def index(workbook_hash: str, units: list[dict]) -> Indexed:
+        return index_units(vector_store, workbook_hash, units, embedder)
+    return index
 
 
 def _load_in_background(embedder) -> None:

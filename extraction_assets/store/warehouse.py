@@ -25,6 +25,7 @@ import pyarrow as pa
 from filelock import FileLock
 
 from extraction_assets.core.errors import one_line
+from extraction_assets.core.render.units import CELL_TYPE
 from extraction_assets.pipeline.schemas import SCHEMAS
 from extraction_assets.store.storage import DataStore, atomic_write_bytes
 from extraction_assets.store.trust_views import trust_view_sql
@@ -36,6 +37,7 @@ _VIEWS: dict[str, tuple[str, str]] = {
     "blocks": ("blocks", "blocks/*.parquet"),
     "block_columns": ("block_columns", "block_columns/*.parquet"),
     "records": ("records", "records/*.parquet"),
+    "record_units": ("record_units", "record_units/*.parquet"),
     "chunks": ("chunks", "chunks/*.parquet"),
     "extraction_issues": ("extraction_issues", "extraction_issues/*/*.parquet"),
     "lineage": ("lineage", "lineage/*.parquet"),
@@ -53,6 +55,7 @@ _DUCK_TYPES = {
     pa.float64(): "DOUBLE", pa.bool_(): "BOOLEAN",
     pa.list_(pa.string()): "VARCHAR[]", pa.list_(pa.int32()): "INTEGER[]",
     pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ",
+    pa.list_(CELL_TYPE): "STRUCT(ref VARCHAR, header VARCHAR, value VARCHAR)[]",
 }
 
 #: seconds a writer waits for the other writers of the warehouse before giving up

@@ -17,8 +17,7 @@ from openpyxl.styles import Alignment, Border, Font, Side
 
 from extraction_assets.core.render.records import RecordSet
 from extraction_assets.pipeline import run_pipeline
-from extraction_assets.pipeline.codecs import blocks_from_tables, grids_from_tables
-from extraction_assets.search.retrieval import record_fields, record_text, retrieval_units
+from extraction_assets.pipeline.codecs import blocks_from_tables, grids_from_tables, retrieval_units
 
 INDENT = Alignment(indent=1)
 
@@ -281,20 +280,25 @@ def test_rows_above_the_only_units_row_keep_their_columns_without_its_unit():
 
 
 def test_the_retrieval_text_of_a_record_says_its_row_path_once():
-    columns = [{"col": 1, "group_label": False}, {"col": 2, "group_label": False}]
-    record = {"row": 4, "row_path": ["Aged 2 to 8 years", "Food and beverages", "2004"],
-              "display": json.dumps({"Column A": "2004", "Total": "104"})}
-    path, cells = record_fields(record, columns)
-    assert cells == [{"ref": "B4", "header": "Total", "value": "104"}]
-    assert record_text(["Sheet", "Table 2"], {c["header"]: c["value"] for c in cells}, path) \
-        == "Sheet > Table 2 — Aged 2 to 8 years > Food and beverages > 2004; Total: 104"
-    # a lone row label leads the text too; a row of labels alone is no unit
-    path, cells = record_fields({"row": 5, "row_path": ["Water"],
-                                 "display": json.dumps({"Item": "Water", "Qty": "3"})}, columns)
-    assert record_text(["Sheet"], {c["header"]: c["value"] for c in cells}, path) == \
-        "Sheet — Water; Qty: 3"
-    assert record_fields({"row": 6, "row_path": ["Juice"],
-                          "display": json.dumps({"Item": "Juice", "Qty": ""})}, columns) is None
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Stock"
+    ws.append(["Stock by item"])
+    ws.append([])
+    ws.append(["Item", "Qty", "Note"])
+    ws.append(["Water", 3, "Water "])  # a value equal to the row's label is said once
+    ws.append(["Juice", None, None])  # a row of its label alone is no unit
+    for k in range(6):
+        ws.append([f"Part {k}", k, "ok"])
+    tables = run(wb)
+    units = {u["a1_range"]: u for u in tables["record_units"].to_pylist()}
+    assert "A5:C5" not in units
+    water = units["A4:C4"]
+    assert water["text"] == "Stock > Stock by item — Water; Qty: 3"
+    assert water["row_path"] == ["Water"] and water["row"] == 4
+    assert water["cells"] == [{"ref": "B4", "header": "Qty", "value": "3"}]
+    assert units["A6:C6"]["text"] == "Stock > Stock by item — Part 0; Qty: 0; Note: ok"
+    assert water["chunk_id"] in tables["chunks"].column("chunk_id").to_pylist()
 
 
 def sections_table(indent: bool) -> Workbook:
@@ -351,9 +355,9 @@ def test_a_few_items_without_values_in_a_plain_list_are_no_groups():
 
 def test_group_label_rows_are_no_retrieval_units_their_rows_carry_them():
     tables = run(sugars(as_text=True))
-    units = retrieval_units("h", "sugars.xlsx", "sugars.xlsx", tables["chunks"].to_pylist(),
-                            tables["records"].to_pylist(), tables["blocks"].to_pylist(),
-                            tables["block_columns"].to_pylist(), lambda texts: [words(t) for t in texts])
+    units = retrieval_units("h", "sugars.xlsx", "sugars.xlsx", tables["chunks"],
+                            tables["record_units"], tables["blocks"],
+                            lambda texts: [words(t) for t in texts])
     cited = {u["a1_ranges"][0] for u in units if u["kind"] == "record"}
     assert cited == {f"A{r}:G{r}" for r in (8, 9, 11, 12, 15, 16, 18, 19)}
     (unit,) = [u for u in units if u["a1_ranges"] == ["A16:G16"]]

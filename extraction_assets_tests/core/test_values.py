@@ -3,6 +3,7 @@ values, B20 formulas without a cached value) through parse, normalize, segment a
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 
@@ -18,6 +19,8 @@ from extraction_assets.pipeline.stages import (
     segment_stage,
 )
 from extraction_assets.search.embedding import LocalEmbedder
+from extraction_assets.search.retrieval import indexer
+from extraction_assets.search.vectors import VectorStore
 from extraction_assets_tests.builders import Sheet, sst, t, worksheet, xlsx_bytes
 
 H = "0" * 64
@@ -147,4 +150,22 @@ def test_run_pipeline_stops_after_the_stage_named_by_until():
     assert segmented["blocks"].num_rows >= 1 and "chunks" not in segmented
     assert run_pipeline(data, count_tokens=count)["records"].num_rows == 1
     with pytest.raises(ValueError, match="unknown stage"):
+        run_pipeline(data, until="embeddings")
+    with pytest.raises(ValueError, match="chunk_embeddings needs index_units"):
         run_pipeline(data, until="chunk_embeddings")
+
+
+def test_run_pipeline_through_the_embeddings_indexes_every_retrieval_unit(tmp_path):
+    data = xlsx_bytes([Sheet("S", worksheet(
+        '<row r="1">' + _inline("A1", "item") + _inline("B1", "qty") + "</row>"
+        '<row r="2">' + _inline("A2", "bolt") + '<c r="B2"><v>4</v></c></row>'))])
+    store, embedder = VectorStore(tmp_path / "lancedb"), LocalEmbedder()
+    tables = run_pipeline(data, filename="bolts.xlsx", until="chunk_embeddings",
+                          count_tokens=embedder.count_tokens,
+                          count_tokens_batch=embedder.count_tokens_batch,
+                          index_units=indexer(store, embedder))
+    chunk_ids = tables["chunks"].column("chunk_id").to_pylist()
+    (unit,) = tables["record_units"].to_pylist()
+    assert unit["text"] == "S — bolt; qty: 4" and unit["chunk_id"] == chunk_ids[0]
+    stored = store.unit_ids(hashlib.sha256(data).hexdigest())
+    assert len(stored) == len(chunk_ids) + 1 and set(chunk_ids) <= set(stored)

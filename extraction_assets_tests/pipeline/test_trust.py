@@ -53,8 +53,8 @@ def test_default_policy_changes_nothing():
 def test_redaction_reaches_every_table_and_counts_per_block():
     policy = RedactionPolicy(("email", "card"), (ColumnRule("tax id", r"\d+", "tax_id"),))
     tables = run_pipeline(customers_workbook(), count_tokens=words, redaction=policy)
-    text = all_text(tables, "parsed_cells", "cells", "records", "renderings", "chunks",
-                    "extraction_issues")
+    text = all_text(tables, "parsed_cells", "cells", "records", "record_units", "renderings",
+                    "chunks", "extraction_issues")
     assert not any(s in text for s in SECRETS)
     assert "4111111111111112" in text  # fails Luhn: not a card number
     assert "+44 20 7946 0958" in text  # phone numbers were not asked for
@@ -71,7 +71,8 @@ def test_keep_raw_values_keeps_them_in_parsed_cells_only():
     policy = RedactionPolicy(("email",), keep_raw_values=True)
     tables = run_pipeline(customers_workbook(), count_tokens=words, redaction=policy)
     assert "ada@example.com" in all_text(tables, "parsed_cells")
-    assert "ada@example.com" not in all_text(tables, "cells", "records", "renderings", "chunks")
+    assert "ada@example.com" not in all_text(tables, "cells", "records", "record_units",
+                                             "renderings", "chunks")
 
 
 def test_active_tags_mark_exactly_the_coloured_cells():

@@ -19,9 +19,10 @@ from extraction_assets.app.ingest import ingest_paths, refresh_stale
 from extraction_assets.app.samples import build_ledger, build_spec_ja, workbook_bytes
 from extraction_assets.core.a1 import parse_range
 from extraction_assets.pipeline import run_pipeline
+from extraction_assets.pipeline.codecs import retrieval_units
 from extraction_assets.search import vectors
 from extraction_assets.search.embedding import LocalEmbedder
-from extraction_assets.search.retrieval import Searcher, index_units, retrieval_units
+from extraction_assets.search.retrieval import Searcher, index_units
 from extraction_assets.search.vectors import VectorStore
 from extraction_assets.store.storage import DataStore
 from tools import retrieval_eval
@@ -38,9 +39,9 @@ def _units(embedder, data: bytes, filename: str, max_tokens: int = 512) -> tuple
                           count_tokens_batch=embedder.count_tokens_batch, min_tokens=64,
                           max_tokens=max_tokens)
     h = hashlib.sha256(data).hexdigest()
-    return h, retrieval_units(h, filename, f"/in/{filename}", tables["chunks"].to_pylist(),
-                              tables["records"].to_pylist(), tables["blocks"].to_pylist(),
-                              tables["block_columns"].to_pylist(), embedder.count_tokens_batch)
+    return h, retrieval_units(h, filename, f"/in/{filename}", tables["chunks"],
+                              tables["record_units"], tables["blocks"],
+                              embedder.count_tokens_batch)
 
 
 def test_a_record_unit_names_its_place_and_values_and_points_at_its_chunk(embedder):
@@ -117,9 +118,14 @@ def test_rerunning_a_partition_leaves_one_text_and_one_vector_row_per_unit(
     _, other = _units(embedder, workbook_bytes(build_spec_ja()), "spec_ja.xlsx")
     index_units(store, "f" * 64, other, embedder)
     first = index_units(store, h, units, embedder)
-    assert first[:3] == (len(units), 0, sum(u["n_tokens"] for u in units))
+    derived = [u for u in units if u["from_records"]]
+    assert derived and all(u["kind"] == "chunk" for u in derived)
+    assert (first.rows, first.reused, first.derived, first.embedded_tokens) == (
+        len(units), 0, len(derived), sum(u["n_tokens"] for u in units if not u["from_records"]))
     assert first.embed_seconds > 0
-    assert index_units(store, h, units, embedder)[:3] == (len(units), len(units), 0)
+    again = index_units(store, h, units, embedder)
+    assert (again.rows, again.reused, again.embedded_tokens) == (
+        len(units), len(units) - len(derived), 0)
     _, rechunked = _units(embedder, data, "ledger.xlsx", max_tokens=40)
     old_chunks = {u["unit_id"]: u for u in units if u["kind"] == "chunk"}
     assert not old_chunks.keys() & {u["unit_id"] for u in rechunked}
@@ -142,6 +148,38 @@ def test_rerunning_a_partition_leaves_one_text_and_one_vector_row_per_unit(
     assert store.count(h) == len(rechunked)
     index_units(store, h, [], embedder)  # a partition with nothing left: its rows go
     assert store.count(h) == 0 and store.count() == len(other)
+
+
+def test_a_chunk_of_records_takes_its_records_mean_vector_a_chunk_with_notes_is_embedded(
+        tmp_path, embedder):
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Fruit"
+    ws.append(["Item", "Price", "Origin"])
+    for k, (item, origin) in enumerate([("Apple", "Kent"), ("Pear", "Anjou"),
+                                        ("Plum", "Agen"), ("Fig", "Smyrna")]):
+        ws.append([item, 2 + k, origin])
+    notes = wb.create_sheet("Veg")
+    notes.append(["Item", "Price"])
+    notes.append(["Leek", 3])
+    notes.append(["Kale", 4])
+    notes.append([])
+    notes.append(["Prices include VAT; source: the spring market survey of growers."])
+    h, units = _units(embedder, workbook_bytes(wb), "produce.xlsx")
+    store = VectorStore(tmp_path / "lancedb")
+    indexed = index_units(store, h, units, embedder)
+    chunks = {u["sheet_name"]: u for u in units if u["kind"] == "chunk"}
+    assert chunks["Fruit"]["from_records"] and not chunks["Veg"]["from_records"]
+    assert "VAT" in chunks["Veg"]["text"]  # the note shares the chunk of the rows above it
+    assert (indexed.derived, indexed.embedded) == (1, len(units) - 1)
+    rows = {r["unit_id"]: np.asarray(r["vector"], np.float32) for r in _rows(store, h)}
+    records = [u for u in units if u["kind"] == "record"
+               and u["chunk_id"] == chunks["Fruit"]["unit_id"]]
+    assert len(records) == 4
+    mean = np.mean([rows[u["unit_id"]] for u in records], axis=0)
+    assert np.allclose(rows[chunks["Fruit"]["unit_id"]], mean / np.linalg.norm(mean), atol=1e-6)
+    veg = chunks["Veg"]
+    assert np.allclose(rows[veg["unit_id"]], embedder.embed([veg["text"]])[0], atol=1e-6)
 
 
 def test_text_search_finds_exact_codes_dates_and_japanese_words(tmp_path, embedder):

@@ -26,9 +26,11 @@ from extraction_assets.search.embedding import LocalEmbedder
 
 #: The chunk budget and merge floor of the ``rendered_chunks`` asset's defaults.
 MAX_TOKENS, MIN_TOKENS = 512, 64
-#: Our stages in order (the registry's labels between ``hash`` and ``embed``); ``hash`` ..
+#: The registry's stages that make "hash -> chunks" (everything before the embeddings).
+_CHUNK_STAGES = PIPELINE_STAGES[1:-1]
+#: Our stages in order (``hash``, then the registry's labels, the last ``embed``); ``hash`` ..
 #: ``render`` together are "hash -> chunks".
-STAGES = ("hash", *(stage.label for stage in PIPELINE_STAGES[1:]), "embed")
+STAGES = ("hash", *(stage.label for stage in PIPELINE_STAGES[1:]))
 #: Stages that make "hash -> chunks" (everything before the embeddings).
 TO_CHUNKS = STAGES[:-1]
 
@@ -152,7 +154,7 @@ def run_stages(data: bytes, filename: str, embedder: LocalEmbedder,
                            count_tokens_batch=embedder.count_tokens_batch,
                            max_tokens=MAX_TOKENS, min_tokens=MIN_TOKENS)
     tables: dict = {}
-    for stage in PIPELINE_STAGES[1:]:
+    for stage in _CHUNK_STAGES:
         output, timings[stage.label] = timer(
             partial(stage.run, workbook_hash, tables, settings),
             lambda out, main=stage.writes[0]: out.tables[main].num_rows)

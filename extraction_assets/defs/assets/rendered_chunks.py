@@ -46,7 +46,8 @@ class ChunkingConfig(Config):
 @stage_asset(
     ins={"file": tables_in(workbook, ("workbooks",)),
          "grids": tables_in(normalized_grids, ("cells", "sheets"), last_use=("cells", "sheets")),
-         "segments": tables_in(segmented_blocks, ("blocks", "block_columns")),
+         "segments": tables_in(segmented_blocks, ("blocks", "block_columns"),
+                               last_use=("block_columns",)),
          "parsed": tables_in(parsed_sheets, ("parsed_cells", "rich_text"),
                              {"parsed_cells": MARKUP_COLUMNS},
                              last_use=("parsed_cells", "rich_text"))},
