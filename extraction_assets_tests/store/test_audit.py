@@ -60,8 +60,19 @@ def _run(root, name: str) -> list[tuple]:
 
 
 def test_readme_has_every_audit_question():
-    assert set(readme_queries()) == {"chunk_source", "merged_cells", "uncached_formulas",
-                                     "version_changes", "failures", "hidden_content", "lineage"}
+    assert set(readme_queries()) == {"chunk_source", "record_search_text", "merged_cells",
+                                     "uncached_formulas", "version_changes", "failures",
+                                     "hidden_content", "lineage"}
+
+
+@pytest.mark.integration
+def test_record_search_text(audited):
+    root, _, _ = audited
+    (a1_range, text, debit_cell, chunk_ranges), = _run(root, "record_search_text")
+    assert (a1_range, debit_cell) == ("A2:E2", "D2")
+    assert text == ("Ledger — Date: 2024-01-03; Account: 1200; Description: Invoice INV-1001 "
+                    "Harbor Cafe; Debit: $4,900.00")
+    assert chunk_ranges == ["A2:E14"]
 
 
 @pytest.mark.integration
