@@ -215,7 +215,8 @@ def record_units_table(workbook_hash: str, records: RecordSet, chunks: Sequence[
         "row": pa.array(rows, pa.int32()),
         "a1_range": records.a1_ranges.take(pa.array(units.index)),
         "chunk_id": pa.array([holder.get((block_ids[k], row), holder.get(block_ids[k]))
-                              for k, row in zip(of.tolist(), rows.tolist())], pa.string()),
+                              for k, row in zip(of.tolist(), rows.tolist())],
+                             pa.string()).dictionary_encode(),
         "row_path": pa.array([records.row_paths[i] for i in units.index.tolist()],
                              pa.list_(pa.string())),
         "cells": units.cells, "text": units.text,

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from extraction_assets.core.grid import GRID_SCHEMA
-from extraction_assets.core.render.units import CELL_TYPE
+from extraction_assets.core.render.units import CELL_MEMORY_TYPE, CELL_TYPE
 
 S, I32, I64, F64, B = pa.string(), pa.int32(), pa.int64(), pa.float64(), pa.bool_()
 LS = pa.list_(pa.string())
@@ -122,21 +122,26 @@ DICTIONARY_COLUMNS: dict[str, tuple[str, ...]] = {
     "parsed_cells": ("workbook_hash", "sheet_name"),
     "cells": ("workbook_hash", "sheet_name"),
     "records": ("workbook_hash", "block_id", "sheet_name", "filename"),
-    "record_units": ("workbook_hash", "block_id", "sheet_name"),
+    "record_units": ("workbook_hash", "block_id", "sheet_name", "chunk_id"),
+}
+#: Other columns whose in-memory type differs from the contract's (cast when written).
+MEMORY_TYPES: dict[str, dict[str, pa.DataType]] = {
+    "record_units": {"cells": pa.list_(CELL_MEMORY_TYPE)},
 }
 
 
 def memory_schema(table: str) -> pa.Schema:
     """The in-memory schema of ``table``: :data:`SCHEMAS` with the table's
-    :data:`DICTIONARY_COLUMNS` as ``dictionary<int32, string>``.
+    :data:`DICTIONARY_COLUMNS` as ``dictionary<int32, string>`` and its :data:`MEMORY_TYPES`.
 
     Raises:
         KeyError: unknown table name.
     """
     schema = SCHEMAS[table]
-    for name in DICTIONARY_COLUMNS.get(table, ()):
-        i = schema.get_field_index(name)
-        schema = schema.set(i, pa.field(name, pa.dictionary(pa.int32(), pa.string())))
+    types = {name: pa.dictionary(pa.int32(), pa.string())
+             for name in DICTIONARY_COLUMNS.get(table, ())}
+    for name, kind in {**types, **MEMORY_TYPES.get(table, {})}.items():
+        schema = schema.set(schema.get_field_index(name), pa.field(name, kind))
     return schema
 
 

@@ -394,6 +394,7 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
     # the records' JSON is built by Arrow while the chunks are cut
     in_threads([cut_chunks, record_set.record_json, record_set.display_json,
                 record_set.merged_json])
+    record_set.forget("lines", "line_array")  # cut into the chunks
     reach = ChunkReach([b for i in sorted(by_sheet) for b in by_sheet[i]], chunks)
     lost = unreached_cells([(grids[i], plain[i]) for i in sorted(by_sheet)], record_set, reach)
     issues += lost_value_issues(lost)

@@ -42,6 +42,7 @@ import numpy as np
 import pyarrow as pa
 from filelock import FileLock
 
+from extraction_assets.core.render.units import CELL_TYPE
 from extraction_assets.store.storage import require_partition_key
 
 TABLE_NAME = "units"
@@ -94,9 +95,6 @@ HYBRID_CANDIDATES = 50
 HYBRID_WEIGHTS = (0.25, 0.75)
 
 
-#: a record unit's value cell: A1 reference ("" when the key has no sheet column), header
-#: path, display text
-CELL_TYPE = pa.struct([("ref", pa.string()), ("header", pa.string()), ("value", pa.string())])
 
 
 class VectorStoreError(RuntimeError):
