@@ -456,8 +456,11 @@ def ingest_paths(
                 if workbook_hash is None:
                     done(k, IngestResult(str(path), "", "failed", error=error))
                 elif workbook_hash in seen:
+                    first = seen[workbook_hash]
+                    same = Path(first).resolve() == path.resolve()
                     done(k, IngestResult(str(path), workbook_hash, "duplicate",
-                                         error=f"same bytes as {seen[workbook_hash]}",
+                                         error="the same file given twice" if same
+                                         else f"same bytes as {first}",
                                          counts=latest_counts(instance, workbook_hash)))
                 else:
                     seen[workbook_hash] = str(path)

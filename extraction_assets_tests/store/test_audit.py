@@ -183,6 +183,7 @@ def test_a_hit_is_named_by_the_path_whose_latest_version_it_is(tmp_path):
     root = tmp_path / "data"
     first = ingest_paths([invoices, copy], root)
     assert [r.status for r in first] == ["success", "duplicate"]
+    assert first[1].error == f"same bytes as {invoices}"
     invoices.write_text(rows.format("333.00"))
     (second,) = ingest_paths([invoices], root)
     assert second.status == "success"
