@@ -60,7 +60,9 @@ class StyledGrid:
     (row, col), plus sheet facts.
 
     ``value_type`` is ``string``, ``number``, ``date``, ``bool``, ``error`` or ``empty`` (a
-    formula with no cached value); ``value_status`` is ``ok`` or ``uncached_formula``;
+    formula with no cached value); ``value_status`` is ``ok``, ``uncached_formula`` (no cached
+    value, none computed: the display text is the formula) or ``computed`` (no cached value;
+    the value was computed, see :mod:`extraction_assets.core.formula.evaluate`);
     ``iso_value`` holds the ISO date/time of a date-formatted number; ``merged_from`` is the
     top-left reference of the merged range that covers the cell (``None`` for the top-left cell
     itself); ``merge_range`` is the merged range a cell belongs to; ``hidden`` is true when the

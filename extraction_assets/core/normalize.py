@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from extraction_assets.core.a1 import MAX_COL, column_letter, parse_range
 from extraction_assets.core.arrays import in_threads, scatter
+from extraction_assets.core.formula.evaluate import SheetComputed
 from extraction_assets.core.grid import GRID_SCHEMA, StyledGrid, cell_keys
 from extraction_assets.core.limits import Budget, Limits
 from extraction_assets.core.model import ParsedSheet, WorkbookStyles
@@ -209,6 +210,8 @@ def _typed_columns(cells: pa.Table, codes: pa.Array, is_date: np.ndarray, date19
     vtype = pc.if_else(null, "empty", pc.if_else(boolean, "bool", pc.if_else(
         error, "error", pc.if_else(iso_typed, "date", "string"))))
     status = pc.if_else(uncached, "uncached_formula", "ok")
+    if "computed" in cells.column_names:
+        status = pc.if_else(cells.column("computed").combine_chunks(), "computed", status)
     iso = pc.if_else(iso_typed, values, pa.scalar(None, pa.string()))
     number = pa.nulls(n, pa.float64())
     # text under a format with literals around "@"
@@ -277,8 +280,8 @@ def a1_refs(rows: pa.Array, cols: pa.Array) -> pa.Array:
 
 
 def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles,
-                    cf_ranges: list[str] | None = None, budget: Budget | None = None
-                    ) -> StyledGrid:
+                    cf_ranges: list[str] | None = None, budget: Budget | None = None,
+                    computed: SheetComputed | None = None) -> StyledGrid:
     """Build the :class:`StyledGrid` of one parsed sheet.
 
     Merged ranges are propagated: every covered cell gets the top-left cell's value, display text
@@ -290,7 +293,9 @@ def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles,
     a conditional-formatting range (``cf_ranges``, default: the sheet's own,
     :attr:`ParsedSheet.cf_ranges`). ``budget`` (the workbook's, shared by its sheets) counts
     the grid's cells and the bytes of their display text, the copies a merge fills included,
-    before those are made.
+    before those are made. ``computed``: values computed for the sheet's formulas that have no
+    cached value (:func:`~extraction_assets.core.formula.evaluate.compute_uncached`); those
+    cells show the value, with ``value_status`` ``computed`` and their formula kept.
 
     Raises:
         LimitExceededError: the grid would pass ``budget``'s limits (``max_cells``,
@@ -304,6 +309,8 @@ def normalize_sheet(sheet: ParsedSheet, workbook: WorkbookStyles,
     cells = sheet.cells
     if cells.num_rows == 0:
         return grid
+    if computed is not None and len(computed.positions):
+        cells = _with_computed(cells, computed)
     styles = workbook.cache.get("styles")
     if styles is None:
         styles = workbook.cache["styles"] = _style_arrays(workbook)
@@ -358,6 +365,16 @@ _SLICE_CELLS = 1 << 18
 def _anchor_key(ref: str) -> int:
     r1, c1, _, _ = parse_range(ref)
     return r1 * (MAX_COL + 1) + c1
+
+
+def _with_computed(cells: pa.Table, computed: SheetComputed) -> pa.Table:
+    """``cells`` with the computed values and types in place and a ``computed`` flag column."""
+    flag = np.zeros(cells.num_rows, dtype=bool)
+    flag[computed.positions] = True
+    for name, values in (("value", computed.values), ("data_type", computed.data_types)):
+        cells = cells.set_column(cells.schema.get_field_index(name), name, scatter(
+            cells.column(name).combine_chunks(), computed.positions, values))
+    return cells.append_column("computed", pa.array(flag))
 
 
 def _grid_slice(cells: pa.Table, styles: dict[str, pa.Array], date1904: bool, memo: dict,

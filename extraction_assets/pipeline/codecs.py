@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from extraction_assets.core.a1 import column_index, column_letter
 from extraction_assets.core.blocks import RECORD_KINDS, Block, BlockKind, Column
+from extraction_assets.core.formula.refs import formula_references
 from extraction_assets.core.grid import GRID_COLUMNS, GRID_SCHEMA, StyledGrid
 from extraction_assets.core.model import Issue, ParsedSheet, SheetObject
 from extraction_assets.core.normalize import a1_refs
@@ -86,6 +87,35 @@ def parsed_cells_table(workbook_hash: str, sheet: ParsedSheet, style_ids: pa.Arr
         "number_format": style_codes.take(lookup), "string_index": cells.column("string_index"),
     }
     return pa.table(columns, schema=memory_schema("parsed_cells"))
+
+
+def formula_refs_table(workbook_hash: str, sheets: Sequence[tuple[str, pa.Table]]) -> pa.Table:
+    """The ``formula_refs`` rows: for each formula cell of ``sheets`` (``(sheet name, parsed
+    cells)``), each reference its formula reads
+    (:func:`~extraction_assets.core.formula.refs.formula_references`), ``position`` its
+    1-based order in the formula, ``reads`` the operand as written, bounds 1-based."""
+    columns: dict[str, list] = {name: [] for name in SCHEMAS["formula_refs"].names}
+    for name, cells in sheets:
+        if cells.num_rows == 0:
+            continue
+        has = pc.is_valid(cells.column("formula")).to_numpy(zero_copy_only=False)
+        found = pa.array(np.flatnonzero(has))
+        rows = cells.column("row").take(found).to_pylist()
+        cols = cells.column("col").take(found).to_pylist()
+        for row, col, formula in zip(rows, cols, cells.column("formula").take(found).to_pylist()):
+            for position, ref in enumerate(formula_references(formula, name), 1):
+                for key, value in (("sheet_name", name), ("row", row), ("col", col),
+                                   ("position", position), ("reads", ref.text),
+                                   ("kind", ref.kind), ("reads_sheet", ref.sheet),
+                                   ("reads_range", ref.a1_range),
+                                   ("first_row", ref.first_row), ("first_col", ref.first_col),
+                                   ("last_row", ref.last_row), ("last_col", ref.last_col)):
+                    columns[key].append(value)
+    n = len(columns["row"])
+    columns["workbook_hash"] = constant_column(workbook_hash, n)
+    columns["ref"] = a1_refs(pa.array(columns["row"], pa.int32()),
+                             pa.array(columns["col"], pa.int32()))
+    return pa.table(columns, schema=memory_schema("formula_refs"))
 
 
 def sheet_rows(table: pa.Table, sheet_index: int) -> pa.Table:
@@ -187,6 +217,7 @@ def records_table(workbook_hash: str, filename: str, records: RecordSet) -> pa.T
         "row": pa.array(records.rows, pa.int32()), "a1_range": records.a1_ranges,
         "role": pa.array(records.roles, pa.string()), "record": records.record_json(),
         "display": records.display_json(), "merged_from": records.merged_json(),
+        "computed": records.computed_json(),
         "row_path": pa.array(records.row_paths, pa.list_(pa.string())),
         "filename": constant_column(filename, n),
     }, schema=memory_schema("records"))

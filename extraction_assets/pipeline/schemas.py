@@ -60,7 +60,13 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("workbook_hash", S), ("sheet_index", I32), ("sheet_name", S), ("visibility", S),
         ("kind", S), ("declared_dimension", S), ("used_range", S), ("n_cells", I64),
         ("n_merged_ranges", I64), ("n_uncached_formulas", I64), ("hidden_rows", pa.list_(I32)),
-        ("hidden_columns", LS), ("frozen_pane", S),
+        ("hidden_columns", LS), ("frozen_pane", S), ("n_computed_formulas", I64),
+    ]),
+    # each reference a formula cell reads (core.formula.refs), in the order written
+    "formula_refs": pa.schema([
+        ("workbook_hash", S), ("sheet_name", S), ("ref", S), ("row", I32), ("col", I32),
+        ("position", I32), ("reads", S), ("kind", S), ("reads_sheet", S), ("reads_range", S),
+        ("first_row", I32), ("first_col", I32), ("last_row", I32), ("last_col", I32),
     ]),
     # the StyledGrid's cells (core.grid.GRID_SCHEMA) of every sheet, with the sheet named
     "cells": pa.schema([("workbook_hash", S), ("sheet_index", I32), ("sheet_name", S),
@@ -83,7 +89,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "records": pa.schema([
         ("workbook_hash", S), ("block_id", S), ("sheet_name", S), ("row", I32),
         ("a1_range", S), ("role", S), ("record", S), ("display", S), ("merged_from", S),
-        ("row_path", LS), ("filename", S),
+        ("row_path", LS), ("filename", S), ("computed", S),
     ]),
     "record_units": pa.schema([
         ("workbook_hash", S), ("block_id", S), ("sheet_name", S), ("row", I32),
@@ -120,6 +126,7 @@ SCHEMAS: dict[str, pa.Schema] = {
 #: contract's plain string type (see :func:`memory_schema`).
 DICTIONARY_COLUMNS: dict[str, tuple[str, ...]] = {
     "parsed_cells": ("workbook_hash", "sheet_name"),
+    "formula_refs": ("workbook_hash", "sheet_name", "reads_sheet"),
     "cells": ("workbook_hash", "sheet_name"),
     "records": ("workbook_hash", "block_id", "sheet_name", "filename"),
     "record_units": ("workbook_hash", "block_id", "sheet_name", "chunk_id"),

@@ -22,6 +22,7 @@ from extraction_assets.core.a1 import column_letter
 from extraction_assets.core.arrays import in_threads
 from extraction_assets.core.blocks import RECORD_KINDS, Block
 from extraction_assets.core.errors import ExtractionError
+from extraction_assets.core.formula.evaluate import compute_uncached
 from extraction_assets.core.grid import StyledGrid
 from extraction_assets.core.limits import Budget, Limits
 from extraction_assets.core.model import (
@@ -54,6 +55,7 @@ from extraction_assets.pipeline.codecs import (
     block_tables,
     blocks_from_tables,
     chunks_table,
+    formula_refs_table,
     grid_cells_table,
     grids_from_tables,
     parsed_cells_table,
@@ -213,9 +215,13 @@ def parse_stage(workbook_hash: str, data: bytes, limits: Limits | None = None,
 def normalize_stage(workbook_hash: str, parsed_cells: pa.Table, parsed_sheets: pa.Table,
                     styles: pa.Table, properties: pa.Table,
                     limits: Limits | None = None) -> StageOutput:
-    """The StyledGrid of every sheet: tables ``cells`` and ``sheets`` (with the used range
+    """The StyledGrid of every sheet: tables ``cells``, ``sheets`` (with the used range
     computed from the cells, never from the declared dimension). A number format Excel would not
     accept gives an ``invalid_number_format`` warning (its cells are shown as General).
+    ``formula_refs`` lists what each formula reads. Formulas stored without a cached value are
+    computed where they can be (value_status
+    ``computed``; :func:`~extraction_assets.core.formula.evaluate.compute_uncached`, whose
+    ``info`` issues join the stage's).
 
     Raises:
         StageError: the grids, merged ranges filled, pass ``limits`` (``max_cells``,
@@ -236,18 +242,25 @@ def _normalize(workbook_hash: str, parsed_cells: pa.Table, parsed_sheets: pa.Tab
                   for row in sorted(styles.to_pylist(), key=lambda r: r["style_index"])]
     context = WorkbookStyles(style_list or [CellStyle()], props["theme_colors"] or [],
                              props["indexed_colors"], props["date_system"] == 1904)
-    cell_tables, sheet_facts, issues = [], [], []
+    cell_tables, sheet_facts = [], []
     cell_columns = list(CELL_SCHEMA.names)
-    for info_row in parsed_sheets.to_pylist():
+    info_rows = parsed_sheets.to_pylist()
+    sheet_cells = [sheet_rows(parsed_cells, row["sheet_index"]).select(cell_columns)
+                   for row in info_rows]
+    computed = compute_uncached([(row["sheet_name"], cells)
+                                 for row, cells in zip(info_rows, sheet_cells)])
+    issues = list(computed.issues)
+    for info_row, cells in zip(info_rows, sheet_cells):
         info = SheetInfo(info_row["sheet_index"], info_row["sheet_name"], info_row["visibility"],
                          info_row["kind"], info_row["part"], info_row["declared_dimension"])
         sheet = ParsedSheet(
-            info, cells=sheet_rows(parsed_cells, info.index).select(cell_columns),
+            info, cells=cells,
             merged_ranges=info_row["merged_ranges"] or [], hidden_rows=info_row["hidden_rows"] or [],
             hidden_columns=info_row["hidden_columns"] or [], frozen_pane=info_row["frozen_pane"],
         )
         cf_ranges = info_row["cf_ranges"] or []
-        grid = normalize_sheet(sheet, context, cf_ranges, budget)
+        grid = normalize_sheet(sheet, context, cf_ranges, budget,
+                               computed.sheets.get(info.name))
         issues.extend(_format_issues(grid))
         n = len(grid)
         cell_tables.append(grid_cells_table(workbook_hash, grid))
@@ -258,12 +271,17 @@ def _normalize(workbook_hash: str, parsed_cells: pa.Table, parsed_sheets: pa.Tab
             n_cells=n, n_merged_ranges=len(sheet.merged_ranges),
             n_uncached_formulas=pc.sum(pc.equal(grid.table.column("value_status"),
                                                 "uncached_formula")).as_py() or 0,
+            n_computed_formulas=len(computed.sheets[info.name].positions)
+            if info.name in computed.sheets else 0,
             hidden_rows=grid.hidden_rows,
             hidden_columns=[column_letter(c) for c in grid.hidden_columns],
             frozen_pane=grid.frozen_pane,
         ))
     cells = pa.concat_tables(cell_tables) if cell_tables else table("cells", [])
-    return StageOutput({"cells": cells, "sheets": table("sheets", sheet_facts)}, issues)
+    refs = formula_refs_table(workbook_hash, [(row["sheet_name"], parsed)
+                                              for row, parsed in zip(info_rows, sheet_cells)])
+    return StageOutput({"cells": cells, "sheets": table("sheets", sheet_facts),
+                        "formula_refs": refs}, issues)
 
 
 def _format_issues(grid: StyledGrid) -> list[Issue]:
@@ -393,7 +411,7 @@ def render_stage(workbook_hash: str, filename: str, cells: pa.Table, sheets: pa.
 
     # the records' JSON is built by Arrow while the chunks are cut
     in_threads([cut_chunks, record_set.record_json, record_set.display_json,
-                record_set.merged_json])
+                record_set.merged_json, record_set.computed_json])
     record_set.forget("lines", "line_array")  # cut into the chunks
     reach = ChunkReach([b for i in sorted(by_sheet) for b in by_sheet[i]], chunks)
     lost = unreached_cells([(grids[i], plain[i]) for i in sorted(by_sheet)], record_set, reach)

@@ -34,6 +34,7 @@ from extraction_assets.store.trust_views import trust_view_sql
 _VIEWS: dict[str, tuple[str, str]] = {
     "sheets": ("sheets", "sheets/*.parquet"),
     "cells": ("cells", "cells/*.parquet"),
+    "formula_refs": ("formula_refs", "formula_refs/*.parquet"),
     "blocks": ("blocks", "blocks/*.parquet"),
     "block_columns": ("block_columns", "block_columns/*.parquet"),
     "records": ("records", "records/*.parquet"),

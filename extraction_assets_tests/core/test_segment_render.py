@@ -326,7 +326,7 @@ def test_b24_phonetic_runs_never_reach_chunks(count_tokens):
         assert kana not in text
 
 
-def test_b20_uncached_formulas_are_kept_and_counted(count_tokens):
+def test_b20_uncached_formulas_are_computed_or_kept_and_counted(count_tokens):
     rows = ('<row r="1"><c r="A1" t="inlineStr"><is><t>Question</t></is></c>'
             '<c r="B1" t="inlineStr"><is><t>Answer</t></is></c></row>'
             '<row r="2"><c r="A2" t="inlineStr"><is><t>What is two plus two?</t></is></c>'
@@ -334,13 +334,17 @@ def test_b20_uncached_formulas_are_kept_and_counted(count_tokens):
             '<row r="3"><c r="A3" t="inlineStr"><is><t>Capital of France?</t></is></c>'
             '<c r="B3" t="inlineStr"><is><t>Paris</t></is></c></row>'
             '<row r="4"><c r="A4" t="inlineStr"><is><t>Total questions</t></is></c>'
-            "<c r=\"B4\"><f>COUNTA(A2:A3)</f></c></row>")
+            "<c r=\"B4\"><f>COUNTA(A2:A3)</f></c></row>"
+            '<row r="5"><c r="A5" t="inlineStr"><is><t>Unknown</t></is></c>'
+            "<c r=\"B5\"><f>NOSUCHFUNCTION(A2)</f></c></row>")
     res = extract(xlsx_bytes([Sheet("QA", worksheet(rows))], styles=None), count_tokens)
-    assert res.sheets[0]["n_uncached_formulas"] == 2
+    assert res.sheets[0]["n_computed_formulas"] == 2
+    assert res.sheets[0]["n_uncached_formulas"] == 1
     (table,) = res.tables()
     assert [r["Answer"] for r in res.rows(table["block_id"])] == [
-        '=CONCATENATE("Four"," (4)")', "Paris", "=COUNTA(A2:A3)"]
-    assert res.cell("B4")["value_status"] == "uncached_formula"
+        "Four (4)", "Paris", 2, "=NOSUCHFUNCTION(A2)"]
+    assert res.cell("B4")["value_status"] == "computed"
+    assert res.cell("B5")["value_status"] == "uncached_formula"
 
 
 # -- colours (B27) ------------------------------------------------------------------------------------

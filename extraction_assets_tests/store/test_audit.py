@@ -61,7 +61,8 @@ def _run(root, name: str) -> list[tuple]:
 
 def test_readme_has_every_audit_question():
     assert set(readme_queries()) == {"chunk_source", "record_search_text", "merged_cells",
-                                     "uncached_formulas", "version_changes", "failures",
+                                     "uncached_formulas", "formula_dependents",
+                                     "version_changes", "failures",
                                      "hidden_content", "lineage"}
 
 
@@ -98,10 +99,17 @@ def test_merged_cells(audited):
 @pytest.mark.integration
 def test_uncached_formulas(audited):
     root, _, _ = audited
+    # openpyxl stores the totals without a cached value: computed, the formula kept
     assert _run(root, "uncached_formulas") == [
-        ("ledger.xlsx", "Ledger", "D14", "SUM(D2:D13)", "=SUM(D2:D13)"),
-        ("ledger.xlsx", "Ledger", "E14", "SUM(E2:E13)", "=SUM(E2:E13)"),
+        ("ledger.xlsx", "Ledger", "D14", "SUM(D2:D13)", "computed", "$16,343.95"),
+        ("ledger.xlsx", "Ledger", "E14", "SUM(E2:E13)", "computed", "$16,343.95"),
     ]
+
+
+@pytest.mark.integration
+def test_formula_dependents(audited):
+    root, _, _ = audited
+    assert _run(root, "formula_dependents") == [("ledger.xlsx", "Ledger", "D14", "SUM(D2:D13)")]
 
 
 @pytest.mark.integration

@@ -4,7 +4,7 @@ A1 range) and one per form, built for many blocks at once (:class:`RecordSet`)."
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable, Sequence
 
@@ -34,6 +34,7 @@ class Record:
     display: dict
     merged_from: dict
     row_path: list[str]
+    computed: dict = field(default_factory=dict)
 
 
 def row_path_text(row_path: Sequence[str]) -> str:
@@ -75,7 +76,7 @@ def _typed_json(cells: pa.Table) -> pa.Array:
 
 #: The StyledGrid columns a record reads.
 _RECORD_COLUMNS = ("value_type", "number_value", "iso_value", "raw_value", "display_text",
-                   "merged_from")
+                   "merged_from", "value_status", "formula")
 
 
 @dataclass
@@ -279,14 +280,18 @@ class RecordSet:
         present = source >= 0
         cells = source[present]
 
-        def texts(start: int) -> tuple[pa.Array, pa.Array, pa.Array]:
+        def texts(start: int) -> tuple[pa.Array, pa.Array, pa.Array, pa.Array]:
             taken = self.cells.take(pa.array(cells[start:start + _GATHER_CELLS]))
+            computed = pc.if_else(
+                pc.equal(taken.column("value_status").combine_chunks(), "computed"),
+                pc.binary_join_element_wise("=", taken.column("formula").combine_chunks(), ""),
+                pa.scalar(None, pa.string()))
             return (pc.fill_null(taken.column("display_text"), "").combine_chunks(),
-                    _typed_json(taken), taken.column("merged_from").combine_chunks())
+                    _typed_json(taken), taken.column("merged_from").combine_chunks(), computed)
 
         # the cells' texts, a slice at a time (bounded intermediates of the typed values)
         parts = in_threads([partial(texts, start) for start in range(0, len(cells), _GATHER_CELLS)])
-        display, values, merged = ([part[k] for part in parts] for k in range(3))
+        display, values, merged, computed = ([part[k] for part in parts] for k in range(4))
         # entry k reads element slot[k] of the taken cells, or the last element: "no cell"
         slot = pa.array(np.where(present, np.cumsum(present) - 1, len(cells)))
 
@@ -295,6 +300,7 @@ class RecordSet:
 
         self.display = spread(display, "")
         self.values = spread(values, "null")
+        self.computed = spread(computed, None)
         merged = spread(merged, None)
         del display, values
         if fills:
@@ -378,7 +384,7 @@ class RecordSet:
 
     def forget(self, *names: str) -> None:
         """Drop the texts built for every record by these methods (``html``, ``texts``,
-        ``lines``, ``line_array``, ``record``, ``display``, ``merged``): they are built again
+        ``lines``, ``line_array``, ``record``, ``display``, ``merged``, ``computed``): they are built again
         when asked."""
         for name in names:
             self._cache.pop(name, None)
@@ -432,6 +438,12 @@ class RecordSet:
         """``merged_from`` of each row as JSON: header -> source reference, where there is one."""
         return self._cached("merged", lambda: self._keyed(json_strings, self.merged_from,
                                                           keep_valid=True))
+
+    def computed_json(self) -> pa.Array:
+        """``computed`` of each row as JSON: header -> formula (``=B2*2``) of each value that
+        was computed because the file stored no cached value (value_status ``computed``)."""
+        return self._cached("computed", lambda: self._keyed(json_strings, self.computed,
+                                                            keep_valid=True))
 
     def line_array(self) -> pa.Array:
         """The GFM table line of each record (rich-text markup where a cell has some)."""
@@ -495,7 +507,8 @@ class TableRecords:
     ``i * n_columns + j`` of the flat arrays: ``display`` (the display text, ``""`` where the
     row has no cell), ``values`` (JSON of the typed value, ``null`` where there is none),
     ``merged_from`` (A1 reference of the cell the value came from, merged range or filled-down
-    group label; null otherwise) and ``markup`` (rich-text HTML of the cell, null where there
+    group label; null otherwise), ``computed`` (``=formula`` of a value computed because the
+    file cached none; null otherwise) and ``markup`` (rich-text HTML of the cell, null where there
     is none). Iterating gives :class:`Record` objects.
     """
 
@@ -557,6 +570,10 @@ class TableRecords:
         """See :meth:`RecordSet.merged_json`."""
         return self._records(self.set.merged_json())
 
+    def computed_json(self) -> pa.Array:
+        """See :meth:`RecordSet.computed_json`."""
+        return self._records(self.set.computed_json())
+
     def lines(self) -> list[str]:
         """See :meth:`RecordSet.lines`."""
         return self.set.lines()[self.r0:self.r1]
@@ -608,10 +625,12 @@ class TableRecords:
         headers = self.set.headers.take(self.set.header_of.slice(at, n)).to_pylist()
         values = [json.loads(v) for v in self.set.values.slice(at, n).to_pylist()]
         merged = self.set.merged_from.slice(at, n).to_pylist()
+        computed = self.set.computed.slice(at, n).to_pylist()
         return Record(block.block_id, block.sheet_name, int(self.rows[i]),
                       self.a1_ranges[i].as_py(), self.roles[i], dict(zip(headers, values)),
                       dict(zip(headers, self.row_display(i))),
-                      {h: m for h, m in zip(headers, merged) if m}, self.row_paths[i])
+                      {h: m for h, m in zip(headers, merged) if m}, self.row_paths[i],
+                      {h: f for h, f in zip(headers, computed) if f})
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))

@@ -17,7 +17,7 @@ from extraction_assets.defs.trust_resources import RedactionResource
 from extraction_assets.pipeline import RunSettings
 from extraction_assets.store.decisions import propose_drafts
 
-CODE_VERSION = "7"
+CODE_VERSION = "8"
 
 _PARSED = ("parsed_cells", "parsed_sheets", "styles", "workbook_properties")
 

@@ -1,0 +1,384 @@
+"""Values of the formulas a file stores without a cached value (files written by scripts, such
+as openpyxl's, carry none), computed by the ``formulas`` library (vinci1it2000/formulas: a
+parser and Excel function set that evaluates without running any code of the file's). It was
+chosen over ``pycel`` by measurement on the shared corpus (``python -m tools.formula_eval``,
+docs/formulas.md): it agreed with Excel's cached values as often and never ``eval``s text.
+
+A value Excel cached is never replaced: only cells whose ``<v>`` is absent are computed, in the
+order of their dependencies (a formula reading another uncached formula waits for it), with the
+cached values of every other cell as inputs. What cannot be computed keeps its formula text and
+gives an ``info`` issue ``formula_not_computed`` naming the reason: a function the library does
+not have, a volatile function (``NOW``, ``RAND``...: the same bytes must give the same output),
+a defined name, a table or another workbook read, a circular reference, a range of more than
+:data:`MAX_INPUT_CELLS` cells, more than :data:`MAX_COMPUTED_FORMULAS` formulas in the workbook.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from extraction_assets.core.a1 import cell_ref, range_ref
+from extraction_assets.core.formula.refs import (
+    Reference,
+    formula_functions,
+    formula_references,
+    parse_reference,
+    relative_reference,
+    relative_shape,
+)
+from extraction_assets.core.grid import cell_keys, cells_in_range
+from extraction_assets.core.model import Issue
+
+#: Most formulas without a cached value computed in one workbook; the rest keep their text.
+MAX_COMPUTED_FORMULAS = 100_000
+#: Most cells one formula may read (a whole column is read down to the sheet's last row).
+MAX_INPUT_CELLS = 1_000_000
+#: Functions whose value depends on the moment or on chance: never computed.
+VOLATILE_FUNCTIONS = frozenset({"NOW", "TODAY", "RAND", "RANDBETWEEN", "RANDARRAY",
+                                "_XLFN.RANDARRAY", "INFO", "CELL"})
+#: Functions that read the address of their own cell (``ROW()``): compiled once per cell.
+_CELL_FUNCTIONS = frozenset({"ROW", "COLUMN", "SINGLE", "_XLFN.SINGLE"})
+#: The library whose functions compute the values (named in provenance and issues).
+EVALUATOR = "formulas"
+
+
+@dataclass
+class SheetComputed:
+    """The computed cells of one sheet: ``positions`` (rows of the sheet's parsed cells table,
+    ascending), their ``values`` as the file would store them (text of a number, ``1``/``0``,
+    an error code, a string) and ``data_types`` (``n``, ``b``, ``e``, ``str``)."""
+
+    positions: np.ndarray
+    values: pa.Array
+    data_types: pa.Array
+
+
+@dataclass
+class Computed:
+    """What :func:`compute_uncached` found: the computed cells by sheet name and the issues."""
+
+    sheets: dict[str, SheetComputed] = field(default_factory=dict)
+    issues: list[Issue] = field(default_factory=list)
+
+
+class NotComputed(Exception):
+    """A formula that cannot or must not be computed; the message is the reason shown to the
+    user."""
+
+
+class SheetCells:
+    """The parsed cells of one sheet (``name``, a cells table as
+    :data:`~extraction_assets.core.ooxml.worksheet.CELL_SCHEMA`), found by key."""
+
+    def __init__(self, name: str, cells: pa.Table):
+        self.name = name
+        self.rows = cells.column("row").to_numpy()
+        self.cols = cells.column("col").to_numpy()
+        self.keys = cell_keys(self.rows, self.cols)
+        self.order = np.argsort(self.keys, kind="stable")
+        self.keys = self.keys[self.order]
+        self.sorted_cols = self.cols[self.order]
+        self.values = cells.column("value").combine_chunks()
+        self.types = cells.column("data_type").combine_chunks()
+        self.last_row = int(self.rows.max()) if len(self.rows) else 1
+        self.last_col = int(self.cols.max()) if len(self.cols) else 1
+
+    def positions(self, r1: int, c1: int, r2: int, c2: int) -> np.ndarray:
+        """Rows of the cells table inside the bounds (ascending keys' order)."""
+        return self.order[cells_in_range(self.keys, self.sorted_cols, r1, c1, r2, c2)]
+
+
+def _input_value(data_type: str | None, value: str | None):
+    """A cached cell value as the library takes it (a float, bool, text or error)."""
+    import schedula
+    from formulas.tokens.operand import Error
+
+    if value is None:
+        return schedula.EMPTY
+    if data_type in (None, "n"):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    if data_type == "b":
+        return value in ("1", "true", "TRUE")
+    if data_type == "e":
+        return Error.errors.get(value, value)
+    return value
+
+
+def _stored(result) -> tuple[str, str]:
+    """(data_type, value text) of a library result, as a file would store it."""
+    import schedula
+    from formulas.tokens.operand import XlError
+
+    value = np.asarray(result, dtype=object)
+    value = value.flat[0] if value.ndim else value.item()
+    if isinstance(value, np.ndarray):
+        value = value.flat[0]
+    if value is schedula.EMPTY or value is None:
+        return "n", "0"
+    if isinstance(value, XlError):
+        return "e", str(value)
+    if isinstance(value, (bool, np.bool_)):
+        return "b", "1" if value else "0"
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        number = float(value)
+        if not math.isfinite(number):
+            return "e", "#NUM!"
+        if number.is_integer() and abs(number) < 2 ** 53:
+            return "n", str(int(number))
+        return "n", repr(number)
+    if isinstance(value, str):
+        return "str", value
+    raise NotComputed(f"the result is a {type(value).__name__}")
+
+
+class FormulaEvaluator:
+    """Evaluates formulas of a workbook (``sheets`` by name) with the ``formulas`` library,
+    each compiled once per text; a cell's inputs are the cached values of the cells it reads,
+    or the values computed for them already (:attr:`computed`, by (sheet, cells-table row)).
+    """
+
+    def __init__(self, sheets: dict[str, SheetCells]):
+        import formulas  # 0.7 s to load its function set: only for files that need it
+
+        self._parser = formulas.Parser
+        self._known = frozenset(formulas.get_functions())
+        self.sheets = sheets
+        self.by_upper = {name.upper(): name for name in sheets}
+        self.computed: dict[tuple[str, int], tuple[str, str]] = {}
+        self._compiled: dict[tuple, tuple[object, list[int] | None]] = {}
+
+    def check(self, formula: str) -> None:
+        """Raise :class:`NotComputed` for a formula the library must not or cannot compute."""
+        functions = formula_functions(formula)
+        if functions is None:
+            raise NotComputed("the formula cannot be parsed")
+        for name in functions:
+            bare = name.removeprefix("_XLFN.").removeprefix("_XLWS.")
+            if name in VOLATILE_FUNCTIONS or bare in VOLATILE_FUNCTIONS:
+                raise NotComputed(f"volatile function {bare} (its value depends on when it "
+                                   f"runs)")
+            if name not in self._known and bare not in self._known:
+                raise NotComputed(f"function {bare} is not supported")
+
+    def references(self, formula: str, sheet: str) -> list[Reference]:
+        """The formula's references, each to a sheet of the workbook, else raise."""
+        refs = formula_references(formula, sheet)
+        for ref in refs:
+            if ref.kind == "external":
+                raise NotComputed("it reads another workbook (never opened)")
+            if ref.kind in ("name", "sheets"):
+                raise NotComputed(f"it reads {ref.text} (a defined name, table or 3-D "
+                                   f"reference)")
+            if ref.sheet.upper() not in self.by_upper:
+                raise NotComputed(f"it reads sheet {ref.sheet!r}, which the workbook lacks")
+        return refs
+
+    def _compile(self, formula: str, sheet: str, row: int, col: int
+                 ) -> tuple[object, list[int] | None]:
+        """(the compiled formula, for each of its inputs the index of the formula's reference
+        it reads, or ``None`` when they could not be paired). Formulas of one shape
+        (:func:`~.refs.relative_shape`: ``B2*2`` in C2, ``B3*2`` in C3) share one compilation
+        (its inputs read at the cell's own references); a formula asking for its own cell
+        (``ROW()``) is compiled for each cell."""
+        from formulas.cell import CELL
+        from formulas.ranges import Ranges
+
+        own = set(formula_functions(formula) or ()) & _CELL_FUNCTIONS
+        shape = None if own else relative_shape(formula, row, col)
+        key = (shape, sheet) if shape is not None else (formula, sheet, row, col)
+        found = self._compiled.get(key)
+        if found is None:
+            context = {"sheet": sheet.upper(), "cr": row, "cc": col}
+            at = Ranges().push(f"{_quoted(sheet.upper())}!{cell_ref(row, col)}")
+            fn = self._parser().ast("=" + formula, context=context)[1].compile(
+                context=context, **{CELL: at})
+            written = [_place(ref) for ref in formula_references(formula, sheet)]
+            places = [_place(parse_reference(k, sheet)) for k in fn.inputs]
+            pairs = ([written.index(p) for p in places]
+                     if all(p in written for p in places) else None)
+            found = (fn, pairs)
+            # shared only if two references reading the same cells here always do (B2 and
+            # $B$2 in C2 are one input of the compiled formula, and two cells in C3)
+            forms: dict[tuple, set[str]] = defaultdict(set)
+            for ref in formula_references(formula, sheet):
+                forms[_place(ref)].add(relative_reference(ref.text, row, col))
+            if pairs is not None and all(len(f) == 1 for f in forms.values()):
+                self._compiled[key] = found
+            elif shape is None:
+                self._compiled[key] = (fn, None)
+        return found
+
+    def _read(self, ref: Reference):
+        """The cells ``ref`` reads as the library's range of their values (a whole column
+        read down to the sheet's last row)."""
+        import schedula
+        from formulas.ranges import Ranges
+
+        if ref.first_row is None or ref.sheet.upper() not in self.by_upper:
+            raise NotComputed(f"it reads {ref.text}, which cannot be resolved")
+        target = self.sheets[self.by_upper[ref.sheet.upper()]]
+        r1, c1 = ref.first_row, ref.first_col
+        r2, c2 = max(min(ref.last_row, target.last_row), r1), max(min(ref.last_col,
+                                                                     target.last_col), c1)
+        if (r2 - r1 + 1) * (c2 - c1 + 1) > MAX_INPUT_CELLS:
+            raise NotComputed(f"it reads {ref.text}, more than {MAX_INPUT_CELLS:,} cells")
+        grid = np.empty((r2 - r1 + 1, c2 - c1 + 1), dtype=object)
+        grid.fill(schedula.EMPTY)  # np.full would store a copy: the library tests identity
+        for p in target.positions(r1, c1, r2, c2).tolist():
+            grid[target.rows[p] - r1, target.cols[p] - c1] = self._value(target, p)
+        bounds = range_ref(r1, c1, r2, c2)
+        return Ranges().push(f"{_quoted(ref.sheet.upper())}!{bounds}", value=grid)
+
+    def _value(self, sheet: SheetCells, position: int):
+        done = self.computed.get((sheet.name, position))
+        if done is not None:
+            return _input_value(*done)
+        return _input_value(sheet.types[position].as_py(), sheet.values[position].as_py())
+
+    def evaluate(self, formula: str, sheet: str, row: int, col: int) -> tuple[str, str]:
+        """(data_type, value) of ``formula`` in cell (``row``, ``col``, 1-based) of ``sheet``,
+        its inputs read from the cells.
+
+        Raises:
+            NotComputed: the library fails on it (the reason names the exception's type).
+        """
+        try:
+            fn, pairs = self._compile(formula, sheet, row, col)
+            if pairs is None:
+                refs = [parse_reference(key, sheet) for key in fn.inputs]
+            else:
+                written = formula_references(formula, sheet)
+                refs = [written[i] for i in pairs]
+            return _stored(fn(*[self._read(ref) for ref in refs]))
+        except NotComputed:
+            raise
+        except Exception as exc:  # the library's own failure on this formula
+            raise NotComputed(f"the evaluator failed ({type(exc).__name__})") from None
+
+
+def _place(ref: Reference) -> tuple:
+    """What a reference reads: its sheet (any case) and bounds."""
+    return ((ref.sheet or "").upper(), ref.first_row, ref.first_col, ref.last_row,
+            ref.last_col)
+
+
+def _quoted(sheet: str) -> str:
+    return "'" + sheet.replace("'", "''") + "'"
+
+
+def compute_uncached(sheets: list[tuple[str, pa.Table]], stage: str = "normalized_grids"
+                     ) -> Computed:
+    """Compute the formulas of ``sheets`` (``(sheet name, parsed cells)``, the cells as
+    :data:`~extraction_assets.core.ooxml.worksheet.CELL_SCHEMA`: 1-based ``row``/``col``,
+    ``data_type``, ``value``, ``formula`` without ``=``) that have no cached value.
+
+    Returns the computed values by sheet and ``info`` issues of ``stage``: one
+    ``formulas_computed`` per sheet with computed cells, one ``formula_not_computed`` per
+    (sheet, reason) naming the first cell and how many share the reason. A workbook without
+    uncached formulas costs one null count per sheet.
+    """
+    result = Computed()
+    pending: list[tuple[str, int, str]] = []
+    for name, cells in sheets:
+        if cells.num_rows == 0:
+            continue
+        uncached = pc.and_(pc.is_null(cells.column("value")), pc.is_valid(cells.column("formula")))
+        found = np.flatnonzero(uncached.to_numpy(zero_copy_only=False))
+        if len(found):
+            formulas_ = cells.column("formula").take(pa.array(found)).to_pylist()
+            pending.extend((name, int(p), f) for p, f in zip(found.tolist(), formulas_))
+    if not pending:
+        return result
+    index = {name: SheetCells(name, cells) for name, cells in sheets}
+    evaluator = FormulaEvaluator(index)
+    failed: dict[tuple[str, str], list[str]] = defaultdict(list)
+
+    def fail(sheet: str, position: int, reason: str) -> None:
+        s = index[sheet]
+        failed[(sheet, reason)].append(cell_ref(int(s.rows[position]), int(s.cols[position])))
+
+    if len(pending) > MAX_COMPUTED_FORMULAS:
+        for sheet, position, _ in pending[MAX_COMPUTED_FORMULAS:]:
+            fail(sheet, position, f"the workbook has more than {MAX_COMPUTED_FORMULAS:,} "
+                                  f"formulas without a cached value")
+        pending = pending[:MAX_COMPUTED_FORMULAS]
+    # dependencies among the uncached cells: a cell waits for every uncached cell it reads
+    node = {(sheet, position): k for k, (sheet, position, _) in enumerate(pending)}
+    uncached_keys: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for sheet in {s for s, _, _ in pending}:
+        s = index[sheet]
+        mine = np.array(sorted(p for (n, p) in node if n == sheet), dtype=np.int64)
+        keys = cell_keys(s.rows[mine], s.cols[mine])
+        order = np.argsort(keys, kind="stable")
+        uncached_keys[sheet] = (keys[order], s.cols[mine][order], mine[order])
+    waits_for = [0] * len(pending)
+    dependents: dict[int, list[int]] = defaultdict(list)
+    blocked: dict[int, str] = {}
+    for k, (sheet, position, formula) in enumerate(pending):
+        try:
+            evaluator.check(formula)
+            refs = evaluator.references(formula, sheet)
+        except NotComputed as reason:
+            blocked[k] = str(reason)
+            continue
+        for ref in refs:
+            target = evaluator.by_upper[ref.sheet.upper()]
+            if target not in uncached_keys:
+                continue
+            keys, cols, positions = uncached_keys[target]
+            for j in cells_in_range(keys, cols, ref.first_row, ref.first_col, ref.last_row,
+                                    ref.last_col).tolist():
+                dependents[node[(target, int(positions[j]))]].append(k)
+                waits_for[k] += 1
+    ready = deque(k for k in range(len(pending)) if waits_for[k] == 0)
+    done: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
+    while ready:
+        k = ready.popleft()
+        sheet, position, formula = pending[k]
+        if k not in blocked:
+            try:
+                s = index[sheet]
+                data_type, value = evaluator.evaluate(formula, sheet, int(s.rows[position]),
+                                                      int(s.cols[position]))
+                evaluator.computed[(sheet, position)] = (data_type, value)
+                done[sheet].append((position, value, data_type))
+            except NotComputed as reason:
+                blocked[k] = str(reason)
+        for d in dependents.get(k, ()):
+            if k in blocked and d not in blocked:
+                s = index[sheet]
+                ref = cell_ref(int(s.rows[position]), int(s.cols[position]))
+                blocked[d] = f"it reads {sheet}!{ref}, which was not computed"
+            waits_for[d] -= 1
+            if waits_for[d] == 0:
+                ready.append(d)
+    for k, (sheet, position, _) in enumerate(pending):
+        if k in blocked:
+            fail(sheet, position, blocked[k])
+        elif (sheet, position) not in evaluator.computed:
+            fail(sheet, position, "circular reference")
+    for sheet, cells in sorted(done.items()):
+        cells.sort()
+        result.sheets[sheet] = SheetComputed(
+            np.array([c[0] for c in cells], dtype=np.int64),
+            pa.array([c[1] for c in cells], pa.string()),
+            pa.array([c[2] for c in cells], pa.string()))
+        result.issues.append(Issue(
+            stage, sheet, None, "info", "formulas_computed",
+            f"{len(cells):,} formula(s) without a cached value computed by the {EVALUATOR} "
+            f"library (value_status 'computed')"))
+    for (sheet, reason), refs in sorted(failed.items()):
+        result.issues.append(Issue(
+            stage, sheet, refs[0], "info", "formula_not_computed",
+            f"{len(refs):,} formula(s) without a cached value not computed: {reason}; the "
+            f"formula text is kept (first {refs[0]})"))
+    return result

@@ -1,0 +1,176 @@
+"""The references a formula reads: each operand of a cell's formula that names cells, found by
+openpyxl's formula tokenizer (:class:`openpyxl.formula.tokenizer.Tokenizer`, the grammar of
+ECMA-376 Part 1 §18.17) and resolved to a sheet and 1-based bounds.
+
+Nothing is followed: an external workbook reference (``[1]Sheet1!A1``) is listed as
+``external`` and never opened.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from openpyxl.formula.tokenizer import Token, Tokenizer, TokenizerError
+
+from extraction_assets.core.a1 import MAX_COL, MAX_ROW, column_index, parse_cell_ref, range_ref
+
+_ROWS = re.compile(r"^\$?(\d{1,7}):\$?(\d{1,7})$")
+_COLUMNS = re.compile(r"^\$?([A-Za-z]{1,3}):\$?([A-Za-z]{1,3})$")
+_SHEET = r"'(?:[^']|'')*'|[^'!:]+"
+#: ``Sheet1!A1:Sheet1!B2``: both ends of a range qualified by the same sheet
+_BOTH_ENDS = re.compile(rf"^(?P<first>{_SHEET})!(?P<a>[^!:]+):(?P<second>{_SHEET})!(?P<b>[^!:]+)$")
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One reference of a formula.
+
+    Attributes:
+        text: the operand as written (``'My Sheet'!$A$1``, ``B2:B9``, ``Table1[#All]``).
+        kind: ``cell``, ``range``, ``columns`` (``A:C``), ``rows`` (``1:3``), ``name`` (a
+            defined name or a structured table reference, resolved by the caller),
+            ``external`` (another workbook, never followed) or ``sheets`` (a 3-D reference
+            over several sheets, ``Sheet1:Sheet3!A1``).
+        sheet: the sheet it reads (the formula's own sheet when none is written); ``None``
+            for ``name`` and ``external``.
+        first_row, first_col, last_row, last_col: 1-based bounds (whole columns span rows
+            1..1,048,576, whole rows columns 1..16,384); ``None`` where ``sheet`` is.
+    """
+
+    text: str
+    kind: str
+    sheet: str | None
+    first_row: int | None = None
+    first_col: int | None = None
+    last_row: int | None = None
+    last_col: int | None = None
+
+    @property
+    def a1_range(self) -> str | None:
+        """The bounds as an A1 range without ``$`` (``B2:B9``, ``B2``), ``None`` for a name or
+        an external or 3-D reference."""
+        if self.first_row is None:
+            return None
+        return range_ref(self.first_row, self.first_col, self.last_row, self.last_col)
+
+    def covers(self, row: int, col: int) -> bool:
+        """Whether the 1-based cell (``row``, ``col``) of :attr:`sheet` is inside."""
+        return (self.first_row is not None and self.first_row <= row <= self.last_row
+                and self.first_col <= col <= self.last_col)
+
+
+def _unquote(sheet: str) -> str:
+    if len(sheet) >= 2 and sheet[0] == "'" and sheet[-1] == "'":
+        return sheet[1:-1].replace("''", "'")
+    return sheet
+
+
+def _bounds(area: str) -> tuple[str, tuple[int, int, int, int]] | None:
+    """(kind, bounds) of an area without sheet (``$B$2:B9``, ``A:C``, ``1:3``), else ``None``."""
+    m = _COLUMNS.match(area)
+    if m:
+        try:
+            c1, c2 = column_index(m.group(1)), column_index(m.group(2))
+        except ValueError:
+            return None
+        return "columns", (1, min(c1, c2), MAX_ROW, max(c1, c2))
+    m = _ROWS.match(area)
+    if m:
+        r1, r2 = int(m.group(1)), int(m.group(2))
+        if not (1 <= r1 <= MAX_ROW and 1 <= r2 <= MAX_ROW):
+            return None
+        return "rows", (min(r1, r2), 1, max(r1, r2), MAX_COL)
+    first, colon, last = area.partition(":")
+    try:
+        r1, c1 = parse_cell_ref(first)
+        r2, c2 = parse_cell_ref(last) if colon else (r1, c1)
+    except ValueError:
+        return None
+    kind = "range" if colon and (r1, c1) != (r2, c2) else "cell"
+    return kind, (min(r1, r2), min(c1, c2), max(r1, r2), max(c1, c2))
+
+
+def parse_reference(text: str, sheet: str) -> Reference:
+    """The :class:`Reference` of one range operand ``text`` of a formula on ``sheet``."""
+    if text.startswith("[") or "]!" in text or "'[" in text:
+        return Reference(text, "external", None)
+    both = _BOTH_ENDS.match(text)
+    if both and both["first"] == both["second"]:
+        where, bang, area = both["first"], "!", f"{both['a']}:{both['b']}"
+    else:
+        where, bang, area = text.rpartition("!")
+    target = _unquote(where) if bang else sheet
+    if bang and ":" in target and not target.startswith("'"):
+        return Reference(text, "sheets", None)
+    found = _bounds(area)
+    if found is None:
+        return Reference(text, "name", None)
+    kind, (r1, c1, r2, c2) = found
+    return Reference(text, kind, target, r1, c1, r2, c2)
+
+
+_END = re.compile(r"(\$?)([A-Za-z]{1,3})?(\$?)(\d{1,7})?")
+
+
+def relative_reference(operand: str, row: int, col: int) -> str:
+    """A range operand written relative to cell (``row``, ``col``) in R1C1 style (``B2`` in
+    C3: ``R[-1]C[-1]``; ``$B$2``: ``R2C2``); a name as written."""
+    where, bang, area = operand.rpartition("!")
+    ends = []
+    for end in area.split(":"):
+        m = _END.fullmatch(end)
+        if not m or not (m[2] or m[4]) or (":" not in area and not (m[2] and m[4])):
+            return operand
+        try:
+            c = "" if not m[2] else (f"C{column_index(m[2])}" if m[1]
+                                     else f"C[{column_index(m[2]) - col}]")
+        except ValueError:
+            return operand
+        r = "" if not m[4] else (f"R{m[4]}" if m[3] else f"R[{int(m[4]) - row}]")
+        ends.append(r + c)
+    return where + bang + ":".join(ends)
+
+
+def relative_shape(formula: str, row: int, col: int) -> str | None:
+    """``formula`` (without ``=``) of cell (``row``, ``col``, 1-based) with every reference
+    written relative to the cell, R1C1 style (ECMA-376 Part 1 §18.17.2.3): two cells whose
+    shapes are equal compute the same function of the cells at the same offsets, as a shared
+    formula's cells do (``B2*2`` in C2 and ``B3*2`` in C3: ``R[0]C[-1]*2``). ``None`` when the
+    tokenizer cannot read the formula."""
+    try:
+        items = Tokenizer("=" + formula).items
+    except (TokenizerError, ValueError, IndexError):
+        return None
+    return "".join(relative_reference(t.value, row, col)
+                   if t.type == Token.OPERAND and t.subtype == Token.RANGE else t.value
+                   for t in items)
+
+
+@lru_cache(maxsize=65_536)
+def _operands(formula: str) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], bool]:
+    """((range operands, function names), parsed) of a formula's text (without ``=``)."""
+    try:
+        items = Tokenizer("=" + formula).items
+    except (TokenizerError, ValueError, IndexError):
+        return ((), ()), False
+    ranges = tuple(t.value for t in items if t.type == Token.OPERAND and t.subtype == Token.RANGE)
+    functions = tuple(t.value[:-1].upper() for t in items
+                      if t.type == Token.FUNC and t.subtype == Token.OPEN)
+    return (ranges, functions), True
+
+
+def formula_references(formula: str, sheet: str) -> list[Reference]:
+    """Every reference of ``formula`` (its text without the leading ``=``, as the
+    ``formula`` column holds it) on ``sheet``, in the order written (repeats kept).
+    A formula the tokenizer cannot read gives ``[]``."""
+    (ranges, _), _ = _operands(formula)
+    return [parse_reference(text, sheet) for text in ranges]
+
+
+def formula_functions(formula: str) -> tuple[str, ...] | None:
+    """The function names ``formula`` calls, upper case, in the order written (``_xlfn.``
+    prefixes kept, as the file writes them), or ``None`` when the tokenizer cannot read it."""
+    (_, functions), parsed = _operands(formula)
+    return functions if parsed else None
