@@ -147,6 +147,7 @@ def measure_file(path: Path, per_file: int) -> dict:
         sheets = [(s.info.name, s.cells) for s in workbook.iter_sheets()]
     finally:
         workbook.close()
+    date1904 = workbook.date1904
     index = {name: SheetCells(name, cells) for name, cells in sheets}
     formulas_of = {name: cells.column("formula") for name, cells in sheets}
     targets = []
@@ -158,8 +159,9 @@ def measure_file(path: Path, per_file: int) -> dict:
             targets.append((name, p))
     targets = targets[:per_file]
     out = {}
-    for label, make in (("formulas", FormulaEvaluator), ("pycel", PycelEvaluator)):
-        evaluator = make(index)
+    for label, make in (("formulas", lambda: FormulaEvaluator(index, date1904)),
+                        ("pycel", lambda: PycelEvaluator(index))):
+        evaluator = make()
         counts, reasons = Counter(), Counter()
         started = time.perf_counter()
         for name, p in targets:

@@ -248,7 +248,8 @@ def _normalize(workbook_hash: str, parsed_cells: pa.Table, parsed_sheets: pa.Tab
     sheet_cells = [sheet_rows(parsed_cells, row["sheet_index"]).select(cell_columns)
                    for row in info_rows]
     computed = compute_uncached([(row["sheet_name"], cells)
-                                 for row, cells in zip(info_rows, sheet_cells)])
+                                 for row, cells in zip(info_rows, sheet_cells)],
+                                context.date1904)
     issues = list(computed.issues)
     for info_row, cells in zip(info_rows, sheet_cells):
         info = SheetInfo(info_row["sheet_index"], info_row["sheet_name"], info_row["visibility"],

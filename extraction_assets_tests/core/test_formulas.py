@@ -155,6 +155,22 @@ def test_formulas_of_one_shape_read_their_own_cells():
     assert [cells[("S", f"D{r}")]["number_value"] for r in range(2, 6)] == [21, 32, 43, 54]
 
 
+def test_date_functions_are_not_computed_in_a_1904_workbook():
+    wb = openpyxl.Workbook()
+    wb.epoch = openpyxl.utils.datetime.CALENDAR_MAC_1904
+    ws = wb.active
+    ws.title = "S"
+    ws["A1"] = 1
+    ws["B1"] = '=TEXT(A1,"yyyy-mm-dd")'  # 1904-01-02 here, 1900-01-01 in a 1900 book
+    ws["C1"] = "=A1+1"  # no date function: computed
+    n = _normalized(_saved(wb))
+    cells = _cells(n)
+    assert cells[("S", "B1")]["value_status"] == "uncached_formula"
+    assert cells[("S", "C1")]["number_value"] == 2
+    (issue,) = [i for i in n["issues"] if i.code == "formula_not_computed"]
+    assert "1904 date system" in issue.message
+
+
 def test_computing_is_deterministic():
     data = sales_book()
     first, second = _normalized(data), _normalized(data)

@@ -42,6 +42,12 @@ MAX_INPUT_CELLS = 1_000_000
 #: Functions whose value depends on the moment or on chance: never computed.
 VOLATILE_FUNCTIONS = frozenset({"NOW", "TODAY", "RAND", "RANDBETWEEN", "RANDARRAY",
                                 "_XLFN.RANDARRAY", "INFO", "CELL"})
+#: Functions that turn serial numbers into dates or back: the library counts from 1900, so in a
+#: workbook of the 1904 date system (ECMA-376 Part 1 §18.17.4.1) they are not computed.
+DATE_FUNCTIONS = frozenset({
+    "TEXT", "DATE", "DATEVALUE", "DAY", "DAYS", "DAYS360", "EDATE", "EOMONTH", "MONTH",
+    "YEAR", "WEEKDAY", "WEEKNUM", "ISOWEEKNUM", "WORKDAY", "WORKDAY.INTL", "NETWORKDAYS",
+    "NETWORKDAYS.INTL", "YEARFRAC", "DATEDIF"})
 #: Functions that read the address of their own cell (``ROW()``): compiled once per cell.
 _CELL_FUNCTIONS = frozenset({"ROW", "COLUMN", "SINGLE", "_XLFN.SINGLE"})
 #: The library whose functions compute the values (named in provenance and issues).
@@ -86,8 +92,16 @@ class SheetCells:
         self.sorted_cols = self.cols[self.order]
         self.values = cells.column("value").combine_chunks()
         self.types = cells.column("data_type").combine_chunks()
+        self._inputs: list | None = None
         self.last_row = int(self.rows.max()) if len(self.rows) else 1
         self.last_col = int(self.cols.max()) if len(self.cols) else 1
+
+    def input_value(self, position: int):
+        """The cached value of the cell at ``position`` as the library takes it."""
+        if self._inputs is None:  # converted once, for the sheets a formula reads
+            self._inputs = [_input_value(t, v) for t, v in zip(self.types.to_pylist(),
+                                                                self.values.to_pylist())]
+        return self._inputs[position]
 
     def positions(self, r1: int, c1: int, r2: int, c2: int) -> np.ndarray:
         """Rows of the cells table inside the bounds (ascending keys' order)."""
@@ -141,17 +155,19 @@ def _stored(result) -> tuple[str, str]:
 
 
 class FormulaEvaluator:
-    """Evaluates formulas of a workbook (``sheets`` by name) with the ``formulas`` library,
+    """Evaluates formulas of a workbook (``sheets`` by name; ``date1904``: its date system,
+    ECMA-376 Part 1 §18.2.28) with the ``formulas`` library,
     each compiled once per text; a cell's inputs are the cached values of the cells it reads,
     or the values computed for them already (:attr:`computed`, by (sheet, cells-table row)).
     """
 
-    def __init__(self, sheets: dict[str, SheetCells]):
+    def __init__(self, sheets: dict[str, SheetCells], date1904: bool = False):
         import formulas  # 0.7 s to load its function set: only for files that need it
 
         self._parser = formulas.Parser
         self._known = frozenset(formulas.get_functions())
         self.sheets = sheets
+        self.date1904 = date1904
         self.by_upper = {name.upper(): name for name in sheets}
         self.computed: dict[tuple[str, int], tuple[str, str]] = {}
         self._compiled: dict[tuple, tuple[object, list[int] | None]] = {}
@@ -168,6 +184,9 @@ class FormulaEvaluator:
                                    f"runs)")
             if name not in self._known and bare not in self._known:
                 raise NotComputed(f"function {bare} is not supported")
+            if self.date1904 and bare in DATE_FUNCTIONS:
+                raise NotComputed(f"date function {bare} in a workbook of the 1904 date "
+                                  f"system (the evaluator counts from 1900)")
 
     def references(self, formula: str, sheet: str) -> list[Reference]:
         """The formula's references, each to a sheet of the workbook, else raise."""
@@ -242,7 +261,7 @@ class FormulaEvaluator:
         done = self.computed.get((sheet.name, position))
         if done is not None:
             return _input_value(*done)
-        return _input_value(sheet.types[position].as_py(), sheet.values[position].as_py())
+        return sheet.input_value(position)
 
     def evaluate(self, formula: str, sheet: str, row: int, col: int) -> tuple[str, str]:
         """(data_type, value) of ``formula`` in cell (``row``, ``col``, 1-based) of ``sheet``,
@@ -275,11 +294,12 @@ def _quoted(sheet: str) -> str:
     return "'" + sheet.replace("'", "''") + "'"
 
 
-def compute_uncached(sheets: list[tuple[str, pa.Table]], stage: str = "normalized_grids"
-                     ) -> Computed:
+def compute_uncached(sheets: list[tuple[str, pa.Table]], date1904: bool = False,
+                     stage: str = "normalized_grids") -> Computed:
     """Compute the formulas of ``sheets`` (``(sheet name, parsed cells)``, the cells as
     :data:`~extraction_assets.core.ooxml.worksheet.CELL_SCHEMA`: 1-based ``row``/``col``,
-    ``data_type``, ``value``, ``formula`` without ``=``) that have no cached value.
+    ``data_type``, ``value``, ``formula`` without ``=``) that have no cached value;
+    ``date1904``: the workbook's date system (date functions are not computed in 1904 books).
 
     Returns the computed values by sheet and ``info`` issues of ``stage``: one
     ``formulas_computed`` per sheet with computed cells, one ``formula_not_computed`` per
@@ -299,7 +319,7 @@ def compute_uncached(sheets: list[tuple[str, pa.Table]], stage: str = "normalize
     if not pending:
         return result
     index = {name: SheetCells(name, cells) for name, cells in sheets}
-    evaluator = FormulaEvaluator(index)
+    evaluator = FormulaEvaluator(index, date1904)
     failed: dict[tuple[str, str], list[str]] = defaultdict(list)
 
     def fail(sheet: str, position: int, reason: str) -> None:

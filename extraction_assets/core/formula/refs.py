@@ -139,38 +139,42 @@ def relative_shape(formula: str, row: int, col: int) -> str | None:
     shapes are equal compute the same function of the cells at the same offsets, as a shared
     formula's cells do (``B2*2`` in C2 and ``B3*2`` in C3: ``R[0]C[-1]*2``). ``None`` when the
     tokenizer cannot read the formula."""
+    tokens = _tokens(formula)
+    if tokens is None:
+        return None
+    return "".join(relative_reference(value, row, col) if kind == _RANGE else value
+                   for kind, value in tokens)
+
+
+_RANGE, _FUNCTION, _OTHER = 0, 1, 2
+
+
+@lru_cache(maxsize=65_536)
+def _tokens(formula: str) -> tuple[tuple[int, str], ...] | None:
+    """(kind, text) of each token of a formula's text (without ``=``): a range operand, a
+    function's opening (``SUM(``) or anything else; ``None`` when it cannot be read."""
     try:
         items = Tokenizer("=" + formula).items
     except (TokenizerError, ValueError, IndexError):
         return None
-    return "".join(relative_reference(t.value, row, col)
-                   if t.type == Token.OPERAND and t.subtype == Token.RANGE else t.value
-                   for t in items)
-
-
-@lru_cache(maxsize=65_536)
-def _operands(formula: str) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], bool]:
-    """((range operands, function names), parsed) of a formula's text (without ``=``)."""
-    try:
-        items = Tokenizer("=" + formula).items
-    except (TokenizerError, ValueError, IndexError):
-        return ((), ()), False
-    ranges = tuple(t.value for t in items if t.type == Token.OPERAND and t.subtype == Token.RANGE)
-    functions = tuple(t.value[:-1].upper() for t in items
-                      if t.type == Token.FUNC and t.subtype == Token.OPEN)
-    return (ranges, functions), True
+    return tuple(
+        (_RANGE if t.type == Token.OPERAND and t.subtype == Token.RANGE
+         else _FUNCTION if t.type == Token.FUNC and t.subtype == Token.OPEN else _OTHER, t.value)
+        for t in items)
 
 
 def formula_references(formula: str, sheet: str) -> list[Reference]:
     """Every reference of ``formula`` (its text without the leading ``=``, as the
     ``formula`` column holds it) on ``sheet``, in the order written (repeats kept).
     A formula the tokenizer cannot read gives ``[]``."""
-    (ranges, _), _ = _operands(formula)
-    return [parse_reference(text, sheet) for text in ranges]
+    return [parse_reference(text, sheet) for kind, text in _tokens(formula) or ()
+            if kind == _RANGE]
 
 
 def formula_functions(formula: str) -> tuple[str, ...] | None:
     """The function names ``formula`` calls, upper case, in the order written (``_xlfn.``
     prefixes kept, as the file writes them), or ``None`` when the tokenizer cannot read it."""
-    (_, functions), parsed = _operands(formula)
-    return functions if parsed else None
+    tokens = _tokens(formula)
+    if tokens is None:
+        return None
+    return tuple(text[:-1].upper() for kind, text in tokens if kind == _FUNCTION)
