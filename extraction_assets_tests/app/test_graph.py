@@ -548,9 +548,10 @@ def test_unchanged_units_of_a_new_version_are_not_embedded_again(tmp_path):
             AssetKey("chunk_embeddings"), limit=10, ascending=True).records]
     metadata = [e.asset_materialization.metadata for e in events]
     # 18 records embedded, the 2 chunks (rows only) made of their records' vectors; the new
-    # version changes one record (row 2): it alone is embedded, the chunks are made again
+    # version changes row 2 and, through its computed total (=SUM(D2:D13), no cached value),
+    # row 14: those two alone are embedded, the chunks are made again
     assert [(m["embedded"].value, m["reused"].value, m["derived"].value)
-            for m in metadata] == [(18, 0, 2), (1, 17, 2)]
+            for m in metadata] == [(18, 0, 2), (2, 16, 2)]
     assert VectorStore(DataStore(root).lancedb_uri).count(second[0].workbook_hash) == 20
     # refresh lists both partitions of the path and says which one is the earlier version
     from typer.testing import CliRunner
