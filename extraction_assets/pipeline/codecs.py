@@ -94,24 +94,23 @@ def formula_refs_table(workbook_hash: str, sheets: Sequence[tuple[str, pa.Table]
     cells)``), each reference its formula reads
     (:func:`~extraction_assets.core.formula.refs.formula_references`), ``position`` its
     1-based order in the formula, ``reads`` the operand as written, bounds 1-based."""
-    columns: dict[str, list] = {name: [] for name in SCHEMAS["formula_refs"].names}
+    found: list[tuple] = []
     for name, cells in sheets:
         if cells.num_rows == 0:
             continue
-        has = pc.is_valid(cells.column("formula")).to_numpy(zero_copy_only=False)
-        found = pa.array(np.flatnonzero(has))
-        rows = cells.column("row").take(found).to_pylist()
-        cols = cells.column("col").take(found).to_pylist()
-        for row, col, formula in zip(rows, cols, cells.column("formula").take(found).to_pylist()):
-            for position, ref in enumerate(formula_references(formula, name), 1):
-                for key, value in (("sheet_name", name), ("row", row), ("col", col),
-                                   ("position", position), ("reads", ref.text),
-                                   ("kind", ref.kind), ("reads_sheet", ref.sheet),
-                                   ("reads_range", ref.a1_range),
-                                   ("first_row", ref.first_row), ("first_col", ref.first_col),
-                                   ("last_row", ref.last_row), ("last_col", ref.last_col)):
-                    columns[key].append(value)
-    n = len(columns["row"])
+        has = pa.array(np.flatnonzero(pc.is_valid(cells.column("formula")).to_numpy(
+            zero_copy_only=False)))
+        for row, col, formula in zip(cells.column("row").take(has).to_pylist(),
+                                     cells.column("col").take(has).to_pylist(),
+                                     cells.column("formula").take(has).to_pylist()):
+            found.extend((name, row, col, position, ref.text, ref.kind, ref.sheet, ref.a1_range,
+                          ref.first_row, ref.first_col, ref.last_row, ref.last_col)
+                         for position, ref in enumerate(formula_references(formula, name), 1))
+    names = ("sheet_name", "row", "col", "position", "reads", "kind", "reads_sheet",
+             "reads_range", "first_row", "first_col", "last_row", "last_col")
+    columns = dict(zip(names, (list(c) for c in zip(*found)))) if found else {
+        name: [] for name in names}
+    n = len(found)
     columns["workbook_hash"] = constant_column(workbook_hash, n)
     columns["ref"] = a1_refs(pa.array(columns["row"], pa.int32()),
                              pa.array(columns["col"], pa.int32()))

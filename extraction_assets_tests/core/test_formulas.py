@@ -200,3 +200,22 @@ def test_compute_uncached_without_uncached_formulas_computes_nothing():
 def test_formula_references(formula, expected):
     assert [(r.text, r.kind, r.sheet, r.a1_range)
             for r in formula_references(formula, "S")] == expected
+
+
+@pytest.mark.parametrize("formula", [
+    "B2*2", "B22*2", "1.5E+3*A1", "LOG10(A1)+LOG2(B22)", "'Sheet 2'!A1+'Sheet 10'!B2",
+    '"a1b22"&C3', "A1:B22", "SUM(1:3)+SUM($A$1:A100)", "IF(A1>10,ROUND(B2,2),-3.25%)",
+    "[1]Book2!A1+Table1[[#This Row],[Col2]]", "{1,2;3,4}", "ATAN2(1,2)",
+])
+def test_tokens_of_a_column_are_the_tokenizers_own(formula):
+    # the tokenizer runs once per digit-free form; each formula's digits are put back
+    from openpyxl.formula.tokenizer import Token, Tokenizer
+
+    from extraction_assets.core.formula import refs
+
+    direct = tuple(
+        (refs._RANGE if t.type == Token.OPERAND and t.subtype == Token.RANGE
+         else refs._FUNCTION if t.type == Token.FUNC and t.subtype == Token.OPEN
+         else refs._OTHER, t.value)
+        for t in Tokenizer("=" + formula).items)
+    assert refs._tokens(formula) == direct

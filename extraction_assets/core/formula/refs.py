@@ -149,18 +149,43 @@ def relative_shape(formula: str, row: int, col: int) -> str | None:
 _RANGE, _FUNCTION, _OTHER = 0, 1, 2
 
 
-@lru_cache(maxsize=65_536)
-def _tokens(formula: str) -> tuple[tuple[int, str], ...] | None:
-    """(kind, text) of each token of a formula's text (without ``=``): a range operand, a
-    function's opening (``SUM(``) or anything else; ``None`` when it cannot be read."""
+_DIGITS = re.compile(r"\d+")
+
+
+@lru_cache(maxsize=4_096)
+def _template(canonical: str) -> tuple[tuple[int, tuple[str, ...]], ...] | None:
+    """The tokens of a formula whose digit runs are all ``1``: (kind, the token's text split
+    around its digit runs)."""
     try:
-        items = Tokenizer("=" + formula).items
+        items = Tokenizer("=" + canonical).items
     except (TokenizerError, ValueError, IndexError):
         return None
     return tuple(
         (_RANGE if t.type == Token.OPERAND and t.subtype == Token.RANGE
-         else _FUNCTION if t.type == Token.FUNC and t.subtype == Token.OPEN else _OTHER, t.value)
+         else _FUNCTION if t.type == Token.FUNC and t.subtype == Token.OPEN else _OTHER,
+         tuple(_DIGITS.split(t.value)))
         for t in items)
+
+
+@lru_cache(maxsize=65_536)
+def _tokens(formula: str) -> tuple[tuple[int, str], ...] | None:
+    """(kind, text) of each token of a formula's text (without ``=``): a range operand, a
+    function's opening (``SUM(``) or anything else; ``None`` when it cannot be read.
+
+    The formulas of a column differ in their digits only (``B2*2``, ``B3*2``): the tokenizer
+    runs once for the text with every digit run made ``1`` and each formula's own digit runs
+    are put back in order (changing digits changes no token boundary)."""
+    template = _template(_DIGITS.sub("1", formula))
+    if template is None:
+        return None
+    runs = iter(_DIGITS.findall(formula))
+    tokens = []
+    for kind, pieces in template:
+        text = pieces[0]
+        for piece in pieces[1:]:
+            text += next(runs) + piece
+        tokens.append((kind, text))
+    return tuple(tokens)
 
 
 def formula_references(formula: str, sheet: str) -> list[Reference]:
