@@ -249,7 +249,7 @@ def _normalize(workbook_hash: str, parsed_cells: pa.Table, parsed_sheets: pa.Tab
                    for row in info_rows]
     computed = compute_uncached([(row["sheet_name"], cells)
                                  for row, cells in zip(info_rows, sheet_cells)],
-                                context.date1904)
+                                context.date1904, budget.limits.max_cell_chars)
     issues = list(computed.issues)
     for info_row, cells in zip(info_rows, sheet_cells):
         info = SheetInfo(info_row["sheet_index"], info_row["sheet_name"], info_row["visibility"],

@@ -66,11 +66,10 @@ def test_openpyxl_formulas_give_numbers_in_records_marked_computed(count_tokens)
                             s["block_columns"], count_tokens, 512).tables
     records = {row["row"]: row for row in r["records"].to_pylist()}
     assert json.loads(records[2]["record"]) == {"Item": "item 2", "Qty": 20, "Double": 40}
-    assert json.loads(records[2]["computed"]) == {"Double": "=B2*2"}
+    assert json.loads(records[2]["computed"]) == {"Double": "C2"}
     assert json.loads(records[10]["record"])["Double"] == 880
-    assert json.loads(records[10]["computed"]) == {"Qty": "=SUM(B2:B9)",
-                                                   "Double": "=SUM(C2:C9)"}
-    assert json.loads(records[3]["computed"])["Double"] == "=B3*2"
+    assert json.loads(records[10]["computed"]) == {"Qty": "B10", "Double": "C10"}
+    assert json.loads(records[3]["computed"]) == {"Double": "C3"}
 
 
 def test_formula_refs_list_what_each_formula_reads():
@@ -171,6 +170,71 @@ def test_date_functions_are_not_computed_in_a_1904_workbook():
     assert "1904 date system" in issue.message
 
 
+def test_ranges_are_read_as_written_and_whole_columns_only_where_length_is_moot():
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "S"
+    for r in range(1, 6):
+        ws[f"E{r}"] = r
+    ws["A11"] = "last"  # the used range ends at row 11
+    formulas = {"B1": "=ROWS(E1:E100)", "B2": "=COUNTBLANK(E1:E100)",
+                "B3": "=INDEX(E1:E100,50)+1", "B4": "=SUM(E:E)", "B5": "=COUNTA(E:E)",
+                "B6": "=ROWS(E:E)", "B7": "=SUMPRODUCT(--(E:E=\"\"))"}
+    for ref, formula in formulas.items():
+        ws[ref] = formula
+    n = _normalized(_saved(wb))
+    cells = _cells(n)
+    assert [cells[("S", f"B{r}")]["number_value"] for r in range(1, 6)] == [100, 95, 1, 15, 5]
+    for ref in ("B6", "B7"):
+        assert cells[("S", ref)]["value_status"] == "uncached_formula", ref
+    messages = {i.ref: i.message for i in n["issues"] if i.code == "formula_not_computed"}
+    assert "whole column E:E" in messages["B6"]
+
+
+def test_results_are_stored_as_excel_would():
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "S"
+    ws["A1"] = "=0.1+0.2"
+    ws["A2"] = '=REPT("x",40000)'  # longer than a cell may hold: #VALUE!, as in Excel
+    cells = _cells(_normalized(_saved(wb)))
+    assert (cells[("S", "A1")]["raw_value"], cells[("S", "A1")]["number_value"]) == ("0.3", 0.3)
+    assert (cells[("S", "A2")]["value_type"], cells[("S", "A2")]["raw_value"]) == (
+        "error", "#VALUE!")
+
+
+@pytest.mark.parametrize(("formula", "reason"), [
+    ('=REPT("ab",400000000)', "REPT could build more than"),
+    ("=SUM(MMULT(E1:E3000,TRANSPOSE(E1:E3000)))", "a matrix function reads"),
+    ("=" + "+".join(["E1"] * 600), "more than 1,000 tokens"),
+    ("=SUM(MUNIT(100000))", "function MUNIT builds an array"),
+    ("=SUM(E1:F600000)", "more than 1,000,000 cells"),
+])
+def test_hostile_formulas_are_refused_before_they_run(formula, reason):
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "S"
+    ws["E1"] = 1
+    ws["A1"] = formula
+    n = _normalized(_saved(wb))
+    assert _cells(n)[("S", "A1")]["value_status"] == "uncached_formula"
+    (message,) = [i.message for i in n["issues"] if i.code == "formula_not_computed"]
+    assert reason in message
+
+
+def test_array_formulas_are_not_computed():
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "S"
+    for r in range(2, 5):
+        ws[f"B{r}"] = r
+    ws["C2"] = openpyxl.worksheet.formula.ArrayFormula("C2:C4", "=B2:B4*10")
+    n = _normalized(_saved(wb))
+    assert _cells(n)[("S", "C2")]["value_status"] == "uncached_formula"
+    (message,) = [i.message for i in n["issues"] if i.code == "formula_not_computed"]
+    assert "array formula" in message
+
+
 def test_computing_is_deterministic():
     data = sales_book()
     first, second = _normalized(data), _normalized(data)
@@ -192,6 +256,9 @@ def test_compute_uncached_without_uncached_formulas_computes_nothing():
     ("SUM(A:C)", [("A:C", "columns", "S", "A1:C1048576")]),
     ("SUM(2:3)", [("2:3", "rows", "S", "A2:XFD3")]),
     ("[1]Other!A1", [("[1]Other!A1", "external", None, None)]),
+    ("'C:\\x\\[book.xlsx]Sheet1'!A1", [("'C:\\x\\[book.xlsx]Sheet1'!A1", "external", None,
+                                        None)]),
+    ("@Data!A1:A3", [("Data!A1:A3", "range", "Data", "A1:A3")]),
     ("MyName*2", [("MyName", "name", None, None)]),
     ("SUM(Sheet1:Sheet3!A1)", [("Sheet1:Sheet3!A1", "sheets", None, None)]),
     ('IF(A1="B2",C1,"D4")', [("A1", "cell", "S", "A1"), ("C1", "cell", "S", "C1")]),

@@ -100,9 +100,12 @@ def test_merged_cells(audited):
 def test_uncached_formulas(audited):
     root, _, _ = audited
     # openpyxl stores the totals without a cached value: computed, the formula kept
+    # and version 2, whose D2 is 100 more, has a total 100 more
     assert _run(root, "uncached_formulas") == [
-        ("ledger.xlsx", "Ledger", "D14", "SUM(D2:D13)", "computed", "$16,343.95"),
-        ("ledger.xlsx", "Ledger", "E14", "SUM(E2:E13)", "computed", "$16,343.95"),
+        (1, "Ledger", "D14", "SUM(D2:D13)", "computed", "$16,343.95"),
+        (1, "Ledger", "E14", "SUM(E2:E13)", "computed", "$16,343.95"),
+        (2, "Ledger", "D14", "SUM(D2:D13)", "computed", "$16,443.95"),
+        (2, "Ledger", "E14", "SUM(E2:E13)", "computed", "$16,343.95"),
     ]
 
 

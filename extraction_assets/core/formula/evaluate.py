@@ -9,8 +9,10 @@ order of their dependencies (a formula reading another uncached formula waits fo
 cached values of every other cell as inputs. What cannot be computed keeps its formula text and
 gives an ``info`` issue ``formula_not_computed`` naming the reason: a function the library does
 not have, a volatile function (``NOW``, ``RAND``...: the same bytes must give the same output),
-a defined name, a table or another workbook read, a circular reference, a range of more than
-:data:`MAX_INPUT_CELLS` cells, more than :data:`MAX_COMPUTED_FORMULAS` formulas in the workbook.
+a defined name, a table or another workbook read, a circular reference, an array formula (its
+values spill over a range), a whole column read by a function whose result depends on the
+column's length, and the bounds below (inputs are hostile: every size and count is bounded,
+each by a deterministic count, never by a clock).
 """
 
 from __future__ import annotations
@@ -26,19 +28,41 @@ import pyarrow.compute as pc
 from extraction_assets.core.a1 import cell_ref, range_ref
 from extraction_assets.core.formula.refs import (
     Reference,
+    compares,
     formula_functions,
     formula_references,
+    literals,
     parse_reference,
     relative_reference,
     relative_shape,
+    token_count,
 )
 from extraction_assets.core.grid import cell_keys, cells_in_range
 from extraction_assets.core.model import Issue
 
 #: Most formulas without a cached value computed in one workbook; the rest keep their text.
 MAX_COMPUTED_FORMULAS = 100_000
+#: Most formulas of distinct shapes compiled for one workbook (~0.6 ms each).
+MAX_COMPILED_FORMULAS = 20_000
+#: Most tokens of one formula computed (the library's parser grows faster than the length).
+MAX_FORMULA_TOKENS = 1_000
 #: Most cells one formula may read (a whole column is read down to the sheet's last row).
 MAX_INPUT_CELLS = 1_000_000
+#: Most cells the matrix functions may read (their results grow with the square of it).
+MAX_MATRIX_INPUT_CELLS = 2_000
+MATRIX_FUNCTIONS = frozenset({"MMULT", "MINVERSE", "MDETERM"})
+#: Functions building an array of a size their arguments give: never computed.
+SIZED_FUNCTIONS = frozenset({"MUNIT", "MAKEARRAY", "SEQUENCE"})
+#: Most characters ``REPT`` may be asked for (longest text or literal x largest number read).
+MAX_REPEATED_CHARS = 1_000_000
+#: Excel's most characters in a cell: a longer text result is ``#VALUE!``, as in Excel.
+MAX_TEXT_CHARS = 32_767
+#: Functions whose result over a whole column (``A:A``) is the same over the column down to
+#: its last cell: only they may read one (``ROWS(A:A)``, ``COUNTBLANK(A:A)`` may not).
+WHOLE_COLUMN_FUNCTIONS = frozenset({
+    "SUM", "SUMIF", "SUMIFS", "AVERAGE", "AVERAGEIF", "AVERAGEIFS", "MIN", "MAX", "MINIFS",
+    "MAXIFS", "COUNT", "COUNTA", "VLOOKUP", "HLOOKUP", "MATCH", "XLOOKUP", "XMATCH", "LARGE",
+    "SMALL", "MEDIAN", "IF", "IFERROR", "IFNA", "ROUND", "ABS"})
 #: Functions whose value depends on the moment or on chance: never computed.
 VOLATILE_FUNCTIONS = frozenset({"NOW", "TODAY", "RAND", "RANDBETWEEN", "RANDARRAY",
                                 "_XLFN.RANDARRAY", "INFO", "CELL"})
@@ -146,11 +170,12 @@ def _stored(result) -> tuple[str, str]:
         number = float(value)
         if not math.isfinite(number):
             return "e", "#NUM!"
+        number = float(f"{number:.15g}")  # Excel keeps 15 significant digits: 0.1+0.2 is 0.3
         if number.is_integer() and abs(number) < 2 ** 53:
             return "n", str(int(number))
         return "n", repr(number)
     if isinstance(value, str):
-        return "str", value
+        return ("e", "#VALUE!") if len(value) > MAX_TEXT_CHARS else ("str", value)
     raise NotComputed(f"the result is a {type(value).__name__}")
 
 
@@ -161,13 +186,16 @@ class FormulaEvaluator:
     or the values computed for them already (:attr:`computed`, by (sheet, cells-table row)).
     """
 
-    def __init__(self, sheets: dict[str, SheetCells], date1904: bool = False):
+    def __init__(self, sheets: dict[str, SheetCells], date1904: bool = False,
+                 max_formula_chars: int | None = None):
         import formulas  # 0.7 s to load its function set: only for files that need it
 
         self._parser = formulas.Parser
         self._known = frozenset(formulas.get_functions())
         self.sheets = sheets
         self.date1904 = date1904
+        self.max_formula_chars = max_formula_chars
+        self.compilations = 0
         self.by_upper = {name.upper(): name for name in sheets}
         self.computed: dict[tuple[str, int], tuple[str, str]] = {}
         self._compiled: dict[tuple, tuple[object, list[int] | None]] = {}
@@ -177,8 +205,15 @@ class FormulaEvaluator:
         functions = formula_functions(formula)
         if functions is None:
             raise NotComputed("the formula cannot be parsed")
+        if self.max_formula_chars is not None and len(formula) >= self.max_formula_chars:
+            raise NotComputed(f"its text was cut at {self.max_formula_chars:,} characters")
+        if token_count(formula) > MAX_FORMULA_TOKENS:
+            raise NotComputed(f"it has more than {MAX_FORMULA_TOKENS:,} tokens")
         for name in functions:
             bare = name.removeprefix("_XLFN.").removeprefix("_XLWS.")
+            if bare in SIZED_FUNCTIONS:
+                raise NotComputed(f"function {bare} builds an array of the size its arguments "
+                                  f"give")
             if name in VOLATILE_FUNCTIONS or bare in VOLATILE_FUNCTIONS:
                 raise NotComputed(f"volatile function {bare} (its value depends on when it "
                                    f"runs)")
@@ -199,6 +234,12 @@ class FormulaEvaluator:
                                    f"reference)")
             if ref.sheet.upper() not in self.by_upper:
                 raise NotComputed(f"it reads sheet {ref.sheet!r}, which the workbook lacks")
+            if ref.kind in ("columns", "rows"):
+                bare = {f.removeprefix("_XLFN.") for f in formula_functions(formula) or ()}
+                if compares(formula) or not bare <= WHOLE_COLUMN_FUNCTIONS:
+                    raise NotComputed(f"it reads the whole {ref.kind[:-1]} {ref.text} with a "
+                                      f"function or comparison whose result depends on its "
+                                      f"length")
         return refs
 
     def _compile(self, formula: str, sheet: str, row: int, col: int
@@ -216,6 +257,10 @@ class FormulaEvaluator:
         key = (shape, sheet) if shape is not None else (formula, sheet, row, col)
         found = self._compiled.get(key)
         if found is None:
+            if self.compilations >= MAX_COMPILED_FORMULAS:
+                raise NotComputed(f"the workbook has more than {MAX_COMPILED_FORMULAS:,} "
+                                  f"formulas of distinct shapes to compile")
+            self.compilations += 1
             context = {"sheet": sheet.upper(), "cr": row, "cc": col}
             at = Ranges().push(f"{_quoted(sheet.upper())}!{cell_ref(row, col)}")
             fn = self._parser().ast("=" + formula, context=context)[1].compile(
@@ -237,17 +282,20 @@ class FormulaEvaluator:
         return found
 
     def _read(self, ref: Reference):
-        """The cells ``ref`` reads as the library's range of their values (a whole column
-        read down to the sheet's last row)."""
+        """The cells ``ref`` reads as the library's range of their values (a whole column or
+        row read down to the sheet's last cell, which :meth:`references` allows only where
+        that changes no result; a range as written)."""
         import schedula
         from formulas.ranges import Ranges
 
         if ref.first_row is None or ref.sheet.upper() not in self.by_upper:
             raise NotComputed(f"it reads {ref.text}, which cannot be resolved")
         target = self.sheets[self.by_upper[ref.sheet.upper()]]
-        r1, c1 = ref.first_row, ref.first_col
-        r2, c2 = max(min(ref.last_row, target.last_row), r1), max(min(ref.last_col,
-                                                                     target.last_col), c1)
+        r1, c1, r2, c2 = ref.first_row, ref.first_col, ref.last_row, ref.last_col
+        if ref.kind == "columns":
+            r2 = max(min(r2, target.last_row), r1)
+        elif ref.kind == "rows":
+            c2 = max(min(c2, target.last_col), c1)
         if (r2 - r1 + 1) * (c2 - c1 + 1) > MAX_INPUT_CELLS:
             raise NotComputed(f"it reads {ref.text}, more than {MAX_INPUT_CELLS:,} cells")
         grid = np.empty((r2 - r1 + 1, c2 - c1 + 1), dtype=object)
@@ -277,11 +325,34 @@ class FormulaEvaluator:
             else:
                 written = formula_references(formula, sheet)
                 refs = [written[i] for i in pairs]
-            return _stored(fn(*[self._read(ref) for ref in refs]))
+            inputs = [self._read(ref) for ref in refs]
+            self._bound(formula, inputs)
+            return _stored(fn(*inputs))
         except NotComputed:
             raise
         except Exception as exc:  # the library's own failure on this formula
             raise NotComputed(f"the evaluator failed ({type(exc).__name__})") from None
+
+
+    @staticmethod
+    def _bound(formula: str, inputs: list) -> None:
+        """Refuse, before it runs, a formula whose result could be far larger than its inputs:
+        ``REPT`` asked for more than :data:`MAX_REPEATED_CHARS` characters, a matrix function
+        reading more than :data:`MAX_MATRIX_INPUT_CELLS` cells."""
+        functions = {f.removeprefix("_XLFN.") for f in formula_functions(formula) or ()}
+        if functions & MATRIX_FUNCTIONS:
+            cells = sum(int(np.size(r.value)) for r in inputs)
+            if cells > MAX_MATRIX_INPUT_CELLS:
+                raise NotComputed(f"a matrix function reads {cells:,} cells (more than "
+                                  f"{MAX_MATRIX_INPUT_CELLS:,})")
+        if "REPT" in functions:
+            values = [v for r in inputs for v in np.ravel(r.value)] + list(literals(formula))
+            longest = max((len(v) for v in values if isinstance(v, str)), default=0)
+            largest = max((abs(v) for v in values if isinstance(v, (int, float))
+                           and not isinstance(v, bool)), default=0)
+            if max(longest, 1) * largest > MAX_REPEATED_CHARS:
+                raise NotComputed(f"REPT could build more than {MAX_REPEATED_CHARS:,} "
+                                  f"characters")
 
 
 def _place(ref: Reference) -> tuple:
@@ -295,11 +366,16 @@ def _quoted(sheet: str) -> str:
 
 
 def compute_uncached(sheets: list[tuple[str, pa.Table]], date1904: bool = False,
+                     max_formula_chars: int | None = None,
                      stage: str = "normalized_grids") -> Computed:
     """Compute the formulas of ``sheets`` (``(sheet name, parsed cells)``, the cells as
     :data:`~extraction_assets.core.ooxml.worksheet.CELL_SCHEMA`: 1-based ``row``/``col``,
     ``data_type``, ``value``, ``formula`` without ``=``) that have no cached value;
-    ``date1904``: the workbook's date system (date functions are not computed in 1904 books).
+    ``date1904``: the workbook's date system (date functions are not computed in 1904 books);
+    ``max_formula_chars``: the reader's cut of a cell's text (``Limits.max_cell_chars``): a
+    formula that long may have been cut and is not computed. Array formulas (``formula_kind``
+    ``array``) are not computed: their values spill over a range of cells the file does not
+    hold.
 
     Returns the computed values by sheet and ``info`` issues of ``stage``: one
     ``formulas_computed`` per sheet with computed cells, one ``formula_not_computed`` per
@@ -308,24 +384,33 @@ def compute_uncached(sheets: list[tuple[str, pa.Table]], date1904: bool = False,
     """
     result = Computed()
     pending: list[tuple[str, int, str]] = []
+    arrays: list[tuple[str, int]] = []
     for name, cells in sheets:
         if cells.num_rows == 0:
             continue
         uncached = pc.and_(pc.is_null(cells.column("value")), pc.is_valid(cells.column("formula")))
         found = np.flatnonzero(uncached.to_numpy(zero_copy_only=False))
         if len(found):
-            formulas_ = cells.column("formula").take(pa.array(found)).to_pylist()
-            pending.extend((name, int(p), f) for p, f in zip(found.tolist(), formulas_))
-    if not pending:
+            taken = pa.array(found)
+            kinds = cells.column("formula_kind").take(taken).to_pylist()
+            for p, f, kind in zip(found.tolist(), cells.column("formula").take(taken).to_pylist(),
+                                  kinds):
+                if kind == "array":
+                    arrays.append((name, p))
+                else:
+                    pending.append((name, p, f))
+    if not pending and not arrays:
         return result
     index = {name: SheetCells(name, cells) for name, cells in sheets}
-    evaluator = FormulaEvaluator(index, date1904)
+    evaluator = FormulaEvaluator(index, date1904, max_formula_chars)
     failed: dict[tuple[str, str], list[str]] = defaultdict(list)
 
     def fail(sheet: str, position: int, reason: str) -> None:
         s = index[sheet]
         failed[(sheet, reason)].append(cell_ref(int(s.rows[position]), int(s.cols[position])))
 
+    for sheet, position in arrays:
+        fail(sheet, position, "array formula (its values spill over a range)")
     if len(pending) > MAX_COMPUTED_FORMULAS:
         for sheet, position, _ in pending[MAX_COMPUTED_FORMULAS:]:
             fail(sheet, position, f"the workbook has more than {MAX_COMPUTED_FORMULAS:,} "

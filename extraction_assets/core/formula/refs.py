@@ -94,7 +94,8 @@ def _bounds(area: str) -> tuple[str, tuple[int, int, int, int]] | None:
 
 def parse_reference(text: str, sheet: str) -> Reference:
     """The :class:`Reference` of one range operand ``text`` of a formula on ``sheet``."""
-    if text.startswith("[") or "]!" in text or "'[" in text:
+    text = text.removeprefix("@")  # the implicit intersection operator of dynamic arrays
+    if text.startswith("[") or "[" in text.rpartition("!")[0]:
         return Reference(text, "external", None)
     both = _BOTH_ENDS.match(text)
     if both and both["first"] == both["second"]:
@@ -203,3 +204,34 @@ def formula_functions(formula: str) -> tuple[str, ...] | None:
     if tokens is None:
         return None
     return tuple(text[:-1].upper() for kind, text in tokens if kind == _FUNCTION)
+
+
+def token_count(formula: str) -> int:
+    """How many tokens ``formula`` has (0 when the tokenizer cannot read it)."""
+    return len(_tokens(formula) or ())
+
+
+#: The comparison operators of the formula grammar (ECMA-376 Part 1 §18.17.2.2).
+_COMPARISONS = frozenset({"=", "<>", "<", ">", "<=", ">="})
+
+
+def compares(formula: str) -> bool:
+    """Whether ``formula`` uses a comparison operator (``A:A=""``; not a criterion written
+    as text, ``">5"``)."""
+    return any(kind == _OTHER and text in _COMPARISONS for kind, text in _tokens(formula) or ())
+
+
+def literals(formula: str) -> list:
+    """The number and text literals of ``formula`` (texts without their quotes)."""
+    found = []
+    for kind, text in _tokens(formula) or ():
+        if kind != _OTHER:
+            continue
+        if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
+            found.append(text[1:-1].replace('""', '"'))
+        else:
+            try:
+                found.append(float(text))
+            except ValueError:
+                pass
+    return found

@@ -76,7 +76,7 @@ def _typed_json(cells: pa.Table) -> pa.Array:
 
 #: The StyledGrid columns a record reads.
 _RECORD_COLUMNS = ("value_type", "number_value", "iso_value", "raw_value", "display_text",
-                   "merged_from", "value_status", "formula")
+                   "merged_from", "value_status", "ref")
 
 
 @dataclass
@@ -284,8 +284,7 @@ class RecordSet:
             taken = self.cells.take(pa.array(cells[start:start + _GATHER_CELLS]))
             computed = pc.if_else(
                 pc.equal(taken.column("value_status").combine_chunks(), "computed"),
-                pc.binary_join_element_wise("=", taken.column("formula").combine_chunks(), ""),
-                pa.scalar(None, pa.string()))
+                taken.column("ref").combine_chunks(), pa.scalar(None, pa.string()))
             return (pc.fill_null(taken.column("display_text"), "").combine_chunks(),
                     _typed_json(taken), taken.column("merged_from").combine_chunks(), computed)
 
@@ -440,8 +439,9 @@ class RecordSet:
                                                           keep_valid=True))
 
     def computed_json(self) -> pa.Array:
-        """``computed`` of each row as JSON: header -> formula (``=B2*2``) of each value that
-        was computed because the file stored no cached value (value_status ``computed``)."""
+        """``computed`` of each row as JSON: header -> A1 reference of each value that was
+        computed because the file stored no cached value (value_status ``computed``; its
+        formula is in the cell's row of ``cells``, where redaction applies)."""
         return self._cached("computed", lambda: self._keyed(json_strings, self.computed,
                                                             keep_valid=True))
 
@@ -507,7 +507,7 @@ class TableRecords:
     ``i * n_columns + j`` of the flat arrays: ``display`` (the display text, ``""`` where the
     row has no cell), ``values`` (JSON of the typed value, ``null`` where there is none),
     ``merged_from`` (A1 reference of the cell the value came from, merged range or filled-down
-    group label; null otherwise), ``computed`` (``=formula`` of a value computed because the
+    group label; null otherwise), ``computed`` (A1 reference of a value computed because the
     file cached none; null otherwise) and ``markup`` (rich-text HTML of the cell, null where there
     is none). Iterating gives :class:`Record` objects.
     """
