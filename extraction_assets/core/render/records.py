@@ -383,8 +383,8 @@ class RecordSet:
 
     def forget(self, *names: str) -> None:
         """Drop the texts built for every record by these methods (``html``, ``texts``,
-        ``lines``, ``line_array``, ``record``, ``display``, ``merged``, ``computed``): they are built again
-        when asked."""
+        ``lines``, ``line_array``, ``record``, ``display``, ``merged``, ``computed``): they
+        are built again when asked."""
         for name in names:
             self._cache.pop(name, None)
 
@@ -409,6 +409,8 @@ class RecordSet:
         """One JSON object per record: ``{"Header": value, ...}``, each value the JSON text
         ``value_of`` gives for a slice of ``entries``; with ``keep_valid``, the entries where
         ``entries`` is null are left out."""
+        if keep_valid and entries.null_count == len(entries):  # most merged_from, computed
+            return pa.array(["{}"], pa.string()).take(pa.array(np.zeros(len(self.rows), np.int32)))
         keys = json_strings(self.headers)
 
         def build(e0: int, e1: int, offsets: np.ndarray) -> pa.Array:
