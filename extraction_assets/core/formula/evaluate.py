@@ -209,6 +209,7 @@ class FormulaEvaluator:
             raise NotComputed(f"its text was cut at {self.max_formula_chars:,} characters")
         if token_count(formula) > MAX_FORMULA_TOKENS:
             raise NotComputed(f"it has more than {MAX_FORMULA_TOKENS:,} tokens")
+        self._bound(formula, [])  # the library folds literals as it compiles
         for name in functions:
             bare = name.removeprefix("_XLFN.").removeprefix("_XLWS.")
             if bare in SIZED_FUNCTIONS:
@@ -336,7 +337,8 @@ class FormulaEvaluator:
 
     @staticmethod
     def _bound(formula: str, inputs: list) -> None:
-        """Refuse, before it runs, a formula whose result could be far larger than its inputs:
+        """Refuse, before it runs (or compiles: literals are folded then), a formula whose
+        result could be far larger than its inputs (``inputs``: the ranges it reads, if known):
         ``REPT`` asked for more than :data:`MAX_REPEATED_CHARS` characters, a matrix function
         reading more than :data:`MAX_MATRIX_INPUT_CELLS` cells."""
         functions = {f.removeprefix("_XLFN.") for f in formula_functions(formula) or ()}
@@ -411,17 +413,20 @@ def compute_uncached(sheets: list[tuple[str, pa.Table]], date1904: bool = False,
 
     for sheet, position in arrays:
         fail(sheet, position, "array formula (its values spill over a range)")
+    uncached = {(sheet, position) for sheet, position, _ in pending} | set(arrays)
     if len(pending) > MAX_COMPUTED_FORMULAS:
         for sheet, position, _ in pending[MAX_COMPUTED_FORMULAS:]:
             fail(sheet, position, f"the workbook has more than {MAX_COMPUTED_FORMULAS:,} "
                                   f"formulas without a cached value")
         pending = pending[:MAX_COMPUTED_FORMULAS]
-    # dependencies among the uncached cells: a cell waits for every uncached cell it reads
+    # dependencies among the uncached cells: a cell waits for every uncached cell it reads;
+    # one reading an uncached cell that will not be computed (an array formula, one past the
+    # count) is not computed either: it would read an empty cell
     node = {(sheet, position): k for k, (sheet, position, _) in enumerate(pending)}
     uncached_keys: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-    for sheet in {s for s, _, _ in pending}:
+    for sheet in {s for s, _ in uncached}:
         s = index[sheet]
-        mine = np.array(sorted(p for (n, p) in node if n == sheet), dtype=np.int64)
+        mine = np.array(sorted(p for (n, p) in uncached if n == sheet), dtype=np.int64)
         keys = cell_keys(s.rows[mine], s.cols[mine])
         order = np.argsort(keys, kind="stable")
         uncached_keys[sheet] = (keys[order], s.cols[mine][order], mine[order])
@@ -442,7 +447,13 @@ def compute_uncached(sheets: list[tuple[str, pa.Table]], date1904: bool = False,
             keys, cols, positions = uncached_keys[target]
             for j in cells_in_range(keys, cols, ref.first_row, ref.first_col, ref.last_row,
                                     ref.last_col).tolist():
-                dependents[node[(target, int(positions[j]))]].append(k)
+                source = node.get((target, int(positions[j])))
+                if source is None:
+                    s = index[target]
+                    at = cell_ref(int(s.rows[positions[j]]), int(s.cols[positions[j]]))
+                    blocked.setdefault(k, f"it reads {target}!{at}, which was not computed")
+                    continue
+                dependents[source].append(k)
                 waits_for[k] += 1
     ready = deque(k for k in range(len(pending)) if waits_for[k] == 0)
     done: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
