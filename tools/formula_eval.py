@@ -31,6 +31,7 @@ from extraction_assets.core.formula.evaluate import (
     FormulaEvaluator,
     NotComputed,
     SheetCells,
+    cached_value,
 )
 from extraction_assets.core.open import open_workbook
 from tools.paths import shared_dir
@@ -58,18 +59,7 @@ class PycelEvaluator:
         return self.sheets[name]
 
     def _value(self, sheet: SheetCells, position: int):
-        data_type = sheet.types[position].as_py()
-        value = sheet.values[position].as_py()
-        if value is None:
-            return None
-        if data_type in (None, "n"):
-            try:
-                return float(value)
-            except ValueError:
-                return value
-        if data_type == "b":
-            return value in ("1", "true", "TRUE")
-        return value
+        return cached_value(sheet.types[position].as_py(), sheet.values[position].as_py())
 
     def _one(self, address):
         address = self._cell(address) if isinstance(address, str) else address

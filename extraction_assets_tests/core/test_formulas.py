@@ -23,6 +23,13 @@ def _saved(wb: openpyxl.Workbook) -> bytes:
     return out.getvalue()
 
 
+def _book(title: str) -> tuple[openpyxl.Workbook, object]:
+    """A new openpyxl workbook and its one sheet, named ``title``."""
+    wb = openpyxl.Workbook()
+    wb.active.title = title
+    return wb, wb.active
+
+
 def _normalized(data: bytes) -> dict[str, pa.Table]:
     p = stages.parse_stage("wb", data).tables
     out = stages.normalize_stage("wb", p["parsed_cells"], p["parsed_sheets"], p["styles"],
@@ -36,9 +43,7 @@ def _cells(tables) -> dict[tuple[str, str], dict]:
 
 def sales_book() -> bytes:
     """What a script writes: openpyxl stores formulas and no cached value."""
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    ws.title = "Sales"
+    wb, ws = _book("Sales")
     ws.append(["Item", "Qty", "Double"])
     for i in range(2, 10):
         ws.append([f"item {i}", i * 10, f"=B{i}*2"])
@@ -98,9 +103,7 @@ def test_a_cached_value_is_never_replaced():
 
 
 def test_what_cannot_be_computed_keeps_its_text_with_an_info_issue():
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    ws.title = "S"
+    wb, ws = _book("S")
     ws["A1"] = 1
     ws["B1"] = "=NOW()"  # volatile: the same bytes must give the same output
     ws["B2"] = "=NOSUCHFUNCTION(A1)"
@@ -125,9 +128,7 @@ def test_what_cannot_be_computed_keeps_its_text_with_an_info_issue():
 
 
 def test_a_long_chain_and_other_sheets_are_computed_in_dependency_order():
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    ws.title = "Chain"
+    wb, ws = _book("Chain")
     ws["A1"] = 1
     for r in range(2, 3001):  # a running total: each row reads the one above
         ws[f"A{r}"] = f"=A{r - 1}+1"
@@ -142,9 +143,7 @@ def test_a_long_chain_and_other_sheets_are_computed_in_dependency_order():
 
 
 def test_formulas_of_one_shape_read_their_own_cells():
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    ws.title = "S"
+    wb, ws = _book("S")
     for r in range(2, 6):
         ws[f"B{r}"] = r - 1
         ws[f"C{r}"] = f"=B{r}+$B$2"  # in C2 both read B2; in C3 they read B3 and B2
@@ -171,9 +170,7 @@ def test_date_functions_are_not_computed_in_a_1904_workbook():
 
 
 def test_ranges_are_read_as_written_and_whole_columns_only_where_length_is_moot():
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    ws.title = "S"
+    wb, ws = _book("S")
     for r in range(1, 6):
         ws[f"E{r}"] = r
     ws["A11"] = "last"  # the used range ends at row 11
@@ -192,9 +189,7 @@ def test_ranges_are_read_as_written_and_whole_columns_only_where_length_is_moot(
 
 
 def test_results_are_stored_as_excel_would():
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    ws.title = "S"
+    wb, ws = _book("S")
     ws["A1"] = "=0.1+0.2"
     ws["A2"] = '=REPT("x",40000)'  # longer than a cell may hold: #VALUE!, as in Excel
     cells = _cells(_normalized(_saved(wb)))
@@ -213,9 +208,7 @@ def test_results_are_stored_as_excel_would():
 ])
 def test_hostile_formulas_are_refused_before_they_run(formula, reason):
     # REPT of literals: the library folds them as it compiles, so the bound comes first
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    ws.title = "S"
+    wb, ws = _book("S")
     ws["E1"], ws["E2"], ws["E3"] = 1, "ab", 400_000_000
     ws["A1"] = formula
     n = _normalized(_saved(wb))
@@ -225,9 +218,7 @@ def test_hostile_formulas_are_refused_before_they_run(formula, reason):
 
 
 def test_array_formulas_are_not_computed():
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    ws.title = "S"
+    wb, ws = _book("S")
     for r in range(2, 5):
         ws[f"B{r}"] = r
     ws["C2"] = openpyxl.worksheet.formula.ArrayFormula("C2:C4", "=B2:B4*10")

@@ -132,13 +132,11 @@ class SheetCells:
         return self.order[cells_in_range(self.keys, self.sorted_cols, r1, c1, r2, c2)]
 
 
-def _input_value(data_type: str | None, value: str | None):
-    """A cached cell value as the library takes it (a float, bool, text or error)."""
-    import schedula
-    from formulas.tokens.operand import Error
-
+def cached_value(data_type: str | None, value: str | None):
+    """A cell's cached value as Python: ``None`` when empty, a float for a number (``n``, the
+    default type), a bool (``b``), else the text (an error's code, a string)."""
     if value is None:
-        return schedula.EMPTY
+        return None
     if data_type in (None, "n"):
         try:
             return float(value)
@@ -146,9 +144,20 @@ def _input_value(data_type: str | None, value: str | None):
             return value
     if data_type == "b":
         return value in ("1", "true", "TRUE")
+    return value
+
+
+def _input_value(data_type: str | None, value: str | None):
+    """A cached cell value as the library takes it (:func:`cached_value`, with the library's
+    empty cell and error values)."""
+    import schedula
+    from formulas.tokens.operand import Error
+
+    if value is None:
+        return schedula.EMPTY
     if data_type == "e":
         return Error.errors.get(value, value)
-    return value
+    return cached_value(data_type, value)
 
 
 def _stored(result) -> tuple[str, str]:
