@@ -120,11 +120,22 @@ def test_what_cannot_be_computed_keeps_its_text_with_an_info_issue():
     messages = {i.ref: i.message for i in n["issues"] if i.code == "formula_not_computed"}
     assert "volatile function NOW" in messages["B1"]
     assert "function NOSUCHFUNCTION is not supported" in messages["B2"]
-    assert "reads S!B2, which was not computed" in messages["B3"]
+    assert "reads a formula cell that was not computed" in messages["B3"]
     assert "another workbook" in messages["B4"]
     assert "circular reference" in messages["B5"]
     assert "MyName" in messages["B7"]
     assert all(i.severity == "info" for i in n["issues"])
+
+
+def test_a_chain_behind_a_formula_not_computed_is_one_issue():
+    wb, ws = _book("S")
+    ws["A1"] = "=NOSUCHFUNCTION(1)"
+    for r in range(2, 2001):
+        ws[f"A{r}"] = f"=A{r - 1}+1"
+    n = _normalized(_saved(wb))
+    issues = [i for i in n["issues"] if i.code == "formula_not_computed"]
+    assert [(i.ref, i.message.split(" formula")[0]) for i in issues] == [("A1", "1"),
+                                                                        ("A2", "1,999")]
 
 
 def test_a_long_chain_and_other_sheets_are_computed_in_dependency_order():
@@ -229,7 +240,7 @@ def test_array_formulas_are_not_computed():
     assert cells[("S", "D2")]["value_status"] == "uncached_formula"
     messages = {i.ref: i.message for i in n["issues"] if i.code == "formula_not_computed"}
     assert "array formula" in messages["C2"]
-    assert "reads S!C2, which was not computed" in messages["D2"]
+    assert "reads a formula cell that was not computed" in messages["D2"]
 
 
 def test_computing_is_deterministic():

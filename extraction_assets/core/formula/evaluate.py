@@ -376,6 +376,11 @@ def _quoted(sheet: str) -> str:
     return "'" + sheet.replace("'", "''") + "'"
 
 
+#: One reason for every formula reading one that was not computed (a chain of them is one
+#: issue; which cell it reads is in ``formula_refs``).
+_READS_NOT_COMPUTED = "it reads a formula cell that was not computed"
+
+
 def compute_uncached(sheets: list[tuple[str, pa.Table]], date1904: bool = False,
                      max_formula_chars: int | None = None,
                      stage: str = "normalized_grids") -> Computed:
@@ -432,10 +437,13 @@ def compute_uncached(sheets: list[tuple[str, pa.Table]], date1904: bool = False,
     # one reading an uncached cell that will not be computed (an array formula, one past the
     # count) is not computed either: it would read an empty cell
     node = {(sheet, position): k for k, (sheet, position, _) in enumerate(pending)}
+    by_sheet: dict[str, list[int]] = defaultdict(list)
+    for sheet, position in uncached:
+        by_sheet[sheet].append(position)
     uncached_keys: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-    for sheet in {s for s, _ in uncached}:
+    for sheet, positions in by_sheet.items():
         s = index[sheet]
-        mine = np.array(sorted(p for (n, p) in uncached if n == sheet), dtype=np.int64)
+        mine = np.array(sorted(positions), dtype=np.int64)
         keys = cell_keys(s.rows[mine], s.cols[mine])
         order = np.argsort(keys, kind="stable")
         uncached_keys[sheet] = (keys[order], s.cols[mine][order], mine[order])
@@ -458,9 +466,7 @@ def compute_uncached(sheets: list[tuple[str, pa.Table]], date1904: bool = False,
                                     ref.last_col).tolist():
                 source = node.get((target, int(positions[j])))
                 if source is None:
-                    s = index[target]
-                    at = cell_ref(int(s.rows[positions[j]]), int(s.cols[positions[j]]))
-                    blocked.setdefault(k, f"it reads {target}!{at}, which was not computed")
+                    blocked.setdefault(k, _READS_NOT_COMPUTED)
                     continue
                 dependents[source].append(k)
                 waits_for[k] += 1
@@ -480,9 +486,7 @@ def compute_uncached(sheets: list[tuple[str, pa.Table]], date1904: bool = False,
                 blocked[k] = str(reason)
         for d in dependents.get(k, ()):
             if k in blocked and d not in blocked:
-                s = index[sheet]
-                ref = cell_ref(int(s.rows[position]), int(s.cols[position]))
-                blocked[d] = f"it reads {sheet}!{ref}, which was not computed"
+                blocked[d] = _READS_NOT_COMPUTED
             waits_for[d] -= 1
             if waits_for[d] == 0:
                 ready.append(d)
