@@ -187,16 +187,21 @@ def test_ranges_are_read_as_written_and_whole_columns_only_where_length_is_moot(
     ws["A11"] = "last"  # the used range ends at row 11
     formulas = {"B1": "=ROWS(E1:E100)", "B2": "=COUNTBLANK(E1:E100)",
                 "B3": "=INDEX(E1:E100,50)+1", "B4": "=SUM(E:E)", "B5": "=COUNTA(E:E)",
-                "B6": "=ROWS(E:E)", "B7": "=SUMPRODUCT(--(E:E=\"\"))"}
+                "B6": "=ROWS(E:E)", "B7": "=SUMPRODUCT(--(E:E=\"\"))",
+                "B8": '=IF(SUM(E:E)>10,"big","small")',
+                "B9": '=IF(ISNA(VLOOKUP(4,E:E,1,FALSE)),"no","yes")',
+                "B10": "=SUM((E:E=\"\")*1)"}
     for ref, formula in formulas.items():
         ws[ref] = formula
     n = _normalized(_saved(wb))
     cells = _cells(n)
     assert [cells[("S", f"B{r}")]["number_value"] for r in range(1, 6)] == [100, 95, 1, 15, 5]
-    for ref in ("B6", "B7"):
+    assert [cells[("S", r)]["display_text"] for r in ("B8", "B9")] == ["big", "yes"]
+    for ref in ("B6", "B7", "B10"):
         assert cells[("S", ref)]["value_status"] == "uncached_formula", ref
-    messages = {i.ref: i.message for i in n["issues"] if i.code == "formula_not_computed"}
-    assert "whole column E:E" in messages["B6"]
+    messages = {i.message for i in n["issues"] if i.code == "formula_not_computed"}
+    assert any("whole column or row E:E in ROWS()" in m for m in messages)
+    assert any("in an expression with a comparison" in m for m in messages)
 
 
 def test_results_are_stored_as_excel_would():

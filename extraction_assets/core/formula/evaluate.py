@@ -28,7 +28,6 @@ import pyarrow.compute as pc
 from extraction_assets.core.a1 import cell_ref, range_ref
 from extraction_assets.core.formula.refs import (
     Reference,
-    compares,
     formula_functions,
     formula_references,
     literals,
@@ -36,6 +35,7 @@ from extraction_assets.core.formula.refs import (
     relative_reference,
     relative_shape,
     token_count,
+    whole_line_uses,
 )
 from extraction_assets.core.grid import cell_keys, cells_in_range
 from extraction_assets.core.model import Issue
@@ -58,11 +58,12 @@ MAX_REPEATED_CHARS = 1_000_000
 #: Excel's most characters in a cell: a longer text result is ``#VALUE!``, as in Excel.
 MAX_TEXT_CHARS = 32_767
 #: Functions whose result over a whole column (``A:A``) is the same over the column down to
-#: its last cell: only they may read one (``ROWS(A:A)``, ``COUNTBLANK(A:A)`` may not).
+#: its last cell: a whole column or row is read only as their direct argument, with no
+#: comparison beside it (``ROWS(A:A)``, ``COUNTBLANK(A:A)``, ``SUM((A:A="")*1)`` are not).
 WHOLE_COLUMN_FUNCTIONS = frozenset({
     "SUM", "SUMIF", "SUMIFS", "AVERAGE", "AVERAGEIF", "AVERAGEIFS", "MIN", "MAX", "MINIFS",
     "MAXIFS", "COUNT", "COUNTA", "VLOOKUP", "HLOOKUP", "MATCH", "XLOOKUP", "XMATCH", "LARGE",
-    "SMALL", "MEDIAN", "IF", "IFERROR", "IFNA", "ROUND", "ABS"})
+    "SMALL", "MEDIAN"})
 #: Functions whose value depends on the moment or on chance: never computed.
 VOLATILE_FUNCTIONS = frozenset({"NOW", "TODAY", "RAND", "RANDBETWEEN", "RANDARRAY",
                                 "_XLFN.RANDARRAY", "INFO", "CELL"})
@@ -244,12 +245,13 @@ class FormulaEvaluator:
                                    f"reference)")
             if ref.sheet.upper() not in self.by_upper:
                 raise NotComputed(f"it reads sheet {ref.sheet!r}, which the workbook lacks")
-            if ref.kind in ("columns", "rows"):
-                bare = {f.removeprefix("_XLFN.") for f in formula_functions(formula) or ()}
-                if compares(formula) or not bare <= WHOLE_COLUMN_FUNCTIONS:
-                    raise NotComputed(f"it reads the whole {ref.kind[:-1]} {ref.text} with a "
-                                      f"function or comparison whose result depends on its "
-                                      f"length")
+        for text, function, compared in whole_line_uses(formula):
+            bare = (function or "").removeprefix("_XLFN.")
+            if compared or bare not in WHOLE_COLUMN_FUNCTIONS:
+                raise NotComputed(f"it reads the whole column or row {text} in "
+                                  f"{bare + '()' if bare else 'an expression'}"
+                                  f"{' with a comparison' if compared else ''}, whose result "
+                                  f"depends on its length")
         return refs
 
     def _compile(self, formula: str, sheet: str, row: int, col: int

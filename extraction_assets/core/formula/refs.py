@@ -215,12 +215,6 @@ def token_count(formula: str) -> int:
 _COMPARISONS = frozenset({"=", "<>", "<", ">", "<=", ">="})
 
 
-def compares(formula: str) -> bool:
-    """Whether ``formula`` uses a comparison operator (``A:A=""``; not a criterion written
-    as text, ``">5"``)."""
-    return any(kind == _OTHER and text in _COMPARISONS for kind, text in _tokens(formula) or ())
-
-
 def literals(formula: str) -> list:
     """The number and text literals of ``formula`` (texts without their quotes)."""
     found = []
@@ -235,3 +229,30 @@ def literals(formula: str) -> list:
             except ValueError:
                 pass
     return found
+
+
+def whole_line_uses(formula: str) -> list[tuple[str, str | None, bool]]:
+    """How ``formula`` uses each whole column or row it reads (``A:C``, ``1:3``): (the operand
+    as written, the function whose parentheses directly hold it, upper case, ``None`` for plain
+    parentheses or none, and whether a comparison operator stands inside those parentheses).
+    ``SUM(A:A)>0``: ``("A:A", "SUM", False)``; ``SUM((A:A="")*1)``: ``("A:A", None, True)``."""
+    frames: list[list] = [[None, False, []]]  # function, compares, whole-line operands
+    uses: list[tuple[str, str | None, bool]] = []
+
+    def close(frame: list) -> None:
+        uses.extend((text, frame[0], frame[1]) for text in frame[2])
+
+    for kind, text in _tokens(formula) or ():
+        if kind == _FUNCTION:
+            frames.append([text[:-1].upper(), False, []])
+        elif kind == _OTHER and text == "(":
+            frames.append([None, False, []])
+        elif kind == _OTHER and text == ")" and len(frames) > 1:
+            close(frames.pop())
+        elif kind == _OTHER and text in _COMPARISONS:
+            frames[-1][1] = True
+        elif kind == _RANGE and parse_reference(text, "").kind in ("columns", "rows"):
+            frames[-1][2].append(text)
+    for frame in reversed(frames):
+        close(frame)
+    return uses
