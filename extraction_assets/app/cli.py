@@ -223,6 +223,10 @@ def _print_result(result, earlier_version: bool = False) -> None:
         counts += (f"  [yellow]over_budget={c['over_budget']}[/] (chunks over the token budget: "
                    "a heading or cell longer than --max-tokens; code 'chunk_over_budget' in "
                    "extraction_issues)")
+    computed, kept = c.get("formulas_computed", 0), c.get("formulas_not_computed", 0)
+    if computed or kept:  # formulas stored without a cached value
+        counts += f"  formulas computed={computed}" + (
+            f" [yellow]not computed={kept}[/] (kept as text: extraction_issues)" if kept else "")
     if c.get("damaged"):  # files that did not read when counted: quarantined
         counts += (f"  [red]damaged={c['damaged']}[/] (files moved to the quarantine; "
                    "`extraction-assets repair` rebuilds them)")

@@ -36,7 +36,9 @@ class Lineage:
 def partition_counts(latest: dict[str, dict]) -> dict[str, int]:
     """Sheets, tables, records and chunks a partition's latest materializations wrote, its
     ``errors`` (issues of severity ``error`` of every asset: the file was read, but not all of
-    it) and ``over_budget`` (chunks over the token budget), from their metadata (``latest``:
+    it), ``over_budget`` (chunks over the token budget) and the formulas stored without a
+    cached value that were computed or not (``formulas_computed``, ``formulas_not_computed``),
+    from their metadata (``latest``:
     asset name -> metadata values, as :class:`Lineage` holds them); 0 for an asset never
     materialized."""
     def value(asset: str, key: str) -> int:
@@ -47,7 +49,9 @@ def partition_counts(latest: dict[str, dict]) -> dict[str, int]:
             "records": value("rendered_chunks", "records_rows"),
             "chunks": value("rendered_chunks", "chunks_rows"),
             "errors": sum(int(meta.get("error_issues") or 0) for meta in latest.values()),
-            "over_budget": value("rendered_chunks", "over_budget")}
+            "over_budget": value("rendered_chunks", "over_budget"),
+            "formulas_computed": value("normalized_grids", "computed_formulas"),
+            "formulas_not_computed": value("normalized_grids", "uncached_formulas")}
 
 
 def latest_counts(instance: DagsterInstance, workbook_hash: str) -> dict[str, int]:

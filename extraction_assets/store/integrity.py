@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from extraction_assets.core.errors import one_line
@@ -247,8 +248,10 @@ def _issue_counts(store: DataStore, workbook_hash: str,
 
 def summarize(store: DataStore, workbook_hash: str) -> dict[str, int]:
     """Sheets, tables, records and chunks written for one partition, its ``errors`` (issues of
-    severity ``error``: the file was read, but not all of it) and ``over_budget`` (chunks
-    over the token budget, see :func:`_issue_counts`); ``damaged``, when some, the files of
+    severity ``error``: the file was read, but not all of it), ``over_budget`` (chunks
+    over the token budget, see :func:`_issue_counts`), ``formulas_computed`` and
+    ``formulas_not_computed`` (formulas stored without a cached value, see
+    :mod:`extraction_assets.core.formula.evaluate`); ``damaged``, when some, the files of
     the partition that did not read (moved to the quarantine, counted as empty: ``repair``
     rebuilds them)."""
     damaged: list[str] = []
@@ -259,10 +262,17 @@ def summarize(store: DataStore, workbook_hash: str) -> dict[str, int]:
         if table == "blocks":
             counts["tables"] = 0 if data is None else data.column("kind").to_pylist().count(
                 "table")
+        if table == "sheets":
+            for key, column in (("formulas_computed", "n_computed_formulas"),
+                                ("formulas_not_computed", "n_uncached_formulas")):
+                found = data is not None and column in data.column_names  # older data dirs
+                counts[key] = (pc.sum(data.column(column)).as_py() or 0) if found else 0
     errors, over_budget = _issue_counts(store, workbook_hash, damaged)
     return {"sheets": counts["sheets"], "tables": counts["tables"],
             "records": counts["records"], "chunks": counts["chunks"],
             "errors": errors, "over_budget": over_budget,
+            "formulas_computed": counts["formulas_computed"],
+            "formulas_not_computed": counts["formulas_not_computed"],
             **({"damaged": len(damaged)} if damaged else {})}
 
 

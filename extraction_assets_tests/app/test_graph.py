@@ -173,6 +173,9 @@ def test_bad_file_fails_its_own_partition_and_the_batch_goes_on(tmp_path):
     root = tmp_path / "data"
     results = ingest_paths([bad, empty, tmp_path / "missing.xlsx", good], root)
     assert [r.status for r in results] == ["failed", "failed", "failed", "success"]
+    # the ledger's two totals are stored without a cached value: computed
+    assert (results[3].counts["formulas_computed"],
+            results[3].counts["formulas_not_computed"]) == (2, 0)
     assert "No such file" in results[2].error
     assert "not_a_spreadsheet" in results[0].error
     assert "empty" in results[1].error

@@ -299,3 +299,20 @@ def test_tokens_of_a_column_are_the_tokenizers_own(formula):
          else refs._OTHER, t.value)
         for t in Tokenizer("=" + formula).items)
     assert refs._tokens(formula) == direct
+
+
+def test_the_result_line_says_how_many_formulas_were_computed(monkeypatch):
+    from rich.console import Console
+
+    from extraction_assets.app import cli
+    from extraction_assets.app.ingest import IngestResult
+
+    out = Console(record=True, width=300)
+    monkeypatch.setattr(cli, "console", out)
+    counts = {"sheets": 1, "tables": 1, "records": 9, "chunks": 1}
+    cli._print_result(IngestResult("book.xlsx", "h" * 64, "success", counts=counts))
+    cli._print_result(IngestResult("book.xlsx", "h" * 64, "success", counts={
+        **counts, "formulas_computed": 10, "formulas_not_computed": 3}))
+    first, second = out.export_text().splitlines()
+    assert "formulas" not in first
+    assert "formulas computed=10 not computed=3 (kept as text" in second

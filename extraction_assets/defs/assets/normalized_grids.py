@@ -29,8 +29,10 @@ _PARSED = ("parsed_cells", "parsed_sheets", "styles", "workbook_properties")
     description=(
         "The StyledGrid: per cell the display text through its number format, typed value, "
         "resolved RGB colours, bold and size, merged values propagated with merged_from; per "
-        "sheet the used range computed from the cells. Colour legends (swatch next to a "
-        "label) found in the workbook become draft colour mappings."
+        "sheet the used range computed from the cells; formulas stored without a cached value "
+        "computed (value_status 'computed'), each formula's references in formula_refs. "
+        "Colour legends (swatch next to a label) found in the workbook become draft colour "
+        "mappings."
     ),
 )
 def normalized_grids(context: AssetExecutionContext, parsed: UpstreamTables,
@@ -49,6 +51,7 @@ def normalized_grids(context: AssetExecutionContext, parsed: UpstreamTables,
             "used_ranges": MetadataValue.json({s["sheet_name"]: s["used_range"]
                                                for s in sheets}),
             "uncached_formulas": sum(s["n_uncached_formulas"] for s in sheets),
+            "computed_formulas": sum(s["n_computed_formulas"] for s in sheets),
             "colour_legends": MetadataValue.json([
                 {k: row[k] for k in ("sheet_name", "fill_rgb", "tag")} for row in legends]),
             "colour_drafts": len(drafts),
