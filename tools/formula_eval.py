@@ -35,6 +35,7 @@ from extraction_assets.core.formula.evaluate import (
 )
 from extraction_assets.core.open import open_workbook
 from tools.paths import shared_dir
+from tools.sweep import manifest_files
 
 app = typer.Typer(add_completion=False)
 
@@ -116,17 +117,11 @@ def agrees(cached_type: str, cached: str, computed_type: str, computed: str) -> 
 
 
 def _files(corpus: Path, labelled: Path) -> list[Path]:
-    files = []
-    manifest = corpus / "MANIFEST.tsv"
-    if manifest.exists():
-        lines = manifest.read_text(encoding="utf-8").splitlines()
-        head = lines[0].split("\t")
-        for line in lines[1:]:
-            row = dict(zip(head, line.split("\t")))
-            if row.get("format") in ("xlsx", "xlsm"):
-                files.append(corpus / row["corpus_path"])
-    for suffix in ("*.xlsx", "*.xlsm"):
-        files.extend(sorted(labelled.glob(f"*/**/{suffix}")))
+    """The corpus's OOXML workbooks (its manifest, :func:`tools.sweep.manifest_files`) and the
+    labelled sets' (``*/files/``), those present."""
+    files = [corpus / p for p in manifest_files(corpus) if p.endswith((".xlsx", ".xlsm"))] \
+        if (corpus / "MANIFEST.tsv").exists() else []
+    files += sorted(p for s in ("*.xlsx", "*.xlsm") for p in labelled.glob(f"*/files/{s}"))
     return [f for f in files if f.exists()]
 
 

@@ -277,7 +277,8 @@ class FormulaEvaluator:
             at = Ranges().push(f"{_quoted(sheet.upper())}!{cell_ref(row, col)}")
             fn = self._parser().ast("=" + formula, context=context)[1].compile(
                 context=context, **{CELL: at})
-            written = [_place(ref) for ref in formula_references(formula, sheet)]
+            refs = formula_references(formula, sheet)
+            written = [_place(ref) for ref in refs]
             places = [_place(parse_reference(k, sheet)) for k in fn.inputs]
             pairs = ([written.index(p) for p in places]
                      if all(p in written for p in places) else None)
@@ -285,7 +286,7 @@ class FormulaEvaluator:
             # shared only if two references reading the same cells here always do (B2 and
             # $B$2 in C2 are one input of the compiled formula, and two cells in C3)
             forms: dict[tuple, set[str]] = defaultdict(set)
-            for ref in formula_references(formula, sheet):
+            for ref in refs:
                 forms[_place(ref)].add(relative_reference(ref.text, row, col))
             if pairs is not None and all(len(f) == 1 for f in forms.values()):
                 self._compiled[key] = found

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from typing import Callable, Sequence
 
 import numpy as np
@@ -38,9 +38,11 @@ class Chunk:
     rows: list[int] = field(default_factory=list)
     continuation: bool = False
 
-    @property
+    @cached_property
     def chunk_id(self) -> str:
-        """sha256 hex of text, sheet name and A1 ranges (independent of the file's hash)."""
+        """sha256 hex of text, sheet name and A1 ranges (independent of the file's hash);
+        hashed once (the chunks and record_units tables both name it; a chunk is not changed
+        once made)."""
         key = "\x1f".join([self.text, self.sheet_name, *self.a1_ranges])
         return hashlib.sha256(key.encode()).hexdigest()
 

@@ -74,9 +74,10 @@ def _typed_json(cells: pa.Table) -> pa.Array:
     return pc.fill_null(out, "null")
 
 
-#: The StyledGrid columns a record reads.
+#: The StyledGrid columns a record reads (and where a value was computed, those naming it).
 _RECORD_COLUMNS = ("value_type", "number_value", "iso_value", "raw_value", "display_text",
-                   "merged_from", "value_status", "ref")
+                   "merged_from")
+_COMPUTED_COLUMNS = ("value_status", "ref")
 
 
 @dataclass
@@ -187,7 +188,10 @@ class RecordSet:
     """
 
     def __init__(self, grids: list[tuple[StyledGrid, list[Block]]]):
-        tables = [grid.table.select(list(_RECORD_COLUMNS)) for grid, _ in grids]
+        computed = any(pc.any(pc.equal(grid.table.column("value_status"), "computed")).as_py()
+                       for grid, _ in grids)  # most workbooks: none, nothing more to gather
+        columns = list(_RECORD_COLUMNS) + (list(_COMPUTED_COLUMNS) if computed else [])
+        tables = [grid.table.select(columns) for grid, _ in grids]
         self.cells = pa.concat_tables(tables) if tables else pa.table(
             {name: pa.array([], pa.string()) for name in _RECORD_COLUMNS})
         nonblank = pc.not_equal(stripped_text(self.cells.column("display_text")), "").to_numpy(
@@ -284,7 +288,8 @@ class RecordSet:
             taken = self.cells.take(pa.array(cells[start:start + _GATHER_CELLS]))
             computed = pc.if_else(
                 pc.equal(taken.column("value_status").combine_chunks(), "computed"),
-                taken.column("ref").combine_chunks(), pa.scalar(None, pa.string()))
+                taken.column("ref").combine_chunks(), pa.scalar(None, pa.string())
+            ) if "ref" in taken.column_names else pa.nulls(taken.num_rows, pa.string())
             return (pc.fill_null(taken.column("display_text"), "").combine_chunks(),
                     _typed_json(taken), taken.column("merged_from").combine_chunks(), computed)
 
