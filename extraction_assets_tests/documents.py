@@ -106,3 +106,49 @@ def pdf_bytes(scanned_page: bool = True, password: str | None = None) -> bytes:
     if password:
         pdf.set_encryption(owner_password=password, user_password=password)
     return bytes(pdf.output())
+
+
+#: The ruled table of :func:`pdf_tables_bytes`: a header row and four rows.
+RULED_ROWS = [("Station", "Hours", "Stops", "Cost (EUR)"),
+              ("North intake", "2,104", "1", "12,400"), ("South intake", "2,311", "0", "9,850"),
+              ("East basin", "1,997", "1", "14,020"), ("West basin", "2,000", "0", "8,775")]
+#: The unruled table of :func:`pdf_tables_bytes` (white space between its columns only).
+UNRULED_ROWS = [("Part", "Supplier", "Units", "Price"),
+                ("Impeller", "Acme Pumps", "4", "1,200.50"),
+                ("Seal kit", "Hydro Ltd", "12", "85.00"),
+                ("Bearing", "Acme Pumps", "8", "240.75")]
+
+
+def pdf_tables_bytes(creator: str | None = None) -> bytes:
+    """A one-page PDF report: a bold title, a paragraph, :data:`RULED_ROWS` as a ruled table
+    (bold header row), a paragraph, :data:`UNRULED_ROWS` without any rule (bold header row),
+    a closing paragraph. ``creator`` is written as the document's ``Creator``."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_creation_date(dt.datetime(2024, 1, 31, tzinfo=dt.timezone.utc))
+    if creator:
+        pdf.set_creator(creator)
+    pdf.add_page()
+    pdf.set_font("helvetica", "B", 16)
+    pdf.cell(0, 10, "Quarterly station report", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("helvetica", size=11)
+    pdf.multi_cell(0, 6, "The pumping station ran 8,412 hours in 2023. Two unplanned stops "
+                         "were recorded, both caused by the intake screen clogging after the "
+                         "spring floods.")
+    pdf.ln(4)
+    for rows, options in ((RULED_ROWS, {"col_widths": (50, 30, 30, 40)}),
+                          (UNRULED_ROWS, {"col_widths": (40, 40, 25, 30), "width": 135,
+                                          "borders_layout": "NONE", "align": "LEFT"})):
+        with pdf.table(first_row_as_headings=True, **options) as table:
+            for values in rows:
+                row = table.row()
+                for value in values:
+                    row.cell(value)
+        pdf.ln(6)
+        pdf.multi_cell(0, 6, "Spare parts were ordered in March for both pumps and delivered "
+                             "in April, ahead of the summer peak." if rows is RULED_ROWS else
+                             "Conclusions: the station needs a new intake screen before "
+                             "winter, estimated at 40,000 EUR.")
+        pdf.ln(4)
+    return bytes(pdf.output())

@@ -20,7 +20,8 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("workbook_hash", S), ("source_path", S), ("filename", S), ("size_bytes", I64),
         ("container", S), ("format", S), ("sheet_count", I32), ("sheet_names", LS),
         ("sheet_visibility", LS), ("has_macros", B), ("has_external_links", B),
-        ("is_encrypted", B), ("date_system", I32),
+        ("is_encrypted", B), ("date_system", I32), ("creator", S), ("producer", S),
+        ("pdf_route", S),
     ]),
     "parsed_sheets": pa.schema([
         ("workbook_hash", S), ("sheet_index", I32), ("sheet_name", S), ("visibility", S),

@@ -101,7 +101,10 @@ def workbook_stage(workbook_hash: str, data: bytes, source_path: str,
 
     ``container`` is the container with the format version when known (``zip``, ``ole2/biff8``,
     ``biff/biff4`` for a bare BIFF stream, ``xml`` for flat ODS, ``text`` for CSV); ``format``
-    is ``xlsx``, ``xlsm``, ``xls``, ``xlsb``, ``ods``, ``fods``, ``csv``... When a non-OOXML
+    is ``xlsx``, ``xlsm``, ``xls``, ``xlsb``, ``ods``, ``fods``, ``csv``... A PDF's row has
+    the ``creator`` and ``producer`` its document information names and ``pdf_route``, the
+    route all its pages share (``digital``, ``low_text``, ``ocr_scan``, ``image_scan``;
+    ``mixed``). When a non-OOXML
     file was converted by LibreOffice, an ``info`` issue ``converted`` names the tool, its
     version and the seconds it took; a file read by value gets ``styles_unavailable``. An
     encrypted file is opened with the first of ``passwords`` that works (``is_encrypted`` stays
@@ -119,6 +122,7 @@ def workbook_stage(workbook_hash: str, data: bytes, source_path: str,
         container=sniffed.label, format=sniffed.format, sheet_count=0, sheet_names=[],
         sheet_visibility=[], has_macros=sniffed.has_macros, has_external_links=False,
         is_encrypted=sniffed.format == "encrypted-ooxml" or sniffed.encrypted, date_system=None,
+        creator=None, producer=None, pdf_route=None,
     )
     try:
         wb = open_workbook(data, limits, passwords=passwords, conversions=conversions,
@@ -130,6 +134,8 @@ def workbook_stage(workbook_hash: str, data: bytes, source_path: str,
         sheet_count=len(wb.sheets), sheet_names=[s.name for s in wb.sheets],
         sheet_visibility=[s.visibility for s in wb.sheets], has_macros=wb.has_macros,
         has_external_links=wb.has_external_links, date_system=1904 if wb.date1904 else 1900,
+        **{key: (wb.conversion or {}).get(fact) for key, fact in
+           (("creator", "creator"), ("producer", "producer"), ("pdf_route", "verdict"))},
     )
     # the workbook's other issues belong to parsed_sheets, which reports them once
     return StageOutput({"workbooks": table("workbooks", [row])},

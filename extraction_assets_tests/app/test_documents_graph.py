@@ -88,7 +88,10 @@ def test_views_hold_sections_slides_pages_and_their_blocks(documents_ingest):
         issues = con.execute(
             "SELECT i.code FROM extraction_issues i JOIN workbooks w USING (workbook_hash) "
             "WHERE w.filename = 'report.pdf' ORDER BY i.code").fetchall()
-        assert issues == [("ocr_not_configured",), ("tables_not_structured",)]
+        assert issues == [("ocr_not_configured",)]
+        made = con.execute("SELECT pdf_route, producer FROM workbooks "
+                           "WHERE filename = 'report.pdf'").fetchone()
+        assert made[0] == "mixed" and made[1].startswith("PyFPDF/fpdf")
 
 
 def test_search_finds_a_row_of_the_word_table_by_header_and_key(documents_ingest):

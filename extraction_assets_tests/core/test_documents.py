@@ -168,7 +168,7 @@ def test_pdf_pages_are_routed_and_read_from_the_text_layer(report):
          "40,000 EUR, and a second inspection in October."),
     ]
     issues = {i["code"]: i["message"] for i in report["extraction_issues"].to_pylist()}
-    assert issues["tables_not_structured"].startswith("page 1, 2: read from the PDF's text layer")
+    assert "pdf_tables_failed" not in issues and "office_export" not in issues
     assert issues["ocr_not_configured"].startswith("page 3: scanned pages")
     chunks = report["chunks"].to_pylist()
     assert [c["heading_path"] for c in chunks] == [["Page 1"], ["Page 1"], ["Page 2"]]
@@ -189,8 +189,9 @@ def test_text_runs_become_lines_and_paragraphs():
             (30, 771, 560, 781, 11.0, "first line of a paragraph that"),
             (30, 754, 300, 764, 11.0, "goes on here."),
             (30, 720, 200, 730, 11.0, "Next"), (210, 720, 300, 730, 11.0, "paragraph.")]
-    assert paragraphs(runs) == ["Title", "first line of a paragraph that goes on here.",
-                                "Next paragraph."]
+    assert paragraphs(runs) == [(806, "Title"),
+                                (781, "first line of a paragraph that goes on here."),
+                                (730, "Next paragraph.")]
 
 
 def test_a_file_of_scans_has_the_image_scan_verdict():
@@ -306,7 +307,7 @@ def test_docling_models_configured_but_not_installed_fall_back_to_the_text_layer
     issues = {i["code"]: i for i in tables["extraction_issues"].to_pylist()}
     assert issues["docling_models_unavailable"]["severity"] == "warning"
     assert "PDF read from its text layer" in issues["docling_models_unavailable"]["message"]
-    assert len(_blocks(tables)) == 4 and "tables_not_structured" in issues
+    assert len(_blocks(tables)) == 4
     monkeypatch.setenv("EXTRACTION_ASSETS_DOCLING_MODELS", str(tmp_path / "missing"))
     issues = {i["code"]: i for i in _run(pdf_bytes(scanned_page=False))[
         "extraction_issues"].to_pylist()}

@@ -167,7 +167,7 @@ class _Walker:
         self.by_page: dict[int, SheetBuilder] = dict(pages or {})
         # where the items of pages not given go (never part of the workbook)
         self.dropped = SheetBuilder(SheetInfo(0, "", "hidden", "page", None), sheets.limits,
-                                    Budget(sheets.limits), [])
+                                    Budget(sheets.limits), [], sheets.styles)
         self.current: SheetBuilder | None = None
         self.furniture: list[Any] = []
         self.captions = {c.cref for item in [*doc.tables, *doc.pictures] for c in item.captions}

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Iterator
 
 from extraction_assets.core.a1 import range_ref
@@ -46,6 +47,12 @@ MAX_NAME_CHARS = 100
 #: A table cell's text that is a plain number (no leading zero, no thousands separator, no
 #: trailing zero after the point) is typed as a number: its display text is the same text.
 NUMBER_RE = re.compile(r"^-?(?:0|[1-9]\d{0,14})(?:\.\d*[1-9])?$")
+#: A table cell's text that is a number as a report prints it -- thousands separators
+#: (``2,104``), decimals kept to a fixed count (``85.00``; at most two when there is no
+#: separator: ``1.200`` may be a thousand), a percentage (``12.5%``) -- is typed as the number
+#: with the number format that prints it so (``#,##0``, ``0.00``, ``0.0%``).
+FORMATTED_RE = re.compile(
+    r"^(-?)((?:[1-9]\d{0,2}(?:,\d{3}){1,4})|0|[1-9]\d{0,14})(?:\.(\d{1,6}))?(%?)$")
 
 
 @dataclass
@@ -59,6 +66,47 @@ class TableCell:
     col_span: int = 1
 
 
+def number_formatted(text: str) -> tuple[str, str] | None:
+    """The value text and number format of a number as a report prints it
+    (:data:`FORMATTED_RE`: ``"1,200.50"`` -> ``("1200.5", "#,##0.00")``, ``"12.5%"`` ->
+    ``("0.125", "0.0%")``), or ``None`` for any other text."""
+    match = FORMATTED_RE.match(text)
+    if match is None:
+        return None
+    sign, whole, decimals, percent = match.groups()
+    grouped = "," in whole
+    if decimals and not grouped and len(decimals) > 2 and decimals.endswith("0"):
+        return None  # "1.200": a thousand written the European way, or 1.2
+    if not (grouped or percent or (decimals and decimals.endswith("0"))):
+        return None  # plain numbers are NUMBER_RE's
+    number = Decimal(f"{sign}{whole.replace(',', '')}.{decimals or '0'}")
+    if percent:
+        number /= 100
+    value = format(number.normalize(), "f")
+    value = value.rstrip("0").rstrip(".") if "." in value else value
+    number_format = ("#,##0" if grouped else "0") + (f".{'0' * len(decimals)}" if decimals
+                                                    else "") + percent
+    return value, number_format
+
+
+class NumberStyles:
+    """The cell styles of a document: the default, and one per number format
+    :func:`number_formatted` gives (custom number format ids from 164, as Excel numbers
+    them)."""
+
+    def __init__(self) -> None:
+        self.styles = [CellStyle()]
+        self._index: dict[str, int] = {}
+
+    def index(self, number_format: str) -> int:
+        """The style index of ``number_format`` (made on first use)."""
+        if number_format not in self._index:
+            self._index[number_format] = len(self.styles)
+            self.styles.append(CellStyle(number_format_id=163 + len(self.styles),
+                                         number_format=number_format))
+        return self._index[number_format]
+
+
 class SheetBuilder:
     """The cells, merged ranges and declared items of one document sheet, laid out top to
     bottom (see the module docstring). Headings given to :meth:`heading` are remembered so
@@ -69,8 +117,10 @@ class SheetBuilder:
             ranges; a cell text longer than ``max_cell_chars`` is cut there, with a warning).
     """
 
-    def __init__(self, info: SheetInfo, limits: Limits, budget: Budget, issues: list[Issue]):
+    def __init__(self, info: SheetInfo, limits: Limits, budget: Budget, issues: list[Issue],
+                 styles: "NumberStyles"):
         self.info = info
+        self.styles = styles
         self.limits = limits
         self.budget = budget
         self.issues = issues
@@ -87,8 +137,13 @@ class SheetBuilder:
                 f"{self.limits.max_cell_chars} characters"))
             text = text[:self.limits.max_cell_chars]
         self.budget.add(1, len(text.encode("utf-8")))
-        number = typed and NUMBER_RE.match(text) is not None
-        self.cells.add(row, col, "n" if number else "s", text)
+        if typed and NUMBER_RE.match(text):
+            self.cells.add(row, col, "n", text)
+        elif typed and (formatted := number_formatted(text)) is not None:
+            value, number_format = formatted
+            self.cells.add(row, col, "n", value, self.styles.index(number_format))
+        else:
+            self.cells.add(row, col, "s", text)
 
     def _declare(self, block: str, r1: int, c1: int, r2: int, c2: int, ref: str | None,
                  text: str, label: str, **details) -> None:
@@ -199,6 +254,7 @@ class Sheets:
         self.issues = issues
         self.budget = Budget(limits)
         self.builders: list[SheetBuilder] = []
+        self.styles = NumberStyles()
         self._names: set[str] = set()
 
     def new(self, name: str, kind: str, visibility: str = "visible") -> SheetBuilder:
@@ -218,7 +274,7 @@ class Sheets:
             unique = f"{base} ({n})"
         self._names.add(unique.lower())
         info = SheetInfo(len(self.builders) + 1, unique, visibility, kind, None)
-        builder = SheetBuilder(info, self.limits, self.budget, self.issues)
+        builder = SheetBuilder(info, self.limits, self.budget, self.issues, self.styles)
         self.builders.append(builder)
         return builder
 
@@ -226,6 +282,6 @@ class Sheets:
         """The :class:`DocumentWorkbook` of the sheets made so far."""
         parsed = [b.sheet() for b in self.builders]
         return DocumentWorkbook(
-            sheets=[p.info for p in parsed], styles=[CellStyle()], date1904=False, theme_colors=[], indexed_colors=None,
+            sheets=[p.info for p in parsed], styles=self.styles.styles, date1904=False, theme_colors=[], indexed_colors=None,
             has_macros=has_macros, has_external_links=False, issues=self.issues, limits=limits,
             parsed=parsed)

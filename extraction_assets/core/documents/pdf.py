@@ -17,11 +17,17 @@ Each page's route, characters and image coverage are a ``pdf_page`` object of it
 **Reading**: the text layer of ``digital``, ``low_text`` and ``ocr_scan`` pages is read with
 pypdfium2 (PDFium): its text runs grouped into lines (runs overlapping vertically), lines into
 paragraphs (a gap larger than :data:`PARAGRAPH_GAP` font sizes, or another font size),
-top to bottom, one ``text`` block per paragraph. Tables are not structured this way (their
-cells are lines of text): an ``info`` issue ``tables_not_structured`` says so. When Docling's layout models are configured
-(:data:`MODELS_ENV` names their folder) and installed, the digital pages are read by Docling's
-standard PDF pipeline instead (tables structured, headings found), with OCR off.
-``image_scan`` pages give an ``info`` issue ``ocr_not_configured``: nothing is invented.
+top to bottom, one ``text`` block per paragraph. Tables on ``digital`` and ``low_text`` pages
+are found with pdfplumber (:mod:`.pdf_tables`: ruled and unruled) and laid out as ``table``
+blocks where they stand, their text taken out of the paragraphs. When Docling's layout models
+are configured (:data:`MODELS_ENV` names their folder) and installed, the digital pages are
+read by Docling's standard PDF pipeline instead (tables structured by its model, headings
+found), with OCR off. ``image_scan`` pages give an ``info`` issue ``ocr_not_configured``:
+nothing is invented.
+
+The document information's ``Creator`` and ``Producer`` are kept in the conversion facts (the
+``workbooks`` view's ``creator`` and ``producer``, with the verdict as ``pdf_route``); a PDF
+made by Word, PowerPoint or Excel gets an ``info`` issue ``office_export``.
 
 Encrypted PDFs are opened with the configured passwords (``encrypted`` otherwise); a file
 or page PDFium cannot load is ``corrupt_workbook``.
@@ -71,6 +77,12 @@ MODELS_ENV = "EXTRACTION_ASSETS_DOCLING_MODELS"
 LINES_LOOKED_BACK = 4
 #: PDFium's load error for a wrong or missing password (``FPDF_ERR_PASSWORD``).
 ERR_PASSWORD = 4
+#: Most characters kept of the creator or producer a PDF's document information names.
+MAX_INFO_CHARS = 200
+#: Office applications a PDF's creator or producer may name -> the file the PDF was saved
+#: from (``office_export``).
+OFFICE_APPS = {"powerpoint": "presentation (.pptx)", "word": "document (.docx)",
+               "excel": "workbook (.xlsx)"}
 #: Cells per side of the raster the image coverage is measured on.
 COVERAGE_RASTER = 100
 ROUTES = ("digital", "low_text", "ocr_scan", "image_scan")
@@ -87,13 +99,15 @@ RATIO_FLOOR = 1024**2
 
 @dataclass
 class PageFacts:
-    """A page's size (points), text-layer characters, image coverage (0..1) and route."""
+    """A page's size (points), text-layer characters, image coverage (0..1), vector paths and
+    route."""
 
     number: int
     width: float
     height: float
     chars: int
     image_coverage: float
+    paths: int = 0
 
     @property
     def route(self) -> str:
@@ -109,7 +123,8 @@ def route_page(chars: int, image_coverage: float) -> str:
 
 def open_pdf(data: bytes, limits: Limits, passwords: Sequence[str], sheets: Sheets) -> dict:
     """Read a PDF's pages into ``sheets`` (one ``Page N`` sheet each); returns the conversion
-    facts (tool, layout, seconds, pages per route, verdict).
+    facts (tool, layout, seconds, pages per route, verdict, and the ``creator`` and
+    ``producer`` of its document information when it names them).
 
     Raises:
         EncryptedWorkbookError: the PDF needs a password and none of ``passwords`` opens it.
@@ -120,31 +135,31 @@ def open_pdf(data: bytes, limits: Limits, passwords: Sequence[str], sheets: Shee
 
     started = time.perf_counter()
     check_streams(data, limits)
-    pdf = _load(pdfium, data, passwords)
+    pdf, password = _load(pdfium, data, passwords)
     try:
         if len(pdf) > limits.max_sheets:
             raise LimitExceededError(f"the PDF has {len(pdf)} pages; the limit is "
                                      f"{limits.max_sheets} (max_sheets)")
-        facts: list[PageFacts] = []
-        texts: list[list[str]] = []
+        made_by = _made_by(pdf)
+        pages: list[tuple[PageFacts, list]] = []
         for i in range(len(pdf)):
             try:
                 page = pdf[i]
                 try:
-                    fact, paragraphs = _read_page(page, i + 1)
+                    pages.append(_read_page(page, i + 1))
                 finally:
                     page.close()
             except pdfium.PdfiumError as exc:  # a page tree or page PDFium cannot read
                 raise CorruptWorkbookError(f"page {i + 1} of the PDF cannot be read: "
                                            f"{one_line(exc)}") from exc
-            facts.append(fact)
-            texts.append(paragraphs)
     finally:
         pdf.close()
+    facts = [fact for fact, _ in pages]
     digital = {f.number for f in facts if f.route == "digital"}
     structured = _docling_pages(data, limits, sheets.issues) if digital else None
+    tables = {} if structured is not None else _tables(data, password, facts, sheets.issues)
     builders = []
-    for fact, paragraphs in zip(facts, texts):
+    for fact, runs in pages:
         sheet = sheets.new(f"Page {fact.number}", "page")
         builders.append(sheet)
         sheet.objects.append(SheetObject(
@@ -153,20 +168,75 @@ def open_pdf(data: bytes, limits: Limits, passwords: Sequence[str], sheets: Shee
              "image_coverage": round(fact.image_coverage, 3),
              "width_pt": round(fact.width, 1), "height_pt": round(fact.height, 1)}))
         if structured is None or fact.number not in digital:
-            _text_layer(sheet, fact, paragraphs)
+            _text_layer(sheet, fact, runs, tables.get(fact.number, []))
     if structured is not None:
         from extraction_assets.core.documents.docling import docling_sheets
 
         docling_sheets(structured, "pdf", sheets,
                        {b.info.index: b for b in builders if b.info.index in digital})
-    _route_issues(facts, sheets.issues, structured is not None)
+    _route_issues(facts, sheets.issues)
+    _office_issue(made_by, sheets.issues)
     routes = [f.route for f in facts]
     verdict = routes[0] if routes and len(set(routes)) == 1 else ("mixed" if routes else "empty")
     return {"tool": f"pypdfium2 {pdfium.version.PYPDFIUM_INFO}",
-                "layout": "Docling" if structured is not None else "text layer",
-                "seconds": round(time.perf_counter() - started, 3),
-                "pages": {route: routes.count(route) for route in ROUTES if route in routes},
-                "verdict": verdict}
+            "layout": "Docling" if structured is not None else "text layer and pdfplumber tables",
+            "seconds": round(time.perf_counter() - started, 3),
+            "pages": {route: routes.count(route) for route in ROUTES if route in routes},
+            "verdict": verdict, **made_by}
+
+
+def _made_by(pdf) -> dict[str, str]:
+    """The ``creator`` and ``producer`` the PDF's document information names (ISO 32000-1
+    §14.3.3), control characters dropped, each cut at :data:`MAX_INFO_CHARS`."""
+    out = {}
+    for key in ("Creator", "Producer"):
+        value = "".join(ch for ch in pdf.get_metadata_value(key) if ch.isprintable()).strip()
+        if value:
+            out[key.lower()] = value[:MAX_INFO_CHARS]
+    return out
+
+
+def _office_issue(made_by: dict[str, str], issues: list[Issue]) -> None:
+    """An ``info`` issue ``office_export`` when the PDF was made by Word, PowerPoint or Excel:
+    the file it was saved from keeps what the PDF lost (tables, slides, notes, cell values)."""
+    named = " ".join(made_by.values()).lower()
+    for app, suffix in OFFICE_APPS.items():
+        if app in named:
+            issues.append(Issue("parsed_sheets", None, None, "info", "office_export",
+                                f"the PDF was made by {app.title()} "
+                                f"({made_by.get('creator') or made_by.get('producer')}): the "
+                                f"{suffix} it was saved from is read better, when you have it"))
+            return
+
+
+def _tables(data: bytes, password: str | None, facts: list[PageFacts], issues: list[Issue]
+            ) -> dict:
+    """The tables of the text-layer pages (:func:`~.pdf_tables.find_tables`) by page number;
+    a page over the bounds of the search is left out with an ``info`` issue, and a file
+    pdfminer cannot parse gives a ``warning`` and no tables (its text is still read)."""
+    from extraction_assets.core.documents import pdf_tables
+
+    searched, skipped = [], []
+    for f in facts:
+        if f.route in ("digital", "low_text") and f.chars:
+            big = f.chars > pdf_tables.MAX_PAGE_CHARS or f.paths > pdf_tables.MAX_PAGE_PATHS
+            (skipped if big else searched).append(f.number)
+    if skipped:
+        issues.append(Issue(
+            "parsed_sheets", None, None, "info", "tables_not_searched",
+            f"page {', '.join(map(str, skipped))}: more than {pdf_tables.MAX_PAGE_CHARS} "
+            f"characters or {pdf_tables.MAX_PAGE_PATHS} vector paths: tables not searched, "
+            "the text is read as paragraphs"))
+    if not searched:
+        return {}
+    try:
+        return pdf_tables.find_tables(data, password, searched)
+    except Exception as exc:  # noqa: BLE001 - pdfminer's errors on damaged files are many
+        issues.append(Issue("parsed_sheets", None, None, "warning", "pdf_tables_failed",
+                            f"pdfplumber could not read the PDF ({type(exc).__name__}: "
+                            f"{one_line(exc)[:200]}): tables not structured, text read as "
+                            "paragraphs"))
+        return {}
 
 
 def check_streams(data: bytes, limits: Limits) -> None:
@@ -252,10 +322,11 @@ def _zlib_header(head: bytes) -> bool:
 
 
 def _load(pdfium, data: bytes, passwords: Sequence[str]):
-    """The open ``PdfDocument``, with the first password that opens it."""
+    """The open ``PdfDocument`` and the first password that opens it (``None``: none
+    needed)."""
     for password in [None, *passwords]:
         try:
-            return pdfium.PdfDocument(data, password=password)
+            return pdfium.PdfDocument(data, password=password), password
         except pdfium.PdfiumError as exc:
             if getattr(exc, "err_code", None) != ERR_PASSWORD:
                 raise CorruptWorkbookError(f"the PDF cannot be loaded: {exc}") from exc
@@ -263,8 +334,8 @@ def _load(pdfium, data: bytes, passwords: Sequence[str]):
                                  else "the PDF is encrypted and no configured password opens it")
 
 
-def _read_page(page, number: int) -> tuple[PageFacts, list[str]]:
-    """A page's facts and the paragraphs of its text layer."""
+def _read_page(page, number: int) -> tuple[PageFacts, list]:
+    """A page's facts and the text runs of its text layer (see :func:`paragraphs`)."""
     import pypdfium2.raw as raw
 
     width, height = page.get_size()
@@ -282,9 +353,14 @@ def _read_page(page, number: int) -> tuple[PageFacts, list[str]]:
                 runs.append((left, bottom, right, top, size, text))
     finally:
         text_page.close()
-    boxes = [obj.get_bounds() for obj in page.get_objects(filter=(raw.FPDF_PAGEOBJ_IMAGE,))]
+    boxes, paths = [], 0
+    for obj in page.get_objects(filter=(raw.FPDF_PAGEOBJ_IMAGE, raw.FPDF_PAGEOBJ_PATH)):
+        if obj.type == raw.FPDF_PAGEOBJ_IMAGE:
+            boxes.append(obj.get_bounds())
+        else:
+            paths += 1
     coverage = image_coverage(boxes, width, height)
-    return PageFacts(number, width, height, chars, coverage), paragraphs(runs)
+    return PageFacts(number, width, height, chars, coverage, paths), runs
 
 
 def image_coverage(boxes: list[tuple[float, float, float, float]], width: float,
@@ -303,12 +379,13 @@ def image_coverage(boxes: list[tuple[float, float, float, float]], width: float,
     return float(mask.mean())
 
 
-def paragraphs(runs: list[tuple[float, float, float, float, float, str]]) -> list[str]:
+def paragraphs(runs: list[tuple[float, float, float, float, float, str]]
+               ) -> list[tuple[float, str]]:
     """Text runs ``(left, bottom, right, top, font size, text)`` in PDF coordinates (points, y
-    up) as paragraphs: runs overlapping vertically by half the smaller height are one line
-    (left to right); a line starts a paragraph when the gap above it exceeds
-    :data:`PARAGRAPH_GAP` times its font size, or its font size differs from the line
-    above's by more than :data:`SIZE_CHANGE` (a heading)."""
+    up) as paragraphs ``(top, text)``, top to bottom: runs overlapping vertically by half the
+    smaller height are one line (left to right); a line starts a paragraph when the gap above
+    it exceeds :data:`PARAGRAPH_GAP` times its font size, or its font size differs from the
+    line above's by more than :data:`SIZE_CHANGE` (a heading)."""
     lines: list[list] = []  # [bottom, top, size, [(left, text)]]
     for left, bottom, right, top, size, text in sorted(runs, key=lambda r: (-r[3], r[0])):
         for line in reversed(lines[-LINES_LOOKED_BACK:]):
@@ -321,34 +398,50 @@ def paragraphs(runs: list[tuple[float, float, float, float, float, str]]) -> lis
         else:
             lines.append([bottom, top, size, [(left, text)]])
     lines.sort(key=lambda line: -line[1])
-    out: list[list[str]] = []
+    out: list[tuple[float, list[str]]] = []
     above = None
     for bottom, top, size, parts in lines:
         size = size or max(top - bottom, 1.0)
         if (above is None or above[0] - top > PARAGRAPH_GAP * max(size, above[1])
                 or abs(size - above[1]) > SIZE_CHANGE * max(size, above[1])):
-            out.append([])
-        out[-1].append(" ".join(t for _, t in sorted(parts)))
+            out.append((top, []))
+        out[-1][1].append(" ".join(t for _, t in sorted(parts)))
         above = (bottom, size)
-    return [" ".join(p) for p in out]
+    return [(top, " ".join(p)) for top, p in out]
 
 
-def _text_layer(sheet: SheetBuilder, fact: PageFacts, texts: list[str]) -> None:
+def _text_layer(sheet: SheetBuilder, fact: PageFacts, runs: list, tables: list) -> None:
+    """A page's paragraphs and tables (:class:`~.pdf_tables.PdfTable`) on its sheet, top to
+    bottom; the runs inside a table are its cells, not paragraphs."""
     if fact.route == "image_scan":
         return  # nothing to read: see the ocr_not_configured issue
-    for k, text in enumerate(texts, start=1):
-        sheet.text(text, f"page {fact.number} paragraph {k}", "text_layer")
+    boxes = [_pdf_box(t.bbox, fact.height) for t in tables]
+    kept = [r for r in runs if not any(b[0] <= (r[0] + r[2]) / 2 <= b[2]
+                                       and b[1] <= (r[1] + r[3]) / 2 <= b[3] for b in boxes)]
+    items = [(top, 1, k, text) for k, (top, text) in enumerate(paragraphs(kept), start=1)]
+    items += [(box[3], 0, k, table) for k, (box, table) in enumerate(zip(boxes, tables), start=1)]
+    for _, is_text, k, item in sorted(items, key=lambda i: (-i[0], i[1], i[2])):
+        if is_text:
+            sheet.text(item, f"page {fact.number} paragraph {k}", "text_layer")
+        else:
+            sheet.table(item.cells, f"page {fact.number} table {k}", item.header_rows,
+                        label=f"{item.ruling} table")
 
 
-def _route_issues(facts: list[PageFacts], issues: list[Issue], structured: bool) -> None:
+def _pdf_box(bbox: tuple[float, float, float, float], height: float
+             ) -> tuple[float, float, float, float]:
+    """pdfplumber's ``(x0, top, x1, bottom)`` (y down from the page's top) as PDF coordinates
+    ``(left, bottom, right, top)`` (y up) on a page ``height`` points high."""
+    x0, top, x1, bottom = bbox
+    return x0, height - bottom, x1, height - top
+
+
+def _route_issues(facts: list[PageFacts], issues: list[Issue]) -> None:
     """One ``info`` issue per route that needs saying, naming its pages."""
     def pages(route: str) -> str:
         return ", ".join(str(f.number) for f in facts if f.route == route)
 
     said = {
-        "digital": None if structured else (
-            "tables_not_structured", "read from the PDF's text layer (no Docling layout model "
-            f"configured in {MODELS_ENV}): paragraphs as text, tables not structured"),
         "low_text": ("low_text", f"fewer than {MIN_TEXT_CHARS} characters of text layer: "
                                  "what there is is read as text"),
         "ocr_scan": ("ocr_text_layer", "scanned pages (images cover the page) with a text "
@@ -356,10 +449,9 @@ def _route_issues(facts: list[PageFacts], issues: list[Issue], structured: bool)
         "image_scan": ("ocr_not_configured", "scanned pages (images cover the page) without a "
                                              "text layer: OCR is not configured, no text read"),
     }
-    for route, what in said.items():
+    for route, (code, message) in said.items():
         listed = pages(route)
-        if what and listed:
-            code, message = what
+        if listed:
             issues.append(Issue("parsed_sheets", None, None, "info", code,
                                 f"page {listed}: {message}"))
 

@@ -15,7 +15,7 @@ from extraction_assets.defs.resources import DataStoreResource, LimitsResource, 
 from extraction_assets.defs.trust_resources import DualReadResource, RedactionResource
 from extraction_assets.pipeline import RunSettings
 
-CODE_VERSION = "5"
+CODE_VERSION = "6"
 
 
 @stage_asset(

@@ -17,7 +17,7 @@ from extraction_assets.defs.assets.common import (
 from extraction_assets.defs.resources import DataStoreResource, LimitsResource, PasswordsResource
 from extraction_assets.pipeline import RunSettings, StageError, StageOutput
 
-CODE_VERSION = "2"
+CODE_VERSION = "3"
 
 
 @stage_asset(
