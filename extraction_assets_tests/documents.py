@@ -119,16 +119,19 @@ UNRULED_ROWS = [("Part", "Supplier", "Units", "Price"),
                 ("Bearing", "Acme Pumps", "8", "240.75")]
 
 
-def pdf_tables_bytes(creator: str | None = None) -> bytes:
+def pdf_tables_bytes(creator: str | None = None, producer: str | None = None) -> bytes:
     """A one-page PDF report: a bold title, a paragraph, :data:`RULED_ROWS` as a ruled table
     (bold header row), a paragraph, :data:`UNRULED_ROWS` without any rule (bold header row),
-    a closing paragraph. ``creator`` is written as the document's ``Creator``."""
+    a closing paragraph. ``creator`` and ``producer`` are written in its document
+    information."""
     from fpdf import FPDF
 
     pdf = FPDF()
     pdf.set_creation_date(dt.datetime(2024, 1, 31, tzinfo=dt.timezone.utc))
     if creator:
         pdf.set_creator(creator)
+    if producer:
+        pdf.set_producer(producer)
     pdf.add_page()
     pdf.set_font("helvetica", "B", 16)
     pdf.cell(0, 10, "Quarterly station report", new_x="LMARGIN", new_y="NEXT")

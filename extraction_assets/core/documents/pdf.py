@@ -81,8 +81,8 @@ ERR_PASSWORD = 4
 MAX_INFO_CHARS = 200
 #: Office applications a PDF's creator or producer may name -> the file the PDF was saved
 #: from (``office_export``).
-OFFICE_APPS = {"powerpoint": "presentation (.pptx)", "word": "document (.docx)",
-               "excel": "workbook (.xlsx)"}
+OFFICE_APPS = {"PowerPoint": "presentation (.pptx)", "Word": "document (.docx)",
+               "Excel": "workbook (.xlsx)"}
 #: Cells per side of the raster the image coverage is measured on.
 COVERAGE_RASTER = 100
 ROUTES = ("digital", "low_text", "ocr_scan", "image_scan")
@@ -201,9 +201,9 @@ def _office_issue(made_by: dict[str, str], issues: list[Issue]) -> None:
     the file it was saved from keeps what the PDF lost (tables, slides, notes, cell values)."""
     named = " ".join(made_by.values()).lower()
     for app, suffix in OFFICE_APPS.items():
-        if app in named:
+        if app.lower() in named:
             issues.append(Issue("parsed_sheets", None, None, "info", "office_export",
-                                f"the PDF was made by {app.title()} "
+                                f"the PDF was made by {app} "
                                 f"({made_by.get('creator') or made_by.get('producer')}): the "
                                 f"{suffix} it was saved from is read better, when you have it"))
             return

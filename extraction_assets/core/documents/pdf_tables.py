@@ -38,8 +38,18 @@ COLUMN_GAP = 1.0
 MIN_ROWS = 3
 #: A line more than this many line heights below the one above ends the table above it.
 LINE_GAP = 2.0
+#: A line further below the one above than this many times the run's median gap between
+#: lines starts another table (two tables one under the other).
+RELATIVE_GAP = 1.8
+#: Narrowest white x-range (font sizes) that keeps two columns of an unruled table apart.
+MIN_CORRIDOR = 0.5
 #: Most words the median segment of an unruled table has (longer: columns of prose).
 MAX_CELL_WORDS = 6
+#: Share of an area's segments starting in lower case above which it is prose.
+MAX_LOWER_SHARE = 0.5
+#: Most lines above an area taken as its header lines when their words are too close for
+#: segments but stay within its columns.
+MAX_HEADER_LINES = 2
 #: Pages with more text-layer characters than this are not searched for tables.
 MAX_PAGE_CHARS = 30_000
 #: Pages with more vector paths than this are not searched for tables (a drawing).
@@ -94,7 +104,7 @@ def page_tables(page) -> list[PdfTable]:
     words = [w for w in page.extract_words(extra_attrs=["size", "fontname"])
              if not any(_inside(w, t.bbox) for t in tables)]
     for area in _unruled_areas(words):
-        table = _unruled_table(page, area)
+        table = _unruled_table(area)
         if table is not None:
             tables.append(table)
     return sorted(tables, key=lambda t: (t.bbox[1], t.bbox[0]))
@@ -157,72 +167,145 @@ def _segments(line: list[dict]) -> list[list[dict]]:
 def _unruled_areas(words: list[dict]) -> list[list[list[dict]]]:
     """Runs of lines that may be an unruled table (see the module docstring), each as its
     lines of words."""
-    areas: list[list[list[dict]]] = []
-    run: list[list[dict]] = []
-    for line in _lines(words):
-        many = len(_segments(line)) >= 2
-        if run and many:
-            above = run[-1]
-            height = max(w["bottom"] - w["top"] for w in above)
-            if min(w["top"] for w in line) - max(w["bottom"] for w in above) > LINE_GAP * height:
-                areas.append(run)
-                run = []
-        if many:
-            run.append(line)
+    lines = _lines(words)
+    runs: list[list[int]] = [[]]
+    for i, line in enumerate(lines):
+        if len(_segments(line)) < 2:
+            runs.append([])
+        elif runs[-1] and _gap(lines[runs[-1][-1]], line) > LINE_GAP * _height(line):
+            runs.append([i])
         else:
-            areas.append(run)
-            run = []
-    areas.append(run)
-    return [area for area in areas if len(area) >= MIN_ROWS and _has_gap(area)
-            and statistics.median(len(s) for line in area for s in _segments(line))
-            <= MAX_CELL_WORDS]
+            runs[-1].append(i)
+    areas = []
+    taken = -1  # the last line of the area above
+    for run in (part for run in runs for part in _split(lines, run)):
+        while run and _segments(lines[run[0]])[0][-1]["text"].endswith(":"):
+            run = run[1:]  # "Name: value" lines above a table are not its rows
+        area = [lines[i] for i in run]
+        if len(area) < MIN_ROWS or _prose(area):
+            continue
+        first = run[0]
+        while (first - 1 > taken and run[0] - first < MAX_HEADER_LINES
+               and any(_numeric(w["text"]) for w in lines[first][1:])
+               and _header_line(lines[first - 1], lines[first], area)):
+            first -= 1
+        areas.append(lines[first:run[-1] + 1])
+        taken = run[-1]
+    return areas
 
 
-def _has_gap(area: list[list[dict]]) -> bool:
-    """Whether some x-range between the area's leftmost and rightmost word is white on every
-    line."""
-    spans = sorted((w["x0"], w["x1"]) for line in area for w in line)
+def _split(lines: list[list[dict]], run: list[int]) -> list[list[int]]:
+    """A run of line indexes cut where the white gap between two lines is more than
+    :data:`RELATIVE_GAP` times the run's median gap (two tables one under the other, a
+    paragraph's last line above a table)."""
+    if len(run) < 3:
+        return [run]
+    gaps = [_gap(lines[a], lines[b]) for a, b in zip(run, run[1:])]
+    most = RELATIVE_GAP * max(statistics.median(gaps), 0.1 * _height(lines[run[0]]))
+    parts = [[run[0]]]
+    for i, gap in zip(run[1:], gaps):
+        if gap > most:
+            parts.append([])
+        parts[-1].append(i)
+    return parts
+
+
+def _numeric(text: str) -> bool:
+    """Whether a word is a number, amount, percentage or date (digits, no letters)."""
+    return any(ch.isdigit() for ch in text) and not any(ch.isalpha() for ch in text)
+
+
+def _gap(above: list[dict], line: list[dict]) -> float:
+    return min(w["top"] for w in line) - max(w["bottom"] for w in above)
+
+
+def _height(line: list[dict]) -> float:
+    return max(w["bottom"] - w["top"] for w in line)
+
+
+def _prose(area: list[list[dict]]) -> bool:
+    """Whether an area's segments read as prose: their median is longer than
+    :data:`MAX_CELL_WORDS` words, or more than :data:`MAX_LOWER_SHARE` of them start in lower
+    case (a sentence going on from the line above; table cells start in capitals or digits)."""
+    segments = [s for line in area for s in _segments(line)]
+    lower = sum(1 for s in segments if s[0]["text"][:1].islower())
+    return (statistics.median(len(s) for s in segments) > MAX_CELL_WORDS
+            or lower > MAX_LOWER_SHARE * len(segments))
+
+
+def _header_line(line: list[dict], below: list[dict], area: list[list[dict]]) -> bool:
+    """Whether the line above an area that starts with a data row (a number after its first
+    word) is a header line of its table although its words are too close for segments (a
+    tight header) or it stands further apart: right above it (within :data:`LINE_GAP` line
+    heights), its words in two or more of the area's columns, none covering a white gap
+    between columns, none a number, its first word not in lower case (a sentence's last
+    line)."""
+    if (_gap(line, below) > LINE_GAP * _height(line) or line[0]["text"][:1].islower()
+            or any(_numeric(w["text"]) for w in line)):
+        return False
+    corridors = _corridors(area)
+    columns = set()
+    for word in line:
+        first, last = _columns(word, corridors)
+        if first != last:
+            return False
+        columns.add(first)
+    return len(columns) >= 2
+
+
+def _corridors(lines: list[list[dict]]) -> list[tuple[float, float]]:
+    """The x-ranges at least :data:`MIN_CORRIDOR` font sizes wide that are white on every one
+    of ``lines`` between its leftmost and rightmost word, left to right."""
+    spans = sorted((w["x0"], w["x1"], w["size"]) for line in lines for w in line)
+    out = []
     reach = spans[0][1]
-    for x0, x1 in spans[1:]:
-        if x0 > reach:
-            return True
+    for x0, x1, size in spans[1:]:
+        if x0 - reach >= MIN_CORRIDOR * max(size, 1.0):
+            out.append((reach, x0))
         reach = max(reach, x1)
-    return False
+    return out
 
 
-def _unruled_table(page, area: list[list[dict]]) -> PdfTable | None:
-    """The table pdfplumber's ``text`` strategy makes of an area's words, its columns joined
-    where a word crosses them and its empty rows and columns dropped; ``None`` when fewer than
-    two columns are left."""
+def _columns(word: dict, corridors: list[tuple[float, float]]) -> tuple[int, int]:
+    """The first and last 0-based column a word takes between ``corridors``: the column of its
+    middle, widened over each corridor it covers whole (a header spanning columns)."""
+    middle = (word["x0"] + word["x1"]) / 2
+    column = sum(1 for left, right in corridors if (left + right) / 2 < middle)
+    before = sum(1 for left, _ in corridors[:column] if word["x0"] <= left)
+    after = sum(1 for _, right in corridors[column:] if word["x1"] >= right)
+    return column - before, column + after
+
+
+def _unruled_table(area: list[list[dict]]) -> PdfTable | None:
+    """The table an area's lines make: columns kept apart by the x-ranges white on every line
+    (on every line but the first when that keeps more apart: a header cell spanning columns
+    is a merged cell), one row a line; ``None`` when no column gap is found or most cells of
+    the first column end in a colon (``Name: value`` lines)."""
+    corridors = _corridors(area)
+    below = _corridors(area[1:])
+    if len(below) > len(corridors):
+        corridors = below
+    if not corridors:
+        return None
+    cells, bold = [], []
+    for i, line in enumerate(area):
+        row: list[list] = []  # [first column, last column, words]
+        for word in line:
+            first, last = _columns(word, corridors)
+            if row and first <= row[-1][1]:
+                row[-1][1] = max(row[-1][1], last)
+                row[-1][2].append(word["text"])
+            else:
+                row.append([first, last, [word["text"]]])
+        cells += [TableCell(i, first, " ".join(texts), 1, last - first + 1)
+                  for first, last, texts in row]
+        bold.append(all(_is_bold(w["fontname"]) for w in line))
+    labels = [c.text for c in cells if c.col == 0]
+    if 2 * sum(text.endswith(":") for text in labels) > len(labels):
+        return None
     words = [w for line in area for w in line]
     bbox = (min(w["x0"] for w in words), min(w["top"] for w in words),
             max(w["x1"] for w in words), max(w["bottom"] for w in words))
-    region = page.crop(bbox, strict=False)
-    table = region.find_table({"vertical_strategy": "text", "horizontal_strategy": "text",
-                               "min_words_vertical": 2})
-    if table is None:
-        return None
-    xs = sorted({c[0] for c in table.cells} | {c[2] for c in table.cells})
-    # a column edge a word crosses is no edge
-    edges = [xs[0], *(x for x in xs[1:-1]
-                      if not any(w["x0"] < x - 0.5 and w["x1"] > x + 0.5 for w in words)),
-             xs[-1]]
-    rows: list[list[str]] = []
-    bold: list[bool] = []
-    for line in area:
-        texts = [""] * (len(edges) - 1)
-        for word in line:
-            middle = (word["x0"] + word["x1"]) / 2
-            k = max(0, min(len(texts) - 1,
-                           sum(1 for x in edges[1:-1] if x <= middle)))
-            texts[k] = f"{texts[k]} {word['text']}".strip()
-        rows.append(texts)
-        bold.append(all(_is_bold(w["fontname"]) for w in line))
-    used = [k for k in range(len(edges) - 1) if any(r[k] for r in rows)]
-    if len(used) < 2:
-        return None
-    cells = [TableCell(i, j, row[k]) for i, row in enumerate(rows)
-             for j, k in enumerate(used) if row[k]]
     return PdfTable(bbox, cells, _leading(bold), "unruled")
 
 

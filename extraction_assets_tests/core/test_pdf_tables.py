@@ -1,0 +1,187 @@
+"""Tables on digital PDF pages (pdfplumber): ruled and unruled tables as records equal to their
+rows, prose left alone, spans, header rows from bold rows, printed numbers typed, the bounds
+of the search, and the creator/producer/route of the ``workbooks`` row."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from extraction_assets.core.documents import pdf_tables
+from extraction_assets.core.documents.layout import number_formatted
+from extraction_assets.pipeline import run_pipeline
+from extraction_assets.pipeline.stages import workbook_stage
+from extraction_assets_tests.documents import (
+    RULED_ROWS,
+    UNRULED_ROWS,
+    pdf_bytes,
+    pdf_tables_bytes,
+)
+
+
+def _run(data: bytes) -> dict:
+    return run_pipeline(data, filename="report.pdf", count_tokens=lambda s: len(s.split()),
+                        max_tokens=200, min_tokens=20)
+
+
+def _typed(text: str):
+    """A cell text as the record types it (numbers as printed are numbers)."""
+    formatted = number_formatted(text)
+    value = formatted[0] if formatted else text
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    return int(number) if number.is_integer() else number
+
+
+@pytest.fixture(scope="module")
+def report() -> dict:
+    return _run(pdf_tables_bytes())
+
+
+def test_ruled_and_unruled_tables_give_records_equal_to_their_rows(report):
+    blocks = [(b["kind"], b["source_ref"], b["a1_range"]) for b in report["blocks"].to_pylist()]
+    assert blocks == [
+        ("text", "page 1 paragraph 1", "A1"), ("text", "page 1 paragraph 2", "A2"),
+        ("table", "page 1 table 1", "A3:D7"), ("text", "page 1 paragraph 3", "A8"),
+        ("table", "page 1 table 2", "A9:D12"), ("text", "page 1 paragraph 4", "A13")]
+    by_table: dict[str, list[dict]] = {}
+    for r in report["records"].to_pylist():
+        by_table.setdefault(r["block_id"], []).append(json.loads(r["record"]))
+    ruled, unruled = by_table.values()
+    for rows, records in ((RULED_ROWS, ruled), (UNRULED_ROWS, unruled)):
+        header, *data = rows
+        assert records == [{h: _typed(v) for h, v in zip(header, row)} for row in data]
+    assert ruled[0] == {"Station": "North intake", "Hours": 2104, "Stops": 1,
+                        "Cost (EUR)": 12400}
+    assert unruled[0]["Price"] == 1200.5
+    labels = [json.loads(o["details"])["label"] for o in report["sheet_objects"].to_pylist()
+              if o["kind"] == "document_item" and json.loads(o["details"])["block"] == "table"]
+    assert labels == ["ruled table", "unruled table"]
+
+
+def test_table_text_is_not_read_again_as_paragraphs_and_numbers_print_as_written(report):
+    texts = " ".join(b["text"] or "" for b in report["blocks"].to_pylist()
+                     if b["kind"] == "text")
+    assert "Acme Pumps" not in texts and "North intake" not in texts
+    chunks = "\n".join(c["text"] for c in report["chunks"].to_pylist())
+    assert "| North intake | 2,104 | 1 | 12,400 |" in chunks
+    assert "| Seal kit | Hydro Ltd | 12 | 85.00 |" in chunks
+
+
+def test_prose_pages_have_no_tables():
+    tables = _run(pdf_bytes(scanned_page=False))
+    assert {b["kind"] for b in tables["blocks"].to_pylist()} == {"text"}
+
+
+def test_two_columns_of_prose_are_no_table():
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=10)
+    text = ("The intake screen was cleaned twice in spring and the pumps ran without a stop "
+            "through the summer, when the river was at its lowest level of the decade. ") * 4
+    top = pdf.get_y()
+    pdf.multi_cell(85, 5, text)
+    pdf.set_xy(110, top)
+    pdf.multi_cell(85, 5, text)
+    page = pdf_tables.find_tables(bytes(pdf.output()), None, [1])
+    assert page == {}
+
+
+def test_a_cell_spanning_columns_is_a_merged_range():
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=10)
+    with pdf.table(col_widths=(40, 30, 30), num_heading_rows=2) as table:
+        row = table.row()
+        row.cell("Model", rowspan=2)
+        row.cell("Flow (m3/h)", colspan=2)
+        row = table.row()
+        row.cell("Min")
+        row.cell("Max")
+        for values in (("P-100", "12", "40"), ("P-200", "20", "75")):
+            row = table.row()
+            for value in values:
+                row.cell(value)
+    tables = _run(bytes(pdf.output()))
+    assert tables["parsed_sheets"].to_pylist()[0]["merged_ranges"] == ["A1:A2", "B1:C1"]
+    records = [json.loads(r["record"]) for r in tables["records"].to_pylist()]
+    assert records == [{"Model": "P-100", "Flow (m3/h) > Min": 12, "Flow (m3/h) > Max": 40},
+                       {"Model": "P-200", "Flow (m3/h) > Min": 20, "Flow (m3/h) > Max": 75}]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("2,104", ("2104", "#,##0")), ("1,200.50", ("1200.5", "#,##0.00")),
+    ("85.00", ("85", "0.00")), ("12.5%", ("0.125", "0.0%")), ("-3,000", ("-3000", "#,##0")),
+    ("1.200", None), ("007", None), ("1,23", None), ("12", None), ("2.5", None),
+    ("12,345,678,901,234,567", None), ("N/A", None)])
+def test_numbers_as_reports_print_them_are_typed(text, expected):
+    assert number_formatted(text) == expected
+
+
+def test_pages_past_the_bounds_are_not_searched(monkeypatch):
+    monkeypatch.setattr(pdf_tables, "MAX_PAGE_CHARS", 50)
+    tables = _run(pdf_tables_bytes())
+    assert {b["kind"] for b in tables["blocks"].to_pylist()} == {"text"}
+    issues = {i["code"]: i for i in tables["extraction_issues"].to_pylist()}
+    assert issues["tables_not_searched"]["message"].startswith("page 1: more than 50 characters")
+
+
+def test_the_workbooks_row_names_creator_producer_and_route():
+    data = pdf_tables_bytes(creator="Microsoft® PowerPoint® for Microsoft 365",
+                            producer="Microsoft: Print To PDF\x07")
+    out = workbook_stage("h", data, "deck.pdf")
+    row = out.tables["workbooks"].to_pylist()[0]
+    assert row["creator"] == "Microsoft® PowerPoint® for Microsoft 365"
+    assert (row["producer"], row["pdf_route"]) == ("Microsoft: Print To PDF", "digital")
+    issues = {i["code"]: i["message"] for i in _run(data)["extraction_issues"].to_pylist()}
+    assert "made by PowerPoint" in issues["office_export"]
+    assert "presentation (.pptx)" in issues["office_export"]
+    plain = workbook_stage("h", pdf_tables_bytes(), "r.pdf").tables["workbooks"].to_pylist()[0]
+    assert plain["creator"] is None and "office_export" not in {
+        i["code"] for i in _run(pdf_tables_bytes())["extraction_issues"].to_pylist()}
+    xlsx = io.BytesIO()
+    import openpyxl
+
+    openpyxl.Workbook().save(xlsx)
+    row = workbook_stage("h", xlsx.getvalue(), "a.xlsx").tables["workbooks"].to_pylist()[0]
+    assert (row["creator"], row["producer"], row["pdf_route"]) == (None, None, None)
+
+
+def test_name_value_lines_tight_headers_and_stacked_tables():
+    """"Name: value" lines above a table are not its rows; a header whose words are too close
+    for segments is still its header; two unruled tables one under the other stay two."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=10)
+    for name, value in (("Prepared by:", "Plant office"), ("Date:", "2024-01-31")):
+        pdf.cell(40, 5, name)
+        pdf.cell(0, 5, value, new_x="LMARGIN", new_y="NEXT")
+    tight = [("Station Name", "Flow Rate", "Run Hours"), ("North", "12.5", "2,104"),
+             ("South", "8.25", "1,997"), ("East", "9.75", "2,311")]
+    other = [("Part", "Units"), ("Seal kit", "12"), ("Bearing", "8"), ("Impeller", "4")]
+    for rows, widths in ((tight, (27, 21, 22)), (other, (50, 30))):
+        pdf.ln(8)
+        with pdf.table(col_widths=widths, width=sum(widths), align="LEFT",
+                       borders_layout="NONE", first_row_as_headings=False) as table:
+            for values in rows:
+                row = table.row()
+                for value in values:
+                    row.cell(value)
+    found = pdf_tables.find_tables(bytes(pdf.output()), None, [1])[1]
+    grids = []
+    for table in found:
+        grid: dict[int, list[str]] = {}
+        for cell in table.cells:
+            grid.setdefault(cell.row, []).append(cell.text)
+        grids.append([tuple(row) for _, row in sorted(grid.items())])
+    assert grids == [tight, other]
