@@ -77,7 +77,9 @@ def test_prose_pages_have_no_tables():
     assert {b["kind"] for b in tables["blocks"].to_pylist()} == {"text"}
 
 
-def test_two_columns_of_prose_are_no_table():
+@pytest.mark.parametrize("width", [85, 40])
+def test_two_columns_of_prose_are_no_table(width):
+    """Columns of prose: long segments (85 mm), or short ones going on in lower case (40 mm)."""
     from fpdf import FPDF
 
     pdf = FPDF()
@@ -86,9 +88,9 @@ def test_two_columns_of_prose_are_no_table():
     text = ("The intake screen was cleaned twice in spring and the pumps ran without a stop "
             "through the summer, when the river was at its lowest level of the decade. ") * 4
     top = pdf.get_y()
-    pdf.multi_cell(85, 5, text)
-    pdf.set_xy(110, top)
-    pdf.multi_cell(85, 5, text)
+    pdf.multi_cell(width, 5, text)
+    pdf.set_xy(pdf.l_margin + width + 15, top)
+    pdf.multi_cell(width, 5, text)
     page = pdf_tables.find_tables(bytes(pdf.output()), None, [1])
     assert page == {}
 
@@ -156,27 +158,31 @@ def test_the_workbooks_row_names_creator_producer_and_route():
 
 
 def test_name_value_lines_tight_headers_and_stacked_tables():
-    """"Name: value" lines above a table are not its rows; a header whose words are too close
-    for segments is still its header; two unruled tables one under the other stay two."""
+    """"Name: value" lines right above a table are not its rows; a header whose words are too
+    close for segments is still its header; two unruled tables one right under the other
+    stay two."""
     from fpdf import FPDF
 
     pdf = FPDF()
     pdf.add_page()
     pdf.set_font("helvetica", size=10)
-    for name, value in (("Prepared by:", "Plant office"), ("Date:", "2024-01-31")):
-        pdf.cell(40, 5, name)
-        pdf.cell(0, 5, value, new_x="LMARGIN", new_y="NEXT")
     tight = [("Station Name", "Flow Rate", "Run Hours"), ("North", "12.5", "2,104"),
              ("South", "8.25", "1,997"), ("East", "9.75", "2,311")]
     other = [("Part", "Units"), ("Seal kit", "12"), ("Bearing", "8"), ("Impeller", "4")]
-    for rows, widths in ((tight, (27, 21, 22)), (other, (50, 30))):
-        pdf.ln(8)
-        with pdf.table(col_widths=widths, width=sum(widths), align="LEFT",
+    for rows, pad in ((tight, 2.5), (other, 20)):
+        widths = [max(pdf.get_string_width(r[k]) for r in rows) + pad
+                  for k in range(len(rows[0]))]
+        with pdf.table(col_widths=widths, width=sum(widths), align="LEFT", line_height=5,
                        borders_layout="NONE", first_row_as_headings=False) as table:
             for values in rows:
                 row = table.row()
                 for value in values:
                     row.cell(value)
+        pdf.ln(3)
+        if rows is tight:
+            for name, value in (("Prepared by:", "Plant office"), ("Checked by:", "Head office")):
+                pdf.cell(40, 5, name)
+                pdf.cell(0, 5, value, new_x="LMARGIN", new_y="NEXT")
     found = pdf_tables.find_tables(bytes(pdf.output()), None, [1])[1]
     grids = []
     for table in found:
