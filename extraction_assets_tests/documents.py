@@ -72,22 +72,30 @@ def pptx_bytes() -> bytes:
     return out.getvalue()
 
 
-def pdf_bytes(scanned_page: bool = True, password: str | None = None) -> bytes:
-    """A PDF report: page 1 a heading and two paragraphs, page 2 one paragraph (both with a
-    text layer), and (``scanned_page``) page 3 a full-page picture of ruled lines with no
-    text, as a scanner without OCR writes it. ``password`` encrypts it (RC4)."""
+def _report(title: str):
+    """An fpdf2 document dated 2024-01-31 whose first page has ``title`` in bold and the
+    station's first paragraph (11 pt)."""
     from fpdf import FPDF
-    from PIL import Image, ImageDraw
 
     pdf = FPDF()
     pdf.set_creation_date(dt.datetime(2024, 1, 31, tzinfo=dt.timezone.utc))
     pdf.add_page()
     pdf.set_font("helvetica", "B", 16)
-    pdf.cell(0, 10, "Annual maintenance report", new_x="LMARGIN", new_y="NEXT")
+    pdf.cell(0, 10, title, new_x="LMARGIN", new_y="NEXT")
     pdf.set_font("helvetica", size=11)
     pdf.multi_cell(0, 6, "The pumping station ran 8,412 hours in 2023. Two unplanned stops "
                          "were recorded, both caused by the intake screen clogging after "
                          "the spring floods.")
+    return pdf
+
+
+def pdf_bytes(scanned_page: bool = True, password: str | None = None) -> bytes:
+    """A PDF report: page 1 a heading and two paragraphs, page 2 one paragraph (both with a
+    text layer), and (``scanned_page``) page 3 a full-page picture of ruled lines with no
+    text, as a scanner without OCR writes it. ``password`` encrypts it (RC4)."""
+    from PIL import Image, ImageDraw
+
+    pdf = _report("Annual maintenance report")
     pdf.ln(6)
     pdf.multi_cell(0, 6, "The maintenance budget was kept within 3 percent of plan, and the "
                          "spare parts for both pumps were ordered in March.")
@@ -124,21 +132,11 @@ def pdf_tables_bytes(creator: str | None = None, producer: str | None = None) ->
     (bold header row), a paragraph, :data:`UNRULED_ROWS` without any rule (bold header row),
     a closing paragraph. ``creator`` and ``producer`` are written in its document
     information."""
-    from fpdf import FPDF
-
-    pdf = FPDF()
-    pdf.set_creation_date(dt.datetime(2024, 1, 31, tzinfo=dt.timezone.utc))
+    pdf = _report("Quarterly station report")
     if creator:
         pdf.set_creator(creator)
     if producer:
         pdf.set_producer(producer)
-    pdf.add_page()
-    pdf.set_font("helvetica", "B", 16)
-    pdf.cell(0, 10, "Quarterly station report", new_x="LMARGIN", new_y="NEXT")
-    pdf.set_font("helvetica", size=11)
-    pdf.multi_cell(0, 6, "The pumping station ran 8,412 hours in 2023. Two unplanned stops "
-                         "were recorded, both caused by the intake screen clogging after the "
-                         "spring floods.")
     pdf.ln(4)
     for rows, options in ((RULED_ROWS, {"col_widths": (50, 30, 30, 40)}),
                           (UNRULED_ROWS, {"col_widths": (40, 40, 25, 30), "width": 135,
