@@ -91,8 +91,7 @@ def test_two_columns_of_prose_are_no_table(width):
     pdf.multi_cell(width, 5, text)
     pdf.set_xy(pdf.l_margin + width + 15, top)
     pdf.multi_cell(width, 5, text)
-    page = pdf_tables.find_tables(bytes(pdf.output()), None, [1])
-    assert page == {}
+    assert pdf_tables.find_tables(bytes(pdf.output()), None, [1]) == ({}, [])
 
 
 def test_a_cell_spanning_columns_is_a_merged_range():
@@ -134,6 +133,36 @@ def test_pages_past_the_bounds_are_not_searched(monkeypatch):
     assert {b["kind"] for b in tables["blocks"].to_pylist()} == {"text"}
     issues = {i["code"]: i for i in tables["extraction_issues"].to_pylist()}
     assert issues["tables_not_searched"]["message"].startswith("page 1: more than 50 characters")
+
+
+def test_a_page_whose_content_is_too_long_to_interpret_is_not_searched(monkeypatch):
+    """pdfminer interprets content at ~0.5 MB/s: a page of 400 KB of no-op operators (few
+    characters, no paths: the other bounds do not see it) under a bound of 200 KB is left to
+    the text layer."""
+    import zlib
+
+    content = b"BT /F1 10 Tf 72 720 Td (Hello) Tj ET\n" + b"q Q\n" * 100_000
+    stream = zlib.compress(content)
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+               b"/Resources << /Font << /F1 5 0 R >> >> >>",
+               b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream
+               + b"\nendstream", b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    data, offsets = b"%PDF-1.4\n", []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(data))
+        data += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(data)
+    data += (b"xref\n0 6\n0000000000 65535 f \n"
+             + b"".join(b"%010d 00000 n \n" % at for at in offsets)
+             + b"trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref)
+    assert pdf_tables.find_tables(data, None, [1]) == ({}, [])
+    issues = {i["code"]: i["message"] for i in _run(data)["extraction_issues"].to_pylist()}
+    assert "tables_not_searched" not in issues
+    monkeypatch.setattr(pdf_tables, "MAX_PAGE_CONTENT_BYTES", 200_000)
+    assert pdf_tables.find_tables(data, None, [1]) == ({}, [1])
+    issues = {i["code"]: i["message"] for i in _run(data)["extraction_issues"].to_pylist()}
+    assert "bytes of content" in issues["tables_not_searched"]
 
 
 def test_the_workbooks_row_names_creator_producer_and_route():
@@ -183,7 +212,7 @@ def test_name_value_lines_tight_headers_and_stacked_tables():
             for name, value in (("Prepared by:", "Plant office"), ("Checked by:", "Head office")):
                 pdf.cell(40, 5, name)
                 pdf.cell(0, 5, value, new_x="LMARGIN", new_y="NEXT")
-    found = pdf_tables.find_tables(bytes(pdf.output()), None, [1])[1]
+    found = pdf_tables.find_tables(bytes(pdf.output()), None, [1])[0][1]
     grids = []
     for table in found:
         grid: dict[int, list[str]] = {}

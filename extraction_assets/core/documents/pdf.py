@@ -221,22 +221,24 @@ def _tables(data: bytes, password: str | None, facts: list[PageFacts], issues: l
         if f.route in ("digital", "low_text") and f.chars:
             big = f.chars > pdf_tables.MAX_PAGE_CHARS or f.paths > pdf_tables.MAX_PAGE_PATHS
             (skipped if big else searched).append(f.number)
+    found: dict = {}
+    if searched:
+        try:
+            found, too_long = pdf_tables.find_tables(data, password, searched)
+            skipped = sorted(skipped + too_long)
+        except Exception as exc:  # noqa: BLE001 - pdfminer's errors on damaged files are many
+            issues.append(Issue("parsed_sheets", None, None, "warning", "pdf_tables_failed",
+                                f"pdfplumber could not read the PDF ({type(exc).__name__}: "
+                                f"{one_line(exc)[:200]}): tables not structured, text read "
+                                "as paragraphs"))
     if skipped:
         issues.append(Issue(
             "parsed_sheets", None, None, "info", "tables_not_searched",
             f"page {', '.join(map(str, skipped))}: more than {pdf_tables.MAX_PAGE_CHARS} "
-            f"characters or {pdf_tables.MAX_PAGE_PATHS} vector paths: tables not searched, "
-            "the text is read as paragraphs"))
-    if not searched:
-        return {}
-    try:
-        return pdf_tables.find_tables(data, password, searched)
-    except Exception as exc:  # noqa: BLE001 - pdfminer's errors on damaged files are many
-        issues.append(Issue("parsed_sheets", None, None, "warning", "pdf_tables_failed",
-                            f"pdfplumber could not read the PDF ({type(exc).__name__}: "
-                            f"{one_line(exc)[:200]}): tables not structured, text read as "
-                            "paragraphs"))
-        return {}
+            f"characters, {pdf_tables.MAX_PAGE_PATHS} vector paths or "
+            f"{pdf_tables.MAX_PAGE_CONTENT_BYTES} bytes of content: tables not searched, the "
+            "text is read as paragraphs"))
+    return found
 
 
 def check_streams(data: bytes, limits: Limits) -> None:

@@ -18,8 +18,8 @@ Either kind's leading rows set in a bold font (and not every row) are its declar
 rows; otherwise the segmenter's header rules decide, as on a worksheet.
 
 Every count here is bounded: a page with more than :data:`MAX_PAGE_CHARS` text-layer
-characters or :data:`MAX_PAGE_PATHS` vector paths is not searched (an ``info`` issue says
-so), and pdfminer's work is bounded by the stream limits checked before it runs.
+characters, :data:`MAX_PAGE_PATHS` vector paths or :data:`MAX_PAGE_CONTENT_BYTES` of content
+is not searched (an ``info`` issue says so); the stream limits are checked before.
 """
 
 from __future__ import annotations
@@ -54,6 +54,11 @@ MAX_HEADER_LINES = 2
 MAX_PAGE_CHARS = 30_000
 #: Pages with more vector paths than this are not searched for tables (a drawing).
 MAX_PAGE_PATHS = 5_000
+#: Pages whose content streams (with the forms they draw) decode to more bytes than this are
+#: not searched: pdfminer interprets them at about 0.5 MB/s.
+MAX_PAGE_CONTENT_BYTES = 2 * 1024**2
+#: Deepest nesting of form XObjects counted in a page's content.
+MAX_FORM_DEPTH = 4
 #: Font name parts that mark a bold face (``Helvetica-Bold``, ``Arial,Black``).
 BOLD_MARKS = ("bold", "black", "heavy", "semibold", "demi")
 
@@ -71,9 +76,10 @@ class PdfTable:
 
 
 def find_tables(data: bytes, password: str | None, pages: Sequence[int]
-                ) -> dict[int, list[PdfTable]]:
+                ) -> tuple[dict[int, list[PdfTable]], list[int]]:
     """The tables of the given 1-based ``pages`` of a PDF (opened with ``password``), top to
-    bottom, by page number (pages without tables are left out).
+    bottom, by page number (pages without tables are left out), and the pages not searched
+    because their content passes :data:`MAX_PAGE_CONTENT_BYTES`.
 
     Raises:
         Exception: whatever pdfminer raises on a file it cannot parse (the caller reads the
@@ -82,14 +88,49 @@ def find_tables(data: bytes, password: str | None, pages: Sequence[int]
     import pdfplumber
 
     found: dict[int, list[PdfTable]] = {}
+    skipped = []
     with pdfplumber.open(io.BytesIO(data), password=password or "",
                          pages=list(pages)) as pdf:
         for page in pdf.pages:
-            tables = page_tables(page)
-            if tables:
+            if content_bytes(page.page_obj) > MAX_PAGE_CONTENT_BYTES:
+                skipped.append(page.page_number)
+            elif tables := page_tables(page):
                 found[page.page_number] = tables
             page.close()
-    return found
+    return found, skipped
+
+
+def content_bytes(page_obj) -> int:
+    """Decoded bytes of a pdfminer page's content streams and of the form XObjects it draws
+    (nested up to :data:`MAX_FORM_DEPTH`, each counted once): what pdfminer interprets to lay
+    the page out. Pictures are not counted (their pixels are not interpreted)."""
+    from pdfminer.pdftypes import PDFStream, resolve1
+
+    total, seen = 0, set()
+    todo = [(resolve1(c), 0) for c in page_obj.contents or []]
+    todo += [(page_obj.resources, 0)]
+    while todo:
+        obj, depth = todo.pop()
+        if isinstance(obj, PDFStream):
+            if id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            total += len(obj.get_data() or b"")
+            obj = obj.attrs.get("Resources")
+        resources = resolve1(obj)
+        xobjects = resolve1(resources.get("XObject")) if isinstance(resources, dict) else None
+        if isinstance(xobjects, dict) and depth < MAX_FORM_DEPTH:
+            for ref in xobjects.values():
+                form = resolve1(ref)
+                if isinstance(form, PDFStream) and _name(form.attrs.get("Subtype")) == "Form":
+                    todo.append((form, depth + 1))
+        if total > MAX_PAGE_CONTENT_BYTES:
+            break
+    return total
+
+
+def _name(value) -> str:
+    return getattr(value, "name", str(value))
 
 
 def page_tables(page) -> list[PdfTable]:
