@@ -220,3 +220,22 @@ def test_name_value_lines_tight_headers_and_stacked_tables():
             grid.setdefault(cell.row, []).append(cell.text)
         grids.append([tuple(row) for _, row in sorted(grid.items())])
     assert grids == [tight, other]
+
+
+def test_a_grid_without_two_rows_of_text_is_no_table():
+    """A chart's bars, boxes of a form, a framed paragraph: lines make a grid, but fewer than
+    two of its rows have text in two cells."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=10)
+    for k in range(6):  # bars of a chart over a baseline, one label under it
+        pdf.rect(20 + 15 * k, 100 - 10 * k, 10, 10 * k + 10)
+    pdf.line(15, 110, 120, 110)
+    pdf.text(20, 118, "Pumped volume by year")
+    for row in range(3):  # a form's empty boxes
+        for col in range(3):
+            pdf.rect(20 + 40 * col, 140 + 12 * row, 40, 12)
+    pdf.text(22, 148, "Signature")
+    assert pdf_tables.find_tables(bytes(pdf.output()), None, [1]) == ({}, [])

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import io
 import statistics
+from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -159,7 +160,8 @@ def _inside(word: dict, bbox: Sequence[float]) -> bool:
 
 def _ruled_cells(table) -> list[TableCell] | None:
     """The cells of a ruled table with their spans over the grid its cell edges make, or
-    ``None`` when the grid is a single row or column."""
+    ``None`` when the grid is a single row or column or fewer than two of its rows have text
+    in two cells."""
     xs = sorted({round(v, 1) for c in table.cells for v in (c[0], c[2])})
     ys = sorted({round(v, 1) for c in table.cells for v in (c[1], c[3])})
     if len(xs) < 3 or len(ys) < 3:
@@ -174,6 +176,9 @@ def _ruled_cells(table) -> list[TableCell] | None:
         c1, c2 = xs.index(round(bbox[0], 1)), xs.index(round(bbox[2], 1))
         r1, r2 = ys.index(round(bbox[1], 1)), ys.index(round(bbox[3], 1))
         cells.append(TableCell(r1, c1, texts.get(tuple(bbox), ""), r2 - r1, c2 - c1))
+    filled = Counter(c.row for c in cells if c.text.strip())
+    if sum(1 for n in filled.values() if n >= 2) < 2:
+        return None  # a grid of boxes, a chart's bars, a framed paragraph: no two rows of data
     return cells
 
 
