@@ -239,3 +239,37 @@ def test_a_grid_without_two_rows_of_text_is_no_table():
             pdf.rect(20 + 40 * col, 140 + 12 * row, 40, 12)
     pdf.text(22, 148, "Signature")
     assert pdf_tables.find_tables(bytes(pdf.output()), None, [1]) == ({}, [])
+
+
+def test_ruled_columns_without_rules_between_body_rows_give_a_row_a_line():
+    """A frame, column rules and a rule under the header, no rule between the body's rows (as
+    Excel prints a table): each text line is a row; a description wrapping onto a second
+    line is one cell; a label wrapping likewise."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=10)
+    left, top, widths = 20, 40, (45, 70, 30)
+    edges = [left + sum(widths[:k]) for k in range(len(widths) + 1)]
+    lines = [("Employee", "Description", "Amount"), ("Bain, J", "District director", "37,499.96"),
+             ("Smith, A", "Legislative correspondent", "21,000.00"),
+             ("", "from May 23", ""), ("Armer, D", "Staff assistant", "12,111.06"),
+             ("Englert,", "Intern", "446.87"), ("Payton A", "", "")]
+    bottom = top + 6 * len(lines) + 2
+    pdf.rect(left, top, edges[-1] - left, bottom - top)
+    for x in edges[1:-1]:
+        pdf.line(x, top, x, bottom)
+    pdf.line(left, top + 8, edges[-1], top + 8)
+    for i, values in enumerate(lines):
+        for x, value in zip(edges, values):
+            if value:
+                pdf.text(x + 2, top + 6 + 6 * i + (2 if i else 0), value)
+    (table,) = pdf_tables.find_tables(bytes(pdf.output()), None, [1])[0][1]
+    grid: dict[int, list[str]] = {}
+    for cell in sorted(table.cells, key=lambda c: (c.row, c.col)):
+        grid.setdefault(cell.row, []).append(" ".join(cell.text.split()))
+    assert list(grid.values()) == [
+        ["Employee", "Description", "Amount"], ["Bain, J", "District director", "37,499.96"],
+        ["Smith, A", "Legislative correspondent from May 23", "21,000.00"],
+        ["Armer, D", "Staff assistant", "12,111.06"], ["Englert, Payton A", "Intern", "446.87"]]

@@ -24,6 +24,7 @@ is not searched (an ``info`` issue says so); the stream limits are checked befor
 
 from __future__ import annotations
 
+import bisect
 import io
 import statistics
 from collections import Counter
@@ -137,14 +138,14 @@ def _name(value) -> str:
 def page_tables(page) -> list[PdfTable]:
     """The tables of one pdfplumber page, top to bottom (see the module docstring)."""
     tables = []
+    words = page.extract_words(extra_attrs=["size", "fontname"])
     for table in page.find_tables({"vertical_strategy": "lines",
                                    "horizontal_strategy": "lines"}):
-        cells = _ruled_cells(table)
+        cells = _ruled_cells(table, [w for w in words if _inside(w, table.bbox)])
         if cells is not None:
             tables.append(PdfTable(tuple(table.bbox), cells,
                                    _bold_rows(page, table), "ruled"))
-    words = [w for w in page.extract_words(extra_attrs=["size", "fontname"])
-             if not any(_inside(w, t.bbox) for t in tables)]
+    words = [w for w in words if not any(_inside(w, t.bbox) for t in tables)]
     for area in _unruled_areas(words):
         table = _unruled_table(area)
         if table is not None:
@@ -158,10 +159,11 @@ def _inside(word: dict, bbox: Sequence[float]) -> bool:
     return bbox[0] <= x <= bbox[2] and bbox[1] <= y <= bbox[3]
 
 
-def _ruled_cells(table) -> list[TableCell] | None:
-    """The cells of a ruled table with their spans over the grid its cell edges make, or
-    ``None`` when the grid is a single row or column or fewer than two of its rows have text
-    in two cells."""
+def _ruled_cells(table, words: list[dict]) -> list[TableCell] | None:
+    """The cells of a ruled table (``words`` the page's words inside it) with their spans over
+    the grid its cell edges make, a row drawn without rules between its lines cut into rows
+    (:func:`_unruled_rows`); ``None`` when the grid is a single row or column or fewer than
+    two of its rows have text in two cells."""
     xs = sorted({round(v, 1) for c in table.cells for v in (c[0], c[2])})
     ys = sorted({round(v, 1) for c in table.cells for v in (c[1], c[3])})
     if len(xs) < 3 or len(ys) < 3:
@@ -179,7 +181,51 @@ def _ruled_cells(table) -> list[TableCell] | None:
     filled = Counter(c.row for c in cells if c.text.strip())
     if sum(1 for n in filled.values() if n >= 2) < 2:
         return None  # a grid of boxes, a chart's bars, a framed paragraph: no two rows of data
-    return cells
+    return _unruled_rows(cells, words, xs, ys)
+
+
+def _unruled_rows(cells: list[TableCell], words: list[dict], xs: list[float],
+                  ys: list[float]) -> list[TableCell]:
+    """A ruled grid's rows that hold several lines of text drawn without rules between them
+    (a body whose rows have no rules, a block of rows under one spanning cell) cut into one
+    row per text line, the words placed by the grid's columns; a line filling at most half as
+    many cells as the row above is joined to it (a wrapped cell). A row is cut only when no
+    word of it crosses a column rule and two or more of its lines fill two or more cells; a
+    row with a cell spanning rows is kept whole."""
+    n_cols = len(xs) - 1
+    inner = xs[1:-1]
+    parts: dict[int, list[list[str]]] = {}
+    for r in range(len(ys) - 1):
+        if any(c.row <= r < c.row + c.row_span and c.row_span != 1 for c in cells):
+            continue
+        band = [w for w in words if ys[r] <= (w["top"] + w["bottom"]) / 2 <= ys[r + 1]]
+        if any(w["x0"] < x - 0.5 and w["x1"] > x + 0.5 for w in band for x in inner):
+            continue
+        rows: list[list[str]] = []
+        for line in _lines(band):
+            texts = [""] * n_cols
+            for word in line:
+                k = min(max(bisect.bisect(xs, (word["x0"] + word["x1"]) / 2) - 1, 0), n_cols - 1)
+                texts[k] = f"{texts[k]} {word['text']}".strip()
+            filled = [k for k, text in enumerate(texts) if text]
+            if rows and 2 * len(filled) <= sum(1 for t in rows[-1] if t):
+                for k in filled:
+                    rows[-1][k] = f"{rows[-1][k]} {texts[k]}".strip()
+            else:
+                rows.append(texts)
+        if sum(1 for texts in rows if sum(1 for t in texts if t) >= 2) >= 2:
+            parts[r] = rows
+    if not parts:
+        return cells
+    offset = [0]
+    for r in range(len(ys) - 1):
+        offset.append(offset[-1] + len(parts.get(r, [[]])))
+    out = [TableCell(offset[c.row], c.col, c.text, offset[c.row + c.row_span] - offset[c.row],
+                     c.col_span) for c in cells if c.row not in parts]
+    for r, rows in parts.items():
+        out += [TableCell(offset[r] + i, k, text) for i, texts in enumerate(rows)
+                for k, text in enumerate(texts) if text]
+    return out
 
 
 def _lines(words: list[dict]) -> list[list[dict]]:
