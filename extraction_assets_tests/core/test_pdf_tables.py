@@ -273,3 +273,36 @@ def test_ruled_columns_without_rules_between_body_rows_give_a_row_a_line():
         ["Employee", "Description", "Amount"], ["Bain, J", "District director", "37,499.96"],
         ["Smith, A", "Legislative correspondent from May 23", "21,000.00"],
         ["Armer, D", "Staff assistant", "12,111.06"], ["Englert, Payton A", "Intern", "446.87"]]
+
+
+def test_rows_grouped_by_spacing_stay_one_table_and_bold_totals_are_no_header():
+    """An unruled budget: each ministry's bold total row after a wider gap, its departments
+    below; one table, whose header is its bold header line, not the bold totals under it."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    widths = (70, 30, 30)
+    groups = [(("Ministry of Agriculture", "28,130", "67"),
+               [("Department of Farming", "22,260", "48"), ("Department of Research", "3,715", "19")]),
+              (("Ministry of Coal", "550", "12"), [("Department of Coal", "550", "12")]),
+              (("Ministry of Culture", "1,767", "68"),
+               [("Department of Museums", "1,200", "40"), ("Department of Archives", "567", "28")])]
+    pdf.set_font("helvetica", "B", 10)
+    for x, text in zip((0, 70, 100), ("Ministry or department", "Revenue", "Capital")):
+        pdf.set_x(20 + x)
+        pdf.cell(widths[0] if x == 0 else 30, 5, text)
+    pdf.ln(5)
+    for total, rows in groups:
+        pdf.ln(3)
+        for values, style in [(total, "B")] + [(r, "") for r in rows]:
+            pdf.set_font("helvetica", style, 10)
+            pdf.set_x(20)
+            for width, value in zip(widths, values):
+                pdf.cell(width, 5, value, align="L" if width == 70 else "R")
+            pdf.ln(5)
+    (table,) = pdf_tables.find_tables(bytes(pdf.output()), None, [1])[0][1]
+    assert max(c.row for c in table.cells) + 1 == 1 + 3 + 5
+    assert table.header_rows == 1  # the bold header line; the bold totals hold numbers
+    first = sorted((c.col, c.text) for c in table.cells if c.row == 1)
+    assert first == [(0, "Ministry of Agriculture"), (1, "28,130"), (2, "67")]

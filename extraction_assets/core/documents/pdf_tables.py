@@ -14,8 +14,9 @@ gap) and its segments are short (median :data:`MAX_CELL_WORDS` words or fewer: t
 prose are no table). Within that area pdfplumber's ``text`` strategy places the cells; two
 columns a word crosses are one column, and empty rows and columns are dropped.
 
-Either kind's leading rows set in a bold font (and not every row) are its declared header
-rows; otherwise the segmenter's header rules decide, as on a worksheet.
+Either kind's leading rows set in a bold font and holding no number (and not every row) are its
+declared header rows (a bold row of totals is no header); otherwise the segmenter's header
+rules decide, as on a worksheet.
 
 Every count here is bounded: a page with more than :data:`MAX_PAGE_CHARS` text-layer
 characters, :data:`MAX_PAGE_PATHS` vector paths or :data:`MAX_PAGE_CONTENT_BYTES` of content
@@ -288,8 +289,10 @@ def _unruled_areas(words: list[dict]) -> list[list[list[dict]]]:
 
 def _split(lines: list[list[dict]], run: list[int]) -> list[list[int]]:
     """A run of line indexes cut where the white gap between two lines is more than
-    :data:`RELATIVE_GAP` times the run's median gap (two tables one under the other, a
-    paragraph's last line above a table)."""
+    :data:`RELATIVE_GAP` times the run's median gap, unless the line below the gap is a data
+    row (a number after its first word) and the lines on both sides keep their columns apart
+    together (as many white column gaps over both as over either: rows grouped by spacing);
+    cut: two tables one under the other, a paragraph's last line above a table."""
     if len(run) < 3:
         return [run]
     gaps = [_gap(lines[a], lines[b]) for a, b in zip(run, run[1:])]
@@ -299,7 +302,16 @@ def _split(lines: list[list[dict]], run: list[int]) -> list[list[int]]:
         if gap > most:
             parts.append([])
         parts[-1].append(i)
-    return parts
+    joined = [parts[0]]
+    for part in parts[1:]:
+        above, below = ([lines[i] for i in p] for p in (joined[-1], part))
+        if (any(_numeric(w["text"]) for w in below[0][1:])
+                and len(_corridors(above + below)) >= max(len(_corridors(above)),
+                                                          len(_corridors(below)))):
+            joined[-1] = joined[-1] + part
+        else:
+            joined.append(part)
+    return joined
 
 
 def _numeric(text: str) -> bool:
@@ -368,6 +380,21 @@ def _columns(word: dict, corridors: list[tuple[float, float]]) -> tuple[int, int
     return column - before, column + after
 
 
+def _header_only_columns_joined(area: list[list[dict]], corridors: list[tuple[float, float]]
+                                ) -> list[tuple[float, float]]:
+    """``corridors`` without each one between a column only the first line uses and a
+    neighbour it does not use (a header set left over numbers set right: one column)."""
+    used = [{_columns(w, corridors)[0] for w in line} for line in area]
+    rest = set().union(*used[1:])
+    dropped = set()
+    for k in used[0] - rest:
+        if k + 1 < len(corridors) + 1 and k + 1 not in used[0]:
+            dropped.add(k)  # the corridor right of column k
+        elif k > 0 and k - 1 not in used[0]:
+            dropped.add(k - 1)
+    return [c for i, c in enumerate(corridors) if i not in dropped]
+
+
 def _unruled_table(area: list[list[dict]]) -> PdfTable | None:
     """The table an area's lines make: columns kept apart by the x-ranges white on every line
     (on every line but the first when that keeps more apart: a header cell spanning columns
@@ -377,6 +404,7 @@ def _unruled_table(area: list[list[dict]]) -> PdfTable | None:
     below = _corridors(area[1:])
     if len(below) > len(corridors):
         corridors = below
+    corridors = _header_only_columns_joined(area, corridors)
     if not corridors:
         return None
     cells, bold = [], []
@@ -391,7 +419,8 @@ def _unruled_table(area: list[list[dict]]) -> PdfTable | None:
                 row.append([first, last, [word["text"]]])
         cells += [TableCell(i, first, " ".join(texts), 1, last - first + 1)
                   for first, last, texts in row]
-        bold.append(all(_is_bold(w["fontname"]) for w in line))
+        bold.append(all(_is_bold(w["fontname"]) for w in line)
+                    and not any(_numeric(w["text"]) for w in line))
     labels = [c.text for c in cells if c.col == 0]
     if 2 * sum(text.endswith(":") for text in labels) > len(labels):
         return None
@@ -402,11 +431,14 @@ def _unruled_table(area: list[list[dict]]) -> PdfTable | None:
 
 
 def _bold_rows(page, table) -> int:
-    """The leading rows of a ruled table whose characters are all bold (0 when every row is)."""
+    """The leading rows of a ruled table whose characters are all bold and whose words hold
+    no number (0 when every row is such a row)."""
     bold = []
     for row in table.rows:
-        chars = [c for c in page.crop(row.bbox, strict=False).chars if c["text"].strip()]
-        bold.append(bool(chars) and all(_is_bold(c["fontname"]) for c in chars))
+        region = page.crop(row.bbox, strict=False)
+        chars = [c for c in region.chars if c["text"].strip()]
+        bold.append(bool(chars) and all(_is_bold(c["fontname"]) for c in chars)
+                    and not any(_numeric(w["text"]) for w in region.extract_words()))
     return _leading(bold)
 
 
