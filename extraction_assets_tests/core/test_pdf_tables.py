@@ -306,3 +306,31 @@ def test_rows_grouped_by_spacing_stay_one_table_and_bold_totals_are_no_header():
     assert table.header_rows == 1  # the bold header line; the bold totals hold numbers
     first = sorted((c.col, c.text) for c in table.cells if c.row == 1)
     assert first == [(0, "Ministry of Agriculture"), (1, "28,130"), (2, "67")]
+
+
+def test_section_labels_and_wrapped_cells_stay_inside_an_unruled_table():
+    """A line with one segment between rows: a label in the first column is a row of its own
+    (a section), text in another column is the wrapped rest of the nearest row's cell."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=10)
+    lines = [("Site", "Operator", "Capacity"), ("North region", "", ""),
+             ("Riverside", "Acme Water", "1,200"), ("Hilltop", "Blue River Utilities", "800"),
+             ("", "and Partners", ""), ("South region", "", ""),
+             ("Lakeside", "Acme Water", "950"), ("Valley", "Hydro Ltd", "700")]
+    for values in lines:
+        pdf.set_x(20)
+        for width, value in zip((50, 60, 30), values):
+            pdf.cell(width, 5, value, align="R" if width == 30 else "L")
+        pdf.ln(5)
+    (table,) = pdf_tables.find_tables(bytes(pdf.output()), None, [1])[0][1]
+    grid: dict[int, dict[int, str]] = {}
+    for cell in table.cells:
+        grid.setdefault(cell.row, {})[cell.col] = cell.text
+    assert [grid[r] for r in sorted(grid)] == [
+        {0: "Site", 1: "Operator", 2: "Capacity"}, {0: "North region"},
+        {0: "Riverside", 1: "Acme Water", 2: "1,200"},
+        {0: "Hilltop", 1: "Blue River Utilities and Partners", 2: "800"}, {0: "South region"},
+        {0: "Lakeside", 1: "Acme Water", 2: "950"}, {0: "Valley", 1: "Hydro Ltd", 2: "700"}]

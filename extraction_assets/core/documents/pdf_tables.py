@@ -53,6 +53,8 @@ MAX_LOWER_SHARE = 0.5
 #: Most lines above an area taken as its header lines when their words are too close for
 #: segments but stay within its columns.
 MAX_HEADER_LINES = 2
+#: Most one-segment lines in a row kept inside an unruled table (wrapped cells, labels).
+MAX_SOFT_LINES = 2
 #: Pages with more text-layer characters than this are not searched for tables.
 MAX_PAGE_CHARS = 30_000
 #: Pages with more vector paths than this are not searched for tables (a drawing).
@@ -147,8 +149,8 @@ def page_tables(page) -> list[PdfTable]:
             tables.append(PdfTable(tuple(table.bbox), cells,
                                    _bold_rows(page, table), "ruled"))
     words = [w for w in words if not any(_inside(w, t.bbox) for t in tables)]
-    for area in _unruled_areas(words):
-        table = _unruled_table(area)
+    for area, soft in _unruled_areas(words):
+        table = _unruled_table(area, soft)
         if table is not None:
             tables.append(table)
     return sorted(tables, key=lambda t: (t.bbox[1], t.bbox[0]))
@@ -257,37 +259,51 @@ def _segments(line: list[dict]) -> list[list[dict]]:
     return out
 
 
-def _unruled_areas(words: list[dict]) -> list[list[list[dict]]]:
+def _unruled_areas(words: list[dict]) -> list[tuple[list[list[dict]], list[bool]]]:
     """Runs of lines that may be an unruled table (see the module docstring), each as its
-    lines of words."""
+    lines of words and which of them are soft (one segment, kept because lines of two or
+    more segments follow: a wrapped cell, a section label)."""
     lines = _lines(words)
     runs: list[list[int]] = [[]]
+    soft: set[int] = set()
+    pending: list[int] = []
     for i, line in enumerate(lines):
+        last = (pending or runs[-1] or [None])[-1]
+        near = last is not None and _gap(lines[last], line) <= LINE_GAP * _height(line)
         if len(_segments(line)) < 2:
-            runs.append([])
-        elif runs[-1] and _gap(lines[runs[-1][-1]], line) > LINE_GAP * _height(line):
-            runs.append([i])
+            if runs[-1] and near and len(pending) < MAX_SOFT_LINES:
+                pending.append(i)
+            else:
+                runs.append([])
+                pending = []
+        elif runs[-1] and near:
+            runs[-1] += pending + [i]
+            soft.update(pending)
+            pending = []
         else:
-            runs[-1].append(i)
+            runs.append([i])
+            pending = []
     areas = []
     taken = -1  # the last line of the area above
-    for run in (part for run in runs for part in _split(lines, run)):
-        while run and _segments(lines[run[0]])[0][-1]["text"].endswith(":"):
+    for run in (part for run in runs for part in _split(lines, run, soft)):
+        while run and (run[0] in soft
+                       or _segments(lines[run[0]])[0][-1]["text"].endswith(":")):
             run = run[1:]  # "Name: value" lines above a table are not its rows
-        area = [lines[i] for i in run]
-        if len(area) < MIN_ROWS or _prose(area):
+        hard = [lines[i] for i in run if i not in soft]
+        if len(hard) < MIN_ROWS or _prose(hard):
             continue
         first = run[0]
         while (first - 1 > taken and run[0] - first < MAX_HEADER_LINES
                and any(_numeric(w["text"]) for w in lines[first][1:])
-               and _header_line(lines[first - 1], lines[first], area)):
+               and _header_line(lines[first - 1], lines[first], hard)):
             first -= 1
-        areas.append(lines[first:run[-1] + 1])
+        area = list(range(first, run[-1] + 1))
+        areas.append(([lines[i] for i in area], [i in soft for i in area]))
         taken = run[-1]
     return areas
 
 
-def _split(lines: list[list[dict]], run: list[int]) -> list[list[int]]:
+def _split(lines: list[list[dict]], run: list[int], soft: set[int]) -> list[list[int]]:
     """A run of line indexes cut where the white gap between two lines is more than
     :data:`RELATIVE_GAP` times the run's median gap, unless the line below the gap is a data
     row (a number after its first word) and the lines on both sides keep their columns apart
@@ -304,7 +320,10 @@ def _split(lines: list[list[dict]], run: list[int]) -> list[list[int]]:
         parts[-1].append(i)
     joined = [parts[0]]
     for part in parts[1:]:
-        above, below = ([lines[i] for i in p] for p in (joined[-1], part))
+        above, below = ([lines[i] for i in p if i not in soft] for p in (joined[-1], part))
+        if not above or not below:
+            joined.append(part)
+            continue
         if (any(_numeric(w["text"]) for w in below[0][1:])
                 and len(_corridors(above + below)) >= max(len(_corridors(above)),
                                                           len(_corridors(below)))):
@@ -395,32 +414,47 @@ def _header_only_columns_joined(area: list[list[dict]], corridors: list[tuple[fl
     return [c for i, c in enumerate(corridors) if i not in dropped]
 
 
-def _unruled_table(area: list[list[dict]]) -> PdfTable | None:
+def _unruled_table(area: list[list[dict]], soft: list[bool]) -> PdfTable | None:
     """The table an area's lines make: columns kept apart by the x-ranges white on every line
-    (on every line but the first when that keeps more apart: a header cell spanning columns
-    is a merged cell), one row a line; ``None`` when no column gap is found or most cells of
-    the first column end in a colon (``Name: value`` lines)."""
-    corridors = _corridors(area)
-    below = _corridors(area[1:])
+    of two or more segments (on every such line but the first when that keeps more apart: a
+    header cell spanning columns is a merged cell), one row a line; a soft line that leaves
+    the first column empty, or starts in lower case, is joined to the nearest row (a wrapped
+    cell; above it when as near); ``None`` when no column gap is found or most cells of the
+    first column end in a colon (``Name: value`` lines)."""
+    hard = [line for line, s in zip(area, soft) if not s]
+    corridors = _corridors(hard)
+    below = _corridors(hard[1:])
     if len(below) > len(corridors):
         corridors = below
-    corridors = _header_only_columns_joined(area, corridors)
+    corridors = _header_only_columns_joined(hard, corridors)
     if not corridors:
         return None
-    cells, bold = [], []
-    for i, line in enumerate(area):
-        row: list[list] = []  # [first column, last column, words]
+    rows: list[dict[int, list]] = []  # per line: first column -> [last column, words]
+    for line in area:
+        row: dict[int, list] = {}
         for word in line:
             first, last = _columns(word, corridors)
-            if row and first <= row[-1][1]:
-                row[-1][1] = max(row[-1][1], last)
-                row[-1][2].append(word["text"])
+            start = max((k for k in row if k <= first <= row[k][0]), default=None)
+            if start is None:
+                row[first] = [last, [word["text"]]]
             else:
-                row.append([first, last, [word["text"]]])
-        cells += [TableCell(i, first, " ".join(texts), 1, last - first + 1)
-                  for first, last, texts in row]
-        bold.append(all(_is_bold(w["fontname"]) for w in line)
-                    and not any(_numeric(w["text"]) for w in line))
+                row[start][0] = max(row[start][0], last)
+                row[start][1].append(word["text"])
+        rows.append(row)
+    kept = [i for i, s in enumerate(soft)
+            if not s or (0 in rows[i] and not rows[i][0][1][0][:1].islower())]
+    tops = [min(w["top"] for w in line) for line in area]
+    for i in (i for i in range(len(area)) if i not in kept):
+        target = min(kept, key=lambda k: (round(abs(tops[k] - tops[i]), 1), k > i, abs(k - i)))
+        for first, (last, texts) in rows[i].items():
+            cell = rows[target].setdefault(first, [last, []])
+            cell[1] = cell[1] + texts if target < i else texts + cell[1]
+    cells, bold = [], []
+    for n, i in enumerate(kept):
+        cells += [TableCell(n, first, " ".join(texts), 1, last - first + 1)
+                  for first, (last, texts) in sorted(rows[i].items())]
+        bold.append(all(_is_bold(w["fontname"]) for w in area[i])
+                    and not any(_numeric(w["text"]) for w in area[i]))
     labels = [c.text for c in cells if c.col == 0]
     if 2 * sum(text.endswith(":") for text in labels) > len(labels):
         return None
