@@ -175,6 +175,8 @@ def test_the_workbooks_row_names_creator_producer_and_route():
     issues = {i["code"]: i["message"] for i in _run(data)["extraction_issues"].to_pylist()}
     assert "made by PowerPoint" in issues["office_export"]
     assert "presentation (.pptx)" in issues["office_export"]
+    other = pdf_tables_bytes(creator="WordPerfect 12 with Password Manager")
+    assert "office_export" not in {i["code"] for i in _run(other)["extraction_issues"].to_pylist()}
     plain = workbook_stage("h", pdf_tables_bytes(), "r.pdf").tables["workbooks"].to_pylist()[0]
     assert plain["creator"] is None and "office_export" not in {
         i["code"] for i in _run(pdf_tables_bytes())["extraction_issues"].to_pylist()}

@@ -190,7 +190,8 @@ def _made_by(pdf) -> dict[str, str]:
     §14.3.3), control characters dropped, each cut at :data:`MAX_INFO_CHARS`."""
     out = {}
     for key in ("Creator", "Producer"):
-        value = "".join(ch for ch in pdf.get_metadata_value(key) if ch.isprintable()).strip()
+        value = pdf.get_metadata_value(key)[:4 * MAX_INFO_CHARS]
+        value = "".join(ch for ch in value if ch.isprintable()).strip()
         if value:
             out[key.lower()] = value[:MAX_INFO_CHARS]
     return out
@@ -201,7 +202,7 @@ def _office_issue(made_by: dict[str, str], issues: list[Issue]) -> None:
     the file it was saved from keeps what the PDF lost (tables, slides, notes, cell values)."""
     named = " ".join(made_by.values()).lower()
     for app, suffix in OFFICE_APPS.items():
-        if app.lower() in named:
+        if re.search(rf"\b{app.lower()}\b", named):
             issues.append(Issue("parsed_sheets", None, None, "info", "office_export",
                                 f"the PDF was made by {app} "
                                 f"({made_by.get('creator') or made_by.get('producer')}): the "
