@@ -132,7 +132,8 @@ def test_pages_past_the_bounds_are_not_searched(monkeypatch):
     tables = _run(pdf_tables_bytes())
     assert {b["kind"] for b in tables["blocks"].to_pylist()} == {"text"}
     issues = {i["code"]: i for i in tables["extraction_issues"].to_pylist()}
-    assert issues["tables_not_searched"]["message"].startswith("page 1: more than 50 characters")
+    assert issues["tables_not_searched"]["message"].startswith(
+        "page 1: rotated, or more than 50 characters")
 
 
 def test_a_page_whose_content_is_too_long_to_interpret_is_not_searched(monkeypatch):
@@ -163,6 +164,32 @@ def test_a_page_whose_content_is_too_long_to_interpret_is_not_searched(monkeypat
     assert pdf_tables.find_tables(data, None, [1]) == ({}, [1])
     issues = {i["code"]: i["message"] for i in _run(data)["extraction_issues"].to_pylist()}
     assert "bytes of content" in issues["tables_not_searched"]
+
+
+def test_a_rotated_page_is_read_as_paragraphs_once():
+    """pdfplumber and PDFium read a /Rotate page in different orientations: its tables are
+    not searched, its text is read once, as paragraphs."""
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(pdf_tables_bytes())
+    pdf[0].set_rotation(90)
+    out = io.BytesIO()
+    pdf.save(out)
+    tables = _run(out.getvalue())
+    texts = [b["text"] for b in tables["blocks"].to_pylist()]
+    assert {b["kind"] for b in tables["blocks"].to_pylist()} == {"text"}
+    assert sum(t.count("Acme Pumps") for t in texts) == 2  # two rows, once each
+    issues = {i["code"]: i["message"] for i in tables["extraction_issues"].to_pylist()}
+    assert issues["tables_not_searched"].startswith("page 1: rotated")
+
+
+def test_a_page_of_many_runs_is_read_character_by_character_to_the_same_paragraphs(
+        monkeypatch):
+    from extraction_assets.core.documents import pdf
+
+    boxed = [b["text"] for b in _run(pdf_bytes(scanned_page=False))["blocks"].to_pylist()]
+    monkeypatch.setattr(pdf, "MAX_BOXED_RUNS", 0)
+    assert [b["text"] for b in _run(pdf_bytes(scanned_page=False))["blocks"].to_pylist()] == boxed
 
 
 def test_the_workbooks_row_names_creator_producer_and_route():

@@ -73,6 +73,13 @@ SIZE_CHANGE = 0.1
 #: Environment variable naming the folder of Docling's layout and table models (the
 #: ``artifacts_path`` of its PDF pipeline); unset, PDFs are read from their text layer only.
 MODELS_ENV = "EXTRACTION_ASSETS_DOCLING_MODELS"
+#: A character more than this many font heights right of the one before starts another run
+#: (pages read character by character, :func:`text_runs`).
+RUN_GAP = 1.0
+#: Pages with more of PDFium's text runs than this are read character by character: asking
+#: each run's text by its box scans the page each time (a page of 127,000 characters in 22,000
+#: runs took 26 s, one of 500,000 characters minutes).
+MAX_BOXED_RUNS = 3_000
 #: Lines above a text run it may still belong to (runs come sorted by their top edge).
 LINES_LOOKED_BACK = 4
 #: PDFium's load error for a wrong or missing password (``FPDF_ERR_PASSWORD``).
@@ -108,6 +115,7 @@ class PageFacts:
     chars: int
     image_coverage: float
     paths: int = 0
+    rotation: int = 0
 
     @property
     def route(self) -> str:
@@ -213,7 +221,8 @@ def _office_issue(made_by: dict[str, str], issues: list[Issue]) -> None:
 def _tables(data: bytes, password: str | None, facts: list[PageFacts], issues: list[Issue]
             ) -> dict:
     """The tables of the text-layer pages (:func:`~.pdf_tables.find_tables`) by page number;
-    a page over the bounds of the search is left out with an ``info`` issue, and a file
+    a rotated page (``/Rotate``: pdfplumber reads it in another orientation than PDFium) or a
+    page over the bounds of the search is left out with an ``info`` issue, and a file
     pdfminer cannot parse gives a ``warning`` and no tables (its text is still read)."""
     from extraction_assets.core.documents import pdf_tables
 
@@ -221,7 +230,7 @@ def _tables(data: bytes, password: str | None, facts: list[PageFacts], issues: l
     for f in facts:
         if f.route in ("digital", "low_text") and f.chars:
             big = f.chars > pdf_tables.MAX_PAGE_CHARS or f.paths > pdf_tables.MAX_PAGE_PATHS
-            (skipped if big else searched).append(f.number)
+            (skipped if big or f.rotation else searched).append(f.number)
     found: dict = {}
     if searched:
         try:
@@ -235,10 +244,10 @@ def _tables(data: bytes, password: str | None, facts: list[PageFacts], issues: l
     if skipped:
         issues.append(Issue(
             "parsed_sheets", None, None, "info", "tables_not_searched",
-            f"page {', '.join(map(str, skipped))}: more than {pdf_tables.MAX_PAGE_CHARS} "
-            f"characters, {pdf_tables.MAX_PAGE_PATHS} vector paths or "
-            f"{pdf_tables.MAX_PAGE_CONTENT_BYTES} bytes of content: tables not searched, the "
-            "text is read as paragraphs"))
+            f"page {', '.join(map(str, skipped))}: rotated, or more than "
+            f"{pdf_tables.MAX_PAGE_CHARS} characters, {pdf_tables.MAX_PAGE_PATHS} vector paths "
+            f"or {pdf_tables.MAX_PAGE_CONTENT_BYTES} bytes of content: tables not searched, "
+            "the text is read as paragraphs"))
     return found
 
 
@@ -345,15 +354,20 @@ def _read_page(page, number: int) -> tuple[PageFacts, list]:
     text_page = page.get_textpage()
     try:
         chars = text_page.count_chars()
-        runs = []
-        for k in range(text_page.count_rects()):
-            left, bottom, right, top = text_page.get_rect(k)
-            text = text_page.get_text_bounded(left, bottom, right, top).strip()
-            if text:
-                first = text_page.get_index((left + right) / 2, (bottom + top) / 2,
-                                            right - left, top - bottom)
-                size = raw.FPDFText_GetFontSize(text_page, first) if first is not None else 0.0
-                runs.append((left, bottom, right, top, size, text))
+        rects = text_page.count_rects()
+        if rects > MAX_BOXED_RUNS:
+            runs = text_runs(text_page, chars)
+        else:  # PDFium's own runs; each one's text asked by its box (linear in the page)
+            runs = []
+            for k in range(rects):
+                left, bottom, right, top = text_page.get_rect(k)
+                text = text_page.get_text_bounded(left, bottom, right, top).strip()
+                if text:
+                    first = text_page.get_index((left + right) / 2, (bottom + top) / 2,
+                                                right - left, top - bottom)
+                    size = (raw.FPDFText_GetFontSize(text_page, first) if first is not None
+                            else 0.0)
+                    runs.append((left, bottom, right, top, size, text))
     finally:
         text_page.close()
     boxes, paths = [], 0
@@ -363,7 +377,38 @@ def _read_page(page, number: int) -> tuple[PageFacts, list]:
         else:
             paths += 1
     coverage = image_coverage(boxes, width, height)
-    return PageFacts(number, width, height, chars, coverage, paths), runs
+    return PageFacts(number, width, height, chars, coverage, paths, page.get_rotation()), runs
+
+
+def text_runs(text_page, chars: int) -> list[tuple[float, float, float, float, float, str]]:
+    """The text runs ``(left, bottom, right, top, font size, text)`` of a PDFium text page of
+    ``chars`` characters, each character read once (linear in the page; for pages of more
+    than :data:`MAX_BOXED_RUNS` of PDFium's runs): characters between white space,
+    cut where the next one is on another line or more than :data:`RUN_GAP` font heights away
+    (the height of its loose box: a font size of 1 may be scaled by the text matrix)."""
+    import pypdfium2.raw as raw
+
+    runs: list[list] = []
+    open_run = False
+    for i in range(chars):
+        ch = chr(raw.FPDFText_GetUnicode(text_page, i))
+        if ch.isspace() or not ch.isprintable():
+            open_run = False
+            continue
+        left, bottom, right, top = text_page.get_charbox(i, loose=True)
+        size = raw.FPDFText_GetFontSize(text_page, i)
+        if open_run:
+            run = runs[-1]
+            overlap = min(top, run[3]) - max(bottom, run[1])
+            em = max(top - bottom, size, 1.0)  # the font's box: sizes may be 1 and scaled
+            if (overlap >= 0.5 * min(top - bottom, run[3] - run[1])
+                    and -0.5 * em <= left - run[2] <= RUN_GAP * em):
+                run[2], run[1], run[3] = max(run[2], right), min(run[1], bottom), max(run[3], top)
+                run[5].append(ch)
+                continue
+        runs.append([left, bottom, right, top, size, [ch]])
+        open_run = True
+    return [(r[0], r[1], r[2], r[3], r[4], "".join(r[5])) for r in runs]
 
 
 def image_coverage(boxes: list[tuple[float, float, float, float]], width: float,
