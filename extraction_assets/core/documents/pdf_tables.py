@@ -348,28 +348,30 @@ def _height(line: list[dict]) -> float:
 
 def _prose(area: list[list[dict]]) -> bool:
     """Whether an area's segments read as prose: their median is longer than
-    :data:`MAX_CELL_WORDS` words, or more than :data:`MAX_LOWER_SHARE` of them start in lower
-    case (a sentence going on from the line above; table cells start in capitals or digits)."""
+    :data:`MAX_CELL_WORDS` words, or more than :data:`MAX_LOWER_SHARE` of those of two or more
+    words start in lower case (a sentence going on from the line above; table cells start in
+    capitals or digits, or are single words such as units)."""
     segments = [s for line in area for s in _segments(line)]
-    lower = sum(1 for s in segments if s[0]["text"][:1].islower())
+    phrases = [s for s in segments if len(s) >= 2]  # one-word cells may be lower case (units)
+    lower = sum(1 for s in phrases if s[0]["text"][:1].islower())
     return (statistics.median(len(s) for s in segments) > MAX_CELL_WORDS
-            or lower > MAX_LOWER_SHARE * len(segments))
+            or lower > MAX_LOWER_SHARE * len(phrases))
 
 
 def _header_line(line: list[dict], below: list[dict], area: list[list[dict]]) -> bool:
     """Whether the line above an area that starts with a data row (a number after its first
     word) is a header line of its table although its words are too close for segments (a
     tight header) or it stands further apart: right above it (within :data:`LINE_GAP` line
-    heights), its words in two or more of the area's columns, none covering a white gap
-    between columns, none a number, its first word not in lower case (a sentence's last
-    line)."""
+    heights), its pieces (:func:`_pieces`) in two or more of the area's columns, none
+    covering a white gap between columns (a title), none a number, its first word not in
+    lower case (a sentence's last line)."""
     if (_gap(line, below) > LINE_GAP * _height(line) or line[0]["text"][:1].islower()
             or any(_numeric(w["text"]) for w in line)):
         return False
     corridors = _corridors(area)
     columns = set()
-    for word in line:
-        first, last = _columns(word, corridors)
+    for piece in _pieces(line):
+        first, last = _columns(piece, corridors)
         if first != last:
             return False
         columns.add(first)
@@ -390,7 +392,8 @@ def _corridors(lines: list[list[dict]]) -> list[tuple[float, float]]:
 
 
 def _columns(word: dict, corridors: list[tuple[float, float]]) -> tuple[int, int]:
-    """The first and last 0-based column a word takes between ``corridors``: the column of its
+    """The first and last 0-based column a word (or piece: ``x0``, ``x1``) takes between
+    ``corridors``: the column of its
     middle, widened over each corridor it covers whole (a header spanning columns)."""
     middle = (word["x0"] + word["x1"]) / 2
     column = sum(1 for left, right in corridors if (left + right) / 2 < middle)
@@ -429,30 +432,20 @@ def _unruled_table(area: list[list[dict]], soft: list[bool]) -> PdfTable | None:
     corridors = _header_only_columns_joined(hard, corridors)
     if not corridors:
         return None
-    rows: list[dict[int, list]] = []  # per line: first column -> [last column, words]
-    for line in area:
-        row: dict[int, list] = {}
-        for word in line:
-            first, last = _columns(word, corridors)
-            start = max((k for k in row if k <= first <= row[k][0]), default=None)
-            if start is None:
-                row[first] = [last, [word["text"]]]
-            else:
-                row[start][0] = max(row[start][0], last)
-                row[start][1].append(word["text"])
-        rows.append(row)
+    rows = [_row_cells(line, corridors) for line in area]
     kept = [i for i, s in enumerate(soft)
-            if not s or (0 in rows[i] and not rows[i][0][1][0][:1].islower())]
+            if not s or (0 in rows[i] and not rows[i][0][1][0]["text"][:1].islower())]
     tops = [min(w["top"] for w in line) for line in area]
     for i in (i for i in range(len(area)) if i not in kept):
         target = min(kept, key=lambda k: (round(abs(tops[k] - tops[i]), 1), k > i, abs(k - i)))
-        for first, (last, texts) in rows[i].items():
+        for first, (last, words) in rows[i].items():
             cell = rows[target].setdefault(first, [last, []])
-            cell[1] = cell[1] + texts if target < i else texts + cell[1]
+            cell[1] = cell[1] + words if target < i else words + cell[1]
+    kept = _header_lines_shaped(rows, kept)
     cells, bold = [], []
     for n, i in enumerate(kept):
-        cells += [TableCell(n, first, " ".join(texts), 1, last - first + 1)
-                  for first, (last, texts) in sorted(rows[i].items())]
+        cells += [TableCell(n, first, " ".join(w["text"] for w in words), 1, last - first + 1)
+                  for first, (last, words) in sorted(rows[i].items())]
         bold.append(all(_is_bold(w["fontname"]) for w in area[i])
                     and not any(_numeric(w["text"]) for w in area[i]))
     labels = [c.text for c in cells if c.col == 0]
@@ -462,6 +455,83 @@ def _unruled_table(area: list[list[dict]], soft: list[bool]) -> PdfTable | None:
     bbox = (min(w["x0"] for w in words), min(w["top"] for w in words),
             max(w["x1"] for w in words), max(w["bottom"] for w in words))
     return PdfTable(bbox, cells, _leading(bold), "unruled")
+
+
+def _row_cells(line: list[dict], corridors: list[tuple[float, float]]) -> dict[int, list]:
+    """A line's cells between ``corridors``: first column -> ``[last column, words]``, its
+    pieces (:func:`_pieces`) placed by :func:`_columns`, those whose columns meet in one
+    cell."""
+    row: dict[int, list] = {}
+    for piece in _pieces(line):
+        first, last = _columns(piece, corridors)
+        start = max((k for k in row if k <= first <= row[k][0]), default=None)
+        if start is None:
+            row[first] = [last, piece["words"]]
+        else:
+            row[start][0] = max(row[start][0], last)
+            row[start][1] += piece["words"]
+    return row
+
+
+def _pieces(line: list[dict]) -> list[dict]:
+    """A line's words grouped where they stand closer than :data:`MIN_CORRIDOR` font sizes
+    (as words of one cell; no column gap is that narrow), each ``{"x0", "x1", "words"}``."""
+    pieces: list[dict] = []
+    for word in line:
+        if pieces and word["x0"] - pieces[-1]["x1"] < MIN_CORRIDOR * max(word["size"], 1.0):
+            pieces[-1]["x1"] = max(pieces[-1]["x1"], word["x1"])
+            pieces[-1]["words"].append(word)
+        else:
+            pieces.append({"x0": word["x0"], "x1": word["x1"], "words": [word]})
+    return pieces
+
+
+def _header_lines_shaped(rows: list[dict[int, list]], kept: list[int]) -> list[int]:
+    """The leading lines before the first data line (one with a number that fills half the
+    columns or more; at most :data:`MAX_HEADER_LINES` + 2) of an unruled table shaped: a cell of
+    one column beside an empty one, centred nearer the pair's words on the line below than
+    its own column's, spans the pair (a group label centred over two columns); then a header
+    line whose cells each take one column, fewer than the line below and all columns it has, is
+    joined into that line (a header cell's text wrapped over lines). Returns the lines left."""
+    n_cols = 1 + max(last for row in rows for last, _ in row.values())
+    header = []
+    for i in kept[:MAX_HEADER_LINES + 2]:
+        if (2 * len(rows[i]) >= n_cols
+                and any(_numeric(w["text"]) for _, words in rows[i].values() for w in words)):
+            break  # a data line: numbers in half the columns or more (years label groups)
+        header.append(i)
+
+    def centre(row: dict[int, list], columns: set[int]) -> float | None:
+        words = [w for k, (_, ws) in row.items() if k in columns for w in ws]
+        return (min(w["x0"] for w in words) + max(w["x1"] for w in words)) / 2 if words else None
+
+    for upper, lower in zip(header, header[1:]):
+        row, below = rows[upper], rows[lower]
+        taken = {k for first, (last, _) in row.items() for k in range(first, last + 1)}
+        for first, (last, words) in list(row.items()):
+            if last != first:
+                continue
+            mine, own = centre(row, {first}), centre(below, {first})
+            for pair in ((first - 1, first), (first, first + 1)):
+                other = pair[0] if pair[1] == first else pair[1]
+                both = centre(below, set(pair))
+                if (other >= 0 and other not in taken and own is not None
+                        and centre(below, {other}) is not None
+                        and abs(mine - both) < abs(mine - own)):
+                    del row[first]
+                    row[pair[0]] = [pair[1], words]
+                    taken.add(other)
+                    break
+    left = list(kept)
+    for upper, lower in zip(header, header[1:]):
+        row, below = rows[upper], rows[lower]
+        if len(row) < len(below) and all(last == first and first in below
+                                         and below[first][0] == first
+                                         for first, (last, _) in row.items()):
+            for first, (_, words) in row.items():
+                below[first][1] = words + below[first][1]
+            left.remove(upper)
+    return left
 
 
 def _bold_rows(page, table) -> int:
