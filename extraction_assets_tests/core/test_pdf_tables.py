@@ -363,3 +363,50 @@ def test_section_labels_and_wrapped_cells_stay_inside_an_unruled_table():
         {0: "Riverside", 1: "Acme Water", 2: "1,200"},
         {0: "Hilltop", 1: "Blue River Utilities and Partners", 2: "800"}, {0: "South region"},
         {0: "Lakeside", 1: "Acme Water", 2: "950"}, {0: "Valley", 1: "Hydro Ltd", 2: "700"}]
+
+
+def _grid(table) -> list[list[tuple[int, int, str]]]:
+    rows: dict[int, list[tuple[int, int, str]]] = {}
+    for cell in sorted(table.cells, key=lambda c: (c.row, c.col)):
+        rows.setdefault(cell.row, []).append((cell.col, cell.col_span, cell.text))
+    return [rows[r] for r in sorted(rows)]
+
+
+def test_unruled_header_lines_group_labels_wrapped_headers_and_titles():
+    """A title above a table is no header; a year centred over two quarters spans them; a
+    header wrapped over two lines is one header row; one-word lower-case cells (units) are a
+    table, not prose."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=10)
+    pdf.set_xy(20, 30)
+    pdf.cell(0, 5, "Sales by quarter in units")
+    columns = (20, 60, 85, 110, 135)  # Region, then four quarters 20 mm wide
+    for centre, label in ((82.5, "2023"), (132.5, "2024")):  # over 60-105 and 110-155 mm
+        pdf.text(centre - pdf.get_string_width(label) / 2, 40, label)
+    for k, values in enumerate([("Region", "Q1", "Q2", "Q1", "Q2"),
+                                ("North", "1,240", "1,315", "1,382", "1,450"),
+                                ("South", "980", "1,022", "1,107", "1,163"),
+                                ("East", "760", "801", "822", "870")]):
+        for x, value in zip(columns, values):
+            pdf.text(x + (20 - pdf.get_string_width(value) if x > 20 else 0), 45 + 5 * k, value)
+    pdf.set_xy(20, 90)
+    for k, values in enumerate([("", "Schools in", "Students"), ("Country", "original sample",
+                                "assessed"), ("Austria", "160", "4,670"), ("Belgium", "150", "3,727"),
+                                ("Chile", "210", "5,044")]):
+        for x, value in zip((20, 70, 120), values):
+            pdf.text(x, 100 + 5 * k, value)
+    for k, values in enumerate([("symbol", "unit", "quantity"), ("m", "metre", "length"),
+                                ("kg", "kilogram", "mass"), ("s", "second", "time")]):
+        for x, value in zip((20, 60, 100), values):
+            pdf.text(x, 150 + 5 * k, value)
+    quarters, schools, units = pdf_tables.find_tables(bytes(pdf.output()), None, [1])[0][1]
+    assert _grid(quarters)[:3] == [
+        [(1, 2, "2023"), (3, 2, "2024")],
+        [(0, 1, "Region"), (1, 1, "Q1"), (2, 1, "Q2"), (3, 1, "Q1"), (4, 1, "Q2")],
+        [(0, 1, "North"), (1, 1, "1,240"), (2, 1, "1,315"), (3, 1, "1,382"), (4, 1, "1,450")]]
+    assert _grid(schools)[0] == [(0, 1, "Country"), (1, 1, "Schools in original sample"),
+                                 (2, 1, "Students assessed")]
+    assert _grid(units)[1] == [(0, 1, "m"), (1, 1, "metre"), (2, 1, "length")]

@@ -489,8 +489,9 @@ def _pieces(line: list[dict]) -> list[dict]:
 def _header_lines_shaped(rows: list[dict[int, list]], kept: list[int]) -> list[int]:
     """The leading lines before the first data line (one with a number that fills half the
     columns or more; at most :data:`MAX_HEADER_LINES` + 2) of an unruled table shaped: a cell of
-    one column beside an empty one, centred nearer the pair's words on the line below than
-    its own column's, spans the pair (a group label centred over two columns); then a header
+    one column beside an empty one (filled on the line below), centred nearer the middle of
+    the two columns' data than of its own column's, spans the pair (a group label centred over two columns);
+    then a header
     line whose cells each take one column, fewer than the line below and all columns it has, is
     joined into that line (a header cell's text wrapped over lines). Returns the lines left."""
     n_cols = 1 + max(last for row in rows for last, _ in row.values())
@@ -501,9 +502,16 @@ def _header_lines_shaped(rows: list[dict[int, list]], kept: list[int]) -> list[i
             break  # a data line: numbers in half the columns or more (years label groups)
         header.append(i)
 
-    def centre(row: dict[int, list], columns: set[int]) -> float | None:
-        words = [w for k, (_, ws) in row.items() if k in columns for w in ws]
-        return (min(w["x0"] for w in words) + max(w["x1"] for w in words)) / 2 if words else None
+    spans: dict[int, list[float]] = {}  # column -> [left, right] of its data cells
+    for row in (rows[i] for i in kept if i not in header):
+        for first, (last, words) in row.items():
+            if first == last:
+                span = spans.setdefault(first, [words[0]["x0"], words[0]["x1"]])
+                span[0] = min(span[0], *(w["x0"] for w in words))
+                span[1] = max(span[1], *(w["x1"] for w in words))
+
+    def centre(columns: set[int]) -> float:
+        return (min(spans[k][0] for k in columns) + max(spans[k][1] for k in columns)) / 2
 
     for upper, lower in zip(header, header[1:]):
         row, below = rows[upper], rows[lower]
@@ -511,13 +519,11 @@ def _header_lines_shaped(rows: list[dict[int, list]], kept: list[int]) -> list[i
         for first, (last, words) in list(row.items()):
             if last != first:
                 continue
-            mine, own = centre(row, {first}), centre(below, {first})
+            mine = (min(w["x0"] for w in words) + max(w["x1"] for w in words)) / 2
             for pair in ((first - 1, first), (first, first + 1)):
                 other = pair[0] if pair[1] == first else pair[1]
-                both = centre(below, set(pair))
-                if (other >= 0 and other not in taken and own is not None
-                        and centre(below, {other}) is not None
-                        and abs(mine - both) < abs(mine - own)):
+                if (other in spans and other not in taken and other in below
+                        and abs(mine - centre(set(pair))) < abs(mine - centre({first}))):
                     del row[first]
                     row[pair[0]] = [pair[1], words]
                     taken.add(other)
