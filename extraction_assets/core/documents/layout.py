@@ -49,10 +49,15 @@ MAX_NAME_CHARS = 100
 NUMBER_RE = re.compile(r"^-?(?:0|[1-9]\d{0,14})(?:\.\d*[1-9])?$")
 #: A table cell's text that is a number as a report prints it -- thousands separators
 #: (``2,104``), decimals kept to a fixed count (``85.00``; at most two when there is no
-#: separator: ``1.200`` may be a thousand), a percentage (``12.5%``) -- is typed as the number
-#: with the number format that prints it so (``#,##0``, ``0.00``, ``0.0%``).
+#: separator: ``1.200`` may be a thousand), a percentage (``12.5%``, ``12.5 %``), a currency
+#: sign before it (``$12,450``, ``€ 1.04``), a negative in parentheses with a separator,
+#: decimals or a currency sign (``(7,310)``; ``(12)`` may be a footnote mark) -- is
+#: typed as the number with the number format that prints it so (``#,##0``, ``0.00``,
+#: ``0.0%``, ``"$"#,##0``, ``#,##0;(#,##0)``).
 FORMATTED_RE = re.compile(
-    r"^(-?)((?:[1-9]\d{0,2}(?:,\d{3}){1,4})|0|[1-9]\d{0,14})(?:\.(\d{1,6}))?(%?)$")
+    r"^(?P<open>\()?(?P<sign>-)?(?P<currency>[$€£¥] ?)?"
+    r"(?P<whole>(?:[1-9]\d{0,2}(?:,\d{3}){1,4})|0|[1-9]\d{0,14})(?:\.(?P<decimals>\d{1,6}))?"
+    r"(?P<percent> ?%)?(?P<close>\))?$")
 
 
 @dataclass
@@ -69,24 +74,32 @@ class TableCell:
 def number_formatted(text: str) -> tuple[str, str] | None:
     """The value text and number format of a number as a report prints it
     (:data:`FORMATTED_RE`: ``"1,200.50"`` -> ``("1200.5", "#,##0.00")``, ``"12.5%"`` ->
-    ``("0.125", "0.0%")``), or ``None`` for any other text."""
+    ``("0.125", "0.0%")``, ``"($7,310)"`` -> ``("-7310", '"$"#,##0;("$"#,##0)')``), or
+    ``None`` for any other text (a plain number is :data:`NUMBER_RE`'s)."""
     match = FORMATTED_RE.match(text)
-    if match is None:
+    if match is None or bool(match["open"]) != bool(match["close"]) or (
+            match["open"] and match["sign"]):
         return None
-    sign, whole, decimals, percent = match.groups()
+    whole, decimals, percent, currency = (match["whole"], match["decimals"] or "",
+                                          match["percent"] or "", match["currency"] or "")
     grouped = "," in whole
+    if match["open"] and (not (grouped or decimals or currency) or not whole.strip("0,")):
+        return None  # "(12)" is a footnote mark as often as -12; "(0)" prints as 0
     if decimals and not grouped and len(decimals) > 2 and decimals.endswith("0"):
         return None  # "1.200": a thousand written the European way, or 1.2
-    if not (grouped or percent or (decimals and decimals.endswith("0"))):
+    if not (grouped or percent or currency or match["open"] or decimals.endswith("0")):
         return None  # plain numbers are NUMBER_RE's
-    number = Decimal(f"{sign}{whole.replace(',', '')}.{decimals or '0'}")
+    number = Decimal(f"{whole.replace(',', '')}.{decimals or '0'}")
     if percent:
         number /= 100
+    if match["sign"] or match["open"]:
+        number = -number
     value = format(number.normalize(), "f")
     value = value.rstrip("0").rstrip(".") if "." in value else value
-    number_format = ("#,##0" if grouped else "0") + (f".{'0' * len(decimals)}" if decimals
-                                                    else "") + percent
-    return value, number_format
+    shown = ((f'"{currency}"' if currency else "") + ("#,##0" if grouped else "0")
+             + (f".{'0' * len(decimals)}" if decimals else "")
+             + ('" "%' if percent == " %" else percent))
+    return value, f"{shown};({shown})" if match["open"] else shown
 
 
 class NumberStyles:
