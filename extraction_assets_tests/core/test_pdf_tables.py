@@ -125,15 +125,18 @@ def test_a_cell_spanning_columns_is_a_merged_range():
     ("€1.04", ("1.04", '"€"0.00')), ("$ 0.61", ("0.61", '"$ "0.00')),
     ("(7,310)", ("-7310", "#,##0;(#,##0)")), ("-$5", ("-5", '"$"0')),
     ("($1,200.50)", ("-1200.5", '"$"#,##0.00;("$"#,##0.00)')),
-    ("(12)", None), ("(0.00)", None), ("-(5)", None), ("(12", None),
+    ("(12)", None), ("(0.00)", None), ("(0)", None), ("-(5)", None), ("(12", None),
     ("1.200", None), ("007", None), ("1,23", None), ("12", None), ("2.5", None),
     ("12,345,678,901,234,567", None), ("N/A", None), ("€ 1.234,50", None)])
 def test_numbers_as_reports_print_them_are_typed(text, expected):
+    """Each typed text printed back by its number format; in a column of numbers ``(405)``
+    is -405 too."""
     from extraction_assets.core.numfmt import format_value
 
     assert number_formatted(text) == expected
     if expected:  # the number format prints the number as the report did
         assert format_value(float(expected[0]), expected[1]) == text
+    assert number_formatted("(405)", accounting=True) == ("-405", "0;(0)")
 
 
 def test_pages_past_the_bounds_are_not_searched(monkeypatch):

@@ -51,7 +51,8 @@ NUMBER_RE = re.compile(r"^-?(?:0|[1-9]\d{0,14})(?:\.\d*[1-9])?$")
 #: (``2,104``), decimals kept to a fixed count (``85.00``; at most two when there is no
 #: separator: ``1.200`` may be a thousand), a percentage (``12.5%``, ``12.5 %``), a currency
 #: sign before it (``$12,450``, ``€ 1.04``), a negative in parentheses with a separator,
-#: decimals or a currency sign (``(7,310)``; ``(12)`` may be a footnote mark) -- is
+#: decimals or a currency sign, or in a column of numbers (``(7,310)``; ``(12)`` alone may
+#: be a footnote mark) -- is
 #: typed as the number with the number format that prints it so (``#,##0``, ``0.00``,
 #: ``0.0%``, ``"$"#,##0``, ``#,##0;(#,##0)``).
 FORMATTED_RE = re.compile(
@@ -71,11 +72,12 @@ class TableCell:
     col_span: int = 1
 
 
-def number_formatted(text: str) -> tuple[str, str] | None:
+def number_formatted(text: str, accounting: bool = False) -> tuple[str, str] | None:
     """The value text and number format of a number as a report prints it
     (:data:`FORMATTED_RE`: ``"1,200.50"`` -> ``("1200.5", "#,##0.00")``, ``"12.5%"`` ->
     ``("0.125", "0.0%")``, ``"($7,310)"`` -> ``("-7310", '"$"#,##0;("$"#,##0)')``), or
-    ``None`` for any other text (a plain number is :data:`NUMBER_RE`'s)."""
+    ``None`` for any other text (a plain number is :data:`NUMBER_RE`'s). ``accounting``: the
+    text is in a column of numbers, where ``(405)`` is -405 too."""
     match = FORMATTED_RE.match(text)
     if match is None or bool(match["open"]) != bool(match["close"]) or (
             match["open"] and match["sign"]):
@@ -83,7 +85,8 @@ def number_formatted(text: str) -> tuple[str, str] | None:
     whole, decimals, percent, currency = (match["whole"], match["decimals"] or "",
                                           match["percent"] or "", match["currency"] or "")
     grouped = "," in whole
-    if match["open"] and (not (grouped or decimals or currency) or not whole.strip("0,")):
+    if match["open"] and (not (accounting or grouped or decimals or currency)
+                          or not whole.strip("0,")):
         return None  # "(12)" is a footnote mark as often as -12; "(0)" prints as 0
     if decimals and not grouped and len(decimals) > 2 and decimals.endswith("0"):
         return None  # "1.200": a thousand written the European way, or 1.2
@@ -142,7 +145,8 @@ class SheetBuilder:
         self.objects: list[SheetObject] = []
         self.row = 1
 
-    def _cell(self, row: int, col: int, text: str, typed: bool = False) -> None:
+    def _cell(self, row: int, col: int, text: str, typed: bool = False,
+              accounting: bool = False) -> None:
         if len(text) > self.limits.max_cell_chars:
             self.issues.append(Issue(
                 "parsed_sheets", self.info.name, range_ref(row, col, row, col), "warning",
@@ -152,7 +156,7 @@ class SheetBuilder:
         self.budget.add(1, len(text.encode("utf-8")))
         if typed and NUMBER_RE.match(text):
             self.cells.add(row, col, "n", text)
-        elif typed and (formatted := number_formatted(text)) is not None:
+        elif typed and (formatted := number_formatted(text, accounting)) is not None:
             value, number_format = formatted
             self.cells.add(row, col, "n", value, self.styles.index(number_format))
         else:
@@ -202,13 +206,17 @@ class SheetBuilder:
               caption: str | None = None, label: str = "table") -> None:
         """A table: each cell at its offset from column A of the next row, a spanning cell as a
         merged range; ``header_rows`` are the rows the source marks as column headers (at
-        least that many header rows are taken). Empty tables are skipped."""
+        least that many header rows are taken). Cells printed as numbers are typed
+        (:func:`number_formatted`; ``(405)`` only in a column with other numbers). Empty
+        tables are skipped."""
         cells = [c for c in cells if c.row >= 0 and c.col >= 0]
         if not any(c.text.strip() for c in cells):
             return
         top = self.row
         n_rows = max(c.row + max(c.row_span, 1) for c in cells)
         n_cols = max(c.col + max(c.col_span, 1) for c in cells)
+        numbers = {c.col for c in cells if NUMBER_RE.match(" ".join(c.text.split()))
+                   or number_formatted(" ".join(c.text.split()))}  # columns of numbers
         seen: set[tuple[int, int]] = set()
         for c in sorted(cells, key=lambda c: (c.row, c.col)):
             if (c.row, c.col) in seen:
@@ -218,7 +226,7 @@ class SheetBuilder:
             seen.update((rr - top, kk - 1) for rr in range(r, r2 + 1) for kk in range(k, k2 + 1))
             text = " ".join(c.text.split())
             if text:
-                self._cell(r, k, text, typed=True)
+                self._cell(r, k, text, typed=True, accounting=c.col in numbers)
             if (r2, k2) != (r, k):
                 self.merged.append(range_ref(r, k, r2, k2))
                 if len(self.merged) > self.limits.max_merged_ranges:

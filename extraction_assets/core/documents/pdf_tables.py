@@ -420,9 +420,10 @@ def _header_only_columns_joined(area: list[list[dict]], corridors: list[tuple[fl
 def _unruled_table(area: list[list[dict]], soft: list[bool]) -> PdfTable | None:
     """The table an area's lines make: columns kept apart by the x-ranges white on every line
     of two or more segments (on every such line but the first when that keeps more apart: a
-    header cell spanning columns is a merged cell), one row a line; a soft line that leaves
-    the first column empty, or starts in lower case, is joined to the nearest row (a wrapped
-    cell; above it when as near); ``None`` when no column gap is found or most cells of the
+    header cell spanning columns is a merged cell), one row a line; a line that leaves the
+    first column empty (or starts in lower case) and is soft or fills at most half as many
+    cells as the row above is joined to the nearest row (a wrapped cell; above it when as
+    near); ``None`` when no column gap is found or most cells of the
     first column end in a colon (``Name: value`` lines)."""
     hard = [line for line, s in zip(area, soft) if not s]
     corridors = _corridors(hard)
@@ -433,8 +434,12 @@ def _unruled_table(area: list[list[dict]], soft: list[bool]) -> PdfTable | None:
     if not corridors:
         return None
     rows = [_row_cells(line, corridors) for line in area]
-    kept = [i for i, s in enumerate(soft)
-            if not s or (0 in rows[i] and not rows[i][0][1][0]["text"][:1].islower())]
+    kept: list[int] = []
+    for i, is_soft in enumerate(soft):
+        if 0 in rows[i] and not rows[i][0][1][0]["text"][:1].islower():
+            kept.append(i)  # a row, or a section label
+        elif not is_soft and not (kept and 2 * len(rows[i]) <= len(rows[kept[-1]])):
+            kept.append(i)  # a row with its first cell empty (a value filled down)
     tops = [min(w["top"] for w in line) for line in area]
     for i in (i for i in range(len(area)) if i not in kept):
         target = min(kept, key=lambda k: (round(abs(tops[k] - tops[i]), 1), k > i, abs(k - i)))
