@@ -422,3 +422,28 @@ def test_unruled_header_lines_group_labels_wrapped_headers_and_titles():
     assert _grid(schools)[0] == [(0, 1, "Country"), (1, 1, "Schools in original sample"),
                                  (2, 1, "Students assessed")]
     assert _grid(units)[1] == [(0, 1, "m"), (1, 1, "metre"), (2, 1, "length")]
+
+
+def test_a_wrapped_line_over_two_columns_joins_its_row():
+    """A line with its first cell empty, filling two of four cells: the wrapped rest of the
+    row above (not a row of its own)."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=10)
+    for values in [("ID", "Description", "Owner", "Cost"),
+                   ("R-1", "Replace the roof", "Facilities", "12,500"),
+                   ("R-2", "Repaint the dock", "Operations", "850"),
+                   ("R-3", "Upgrade fire systems", "IT and Facilities", "48,200"),
+                   ("", "with inert gas", "jointly", ""),
+                   ("R-4", "Fence repairs", "Operations", "2,300")]:
+        pdf.set_x(20)
+        for width, value in zip((20, 50, 45, 25), values):
+            pdf.cell(width, 5, value, align="R" if width == 25 else "L")
+        pdf.ln(5)
+    (table,) = pdf_tables.find_tables(bytes(pdf.output()), None, [1])[0][1]
+    rows = [[text for _, _, text in row] for row in _grid(table)]
+    assert rows[3] == ["R-3", "Upgrade fire systems with inert gas", "IT and Facilities jointly",
+                       "48,200"]
+    assert len(rows) == 5
