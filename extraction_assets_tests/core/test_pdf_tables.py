@@ -447,3 +447,9 @@ def test_a_wrapped_line_over_two_columns_joins_its_row():
     assert rows[3] == ["R-3", "Upgrade fire systems with inert gas", "IT and Facilities jointly",
                        "48,200"]
     assert len(rows) == 5
+
+
+def test_same_pdf_bytes_give_the_same_tables(report):
+    again = _run(pdf_tables_bytes())
+    for name in ("parsed_cells", "blocks", "block_columns", "records", "chunks"):
+        assert report[name].equals(again[name]), name
