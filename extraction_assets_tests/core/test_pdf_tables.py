@@ -91,7 +91,7 @@ def test_two_columns_of_prose_are_no_table(width):
     pdf.multi_cell(width, 5, text)
     pdf.set_xy(pdf.l_margin + width + 15, top)
     pdf.multi_cell(width, 5, text)
-    assert pdf_tables.find_tables(bytes(pdf.output()), None, [1]) == ({}, [])
+    assert pdf_tables.find_tables(bytes(pdf.output()), None, [1]) == ({}, [], [])
 
 
 def test_a_cell_spanning_columns_is_a_merged_range():
@@ -145,7 +145,7 @@ def test_pages_past_the_bounds_are_not_searched(monkeypatch):
     assert {b["kind"] for b in tables["blocks"].to_pylist()} == {"text"}
     issues = {i["code"]: i for i in tables["extraction_issues"].to_pylist()}
     assert issues["tables_not_searched"]["message"].startswith(
-        "page 1: rotated, or more than 50 characters")
+        "page 1: text shown sideways, or more than 50 characters")
 
 
 def test_a_page_whose_content_is_too_long_to_interpret_is_not_searched(monkeypatch):
@@ -169,18 +169,18 @@ def test_a_page_whose_content_is_too_long_to_interpret_is_not_searched(monkeypat
     data += (b"xref\n0 6\n0000000000 65535 f \n"
              + b"".join(b"%010d 00000 n \n" % at for at in offsets)
              + b"trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref)
-    assert pdf_tables.find_tables(data, None, [1]) == ({}, [])
+    assert pdf_tables.find_tables(data, None, [1]) == ({}, [], [])
     issues = {i["code"]: i["message"] for i in _run(data)["extraction_issues"].to_pylist()}
     assert "tables_not_searched" not in issues
     monkeypatch.setattr(pdf_tables, "MAX_PAGE_CONTENT_BYTES", 200_000)
-    assert pdf_tables.find_tables(data, None, [1]) == ({}, [1])
+    assert pdf_tables.find_tables(data, None, [1]) == ({}, [1], [])
     issues = {i["code"]: i["message"] for i in _run(data)["extraction_issues"].to_pylist()}
     assert "bytes of content" in issues["tables_not_searched"]
 
 
-def test_a_rotated_page_is_read_as_paragraphs_once():
-    """pdfplumber and PDFium read a /Rotate page in different orientations: its tables are
-    not searched, its text is read once, as paragraphs."""
+def test_a_page_shown_sideways_is_read_as_paragraphs_once():
+    """A /Rotate that turns a page's horizontal text sideways: its tables are not searched
+    (they would come out transposed), its text is read once, as paragraphs."""
     import pypdfium2 as pdfium
 
     pdf = pdfium.PdfDocument(pdf_tables_bytes())
@@ -192,7 +192,7 @@ def test_a_rotated_page_is_read_as_paragraphs_once():
     assert {b["kind"] for b in tables["blocks"].to_pylist()} == {"text"}
     assert sum(t.count("Acme Pumps") for t in texts) == 2  # two rows, once each
     issues = {i["code"]: i["message"] for i in tables["extraction_issues"].to_pylist()}
-    assert issues["tables_not_searched"].startswith("page 1: rotated")
+    assert issues["tables_not_searched"].startswith("page 1: text shown sideways")
 
 
 def test_a_page_of_many_runs_is_read_character_by_character_to_the_same_paragraphs(
@@ -279,7 +279,7 @@ def test_a_grid_without_two_rows_of_text_is_no_table():
         for col in range(3):
             pdf.rect(20 + 40 * col, 140 + 12 * row, 40, 12)
     pdf.text(22, 148, "Signature")
-    assert pdf_tables.find_tables(bytes(pdf.output()), None, [1]) == ({}, [])
+    assert pdf_tables.find_tables(bytes(pdf.output()), None, [1]) == ({}, [], [])
 
 
 def test_ruled_columns_without_rules_between_body_rows_give_a_row_a_line():
@@ -453,3 +453,33 @@ def test_same_pdf_bytes_give_the_same_tables(report):
     again = _run(pdf_tables_bytes())
     for name in ("parsed_cells", "blocks", "block_columns", "records", "chunks"):
         assert report[name].equals(again[name]), name
+
+
+@pytest.mark.parametrize("angle", [90, 270])
+def test_a_landscape_page_drawn_turned_and_shown_upright_gives_its_table(angle):
+    """A table drawn turned by ``angle`` on a page whose /Rotate turns it back upright (how a
+    landscape page is often stored): its records, and its text read once."""
+    import pypdfium2 as pdfium
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=11)
+    with pdf.rotation(angle, x=105, y=148):
+        pdf.set_xy(35, 108)
+        pdf.cell(0, 8, "Station hours in 2023, a landscape table.")
+        pdf.set_xy(35, 123)
+        with pdf.table(col_widths=(50, 30, 30, 40), width=150, align="LEFT") as table:
+            for values in RULED_ROWS:
+                row = table.row()
+                for value in values:
+                    row.cell(value)
+    document = pdfium.PdfDocument(bytes(pdf.output()))
+    document[0].set_rotation(angle)
+    out = io.BytesIO()
+    document.save(out)
+    tables = _run(out.getvalue())
+    assert [b["kind"] for b in tables["blocks"].to_pylist()] == ["text", "table"]
+    header, *data = RULED_ROWS
+    assert [json.loads(r["record"]) for r in tables["records"].to_pylist()] == [
+        {h: _typed(v) for h, v in zip(header, row)} for row in data]

@@ -106,7 +106,8 @@ RATIO_FLOOR = 1024**2
 
 @dataclass
 class PageFacts:
-    """A page's size (points), text-layer characters, image coverage (0..1), vector paths and
+    """A page's size as shown (points), text-layer characters, image coverage (0..1), vector
+    paths, whether its text is shown sideways (a ``/Rotate`` turning horizontal text) and
     route."""
 
     number: int
@@ -115,7 +116,7 @@ class PageFacts:
     chars: int
     image_coverage: float
     paths: int = 0
-    rotation: int = 0
+    sideways: bool = False
 
     @property
     def route(self) -> str:
@@ -221,8 +222,9 @@ def _office_issue(made_by: dict[str, str], issues: list[Issue]) -> None:
 def _tables(data: bytes, password: str | None, facts: list[PageFacts], issues: list[Issue]
             ) -> dict:
     """The tables of the text-layer pages (:func:`~.pdf_tables.find_tables`) by page number;
-    a rotated page (``/Rotate``: pdfplumber reads it in another orientation than PDFium) or a
-    page over the bounds of the search is left out with an ``info`` issue, and a file
+    a page whose text is shown sideways (a ``/Rotate`` turning horizontal text: its tables
+    would come out transposed) or a page over the bounds of the search is left out with an
+    ``info`` issue, and a file
     pdfminer cannot parse gives a ``warning`` and no tables (its text is still read)."""
     from extraction_assets.core.documents import pdf_tables
 
@@ -230,12 +232,17 @@ def _tables(data: bytes, password: str | None, facts: list[PageFacts], issues: l
     for f in facts:
         if f.route in ("digital", "low_text") and f.chars:
             big = f.chars > pdf_tables.MAX_PAGE_CHARS or f.paths > pdf_tables.MAX_PAGE_PATHS
-            (skipped if big or f.rotation else searched).append(f.number)
+            (skipped if big or f.sideways else searched).append(f.number)
     found: dict = {}
     if searched:
         try:
-            found, too_long = pdf_tables.find_tables(data, password, searched)
+            found, too_long, failed = pdf_tables.find_tables(data, password, searched)
             skipped = sorted(skipped + too_long)
+            if failed:
+                issues.append(Issue(
+                    "parsed_sheets", None, None, "warning", "pdf_tables_failed",
+                    f"page {', '.join(map(str, failed))}: pdfplumber could not lay the page out "
+                    "for tables: its text is read as paragraphs"))
         except Exception as exc:  # noqa: BLE001 - pdfminer's errors on damaged files are many
             issues.append(Issue("parsed_sheets", None, None, "warning", "pdf_tables_failed",
                                 f"pdfplumber could not read the PDF ({type(exc).__name__}: "
@@ -244,7 +251,7 @@ def _tables(data: bytes, password: str | None, facts: list[PageFacts], issues: l
     if skipped:
         issues.append(Issue(
             "parsed_sheets", None, None, "info", "tables_not_searched",
-            f"page {', '.join(map(str, skipped))}: rotated, or more than "
+            f"page {', '.join(map(str, skipped))}: text shown sideways, or more than "
             f"{pdf_tables.MAX_PAGE_CHARS} characters, {pdf_tables.MAX_PAGE_PATHS} vector paths "
             f"or {pdf_tables.MAX_PAGE_CONTENT_BYTES} bytes of content: tables not searched, "
             "the text is read as paragraphs"))
@@ -377,7 +384,24 @@ def _read_page(page, number: int) -> tuple[PageFacts, list]:
         else:
             paths += 1
     coverage = image_coverage(boxes, width, height)
-    return PageFacts(number, width, height, chars, coverage, paths, page.get_rotation()), runs
+    rotation = page.get_rotation() % 360
+    long = [r for r in runs if len(r[5]) >= 3]
+    sideways = rotation != 0 and 2 * sum(r[2] - r[0] > r[3] - r[1] for r in long) >= len(long)
+    if rotation and not sideways:  # drawn turned so that it reads upright as shown
+        runs = [_as_shown(run, rotation, width, height) for run in runs]
+    return PageFacts(number, width, height, chars, coverage, paths, sideways), runs
+
+
+def _as_shown(run: tuple, rotation: int, width: float, height: float) -> tuple:
+    """A text run's box (PDF user space, y up) in the page as shown after its ``/Rotate`` of
+    90, 180 or 270 degrees clockwise (``width`` x ``height``: the size as shown; PDF 32000-1
+    §7.7.3.3); the mediabox is taken to start at 0, 0."""
+    left, bottom, right, top, size, text = run
+    w, h = (height, width) if rotation in (90, 270) else (width, height)  # as stored
+    box = {90: (bottom, w - right, top, w - left),
+           180: (w - right, h - top, w - left, h - bottom),
+           270: (h - top, left, h - bottom, right)}[rotation]
+    return (*box, size, text)
 
 
 def text_runs(text_page, chars: int) -> list[tuple[float, float, float, float, float, str]]:

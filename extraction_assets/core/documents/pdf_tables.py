@@ -81,28 +81,32 @@ class PdfTable:
 
 
 def find_tables(data: bytes, password: str | None, pages: Sequence[int]
-                ) -> tuple[dict[int, list[PdfTable]], list[int]]:
+                ) -> tuple[dict[int, list[PdfTable]], list[int], list[int]]:
     """The tables of the given 1-based ``pages`` of a PDF (opened with ``password``), top to
-    bottom, by page number (pages without tables are left out), and the pages not searched
-    because their content passes :data:`MAX_PAGE_CONTENT_BYTES`.
+    bottom, by page number (pages without tables are left out); the pages not searched
+    because their content passes :data:`MAX_PAGE_CONTENT_BYTES`; the pages whose search
+    failed (an error on one page leaves the others searched).
 
     Raises:
-        Exception: whatever pdfminer raises on a file it cannot parse (the caller reads the
-            page's text layer alone then).
+        Exception: whatever pdfminer raises on a file it cannot open (the caller reads the
+            pages' text layer alone then).
     """
     import pdfplumber
 
     found: dict[int, list[PdfTable]] = {}
-    skipped = []
+    skipped, failed = [], []
     with pdfplumber.open(io.BytesIO(data), password=password or "",
                          pages=list(pages)) as pdf:
         for page in pdf.pages:
-            if content_bytes(page.page_obj) > MAX_PAGE_CONTENT_BYTES:
-                skipped.append(page.page_number)
-            elif tables := page_tables(page):
-                found[page.page_number] = tables
+            try:
+                if content_bytes(page.page_obj) > MAX_PAGE_CONTENT_BYTES:
+                    skipped.append(page.page_number)
+                elif tables := page_tables(page):
+                    found[page.page_number] = tables
+            except Exception:  # noqa: BLE001 - one page pdfminer cannot lay out: the others go on
+                failed.append(page.page_number)
             page.close()
-    return found, skipped
+    return found, skipped, failed
 
 
 def content_bytes(page_obj) -> int:
@@ -347,10 +351,13 @@ def _height(line: list[dict]) -> float:
 
 
 def _prose(area: list[list[dict]]) -> bool:
-    """Whether an area's segments read as prose: their median is longer than
+    """Whether an area's segments read as prose (never when half its lines or more hold a
+    number): their median is longer than
     :data:`MAX_CELL_WORDS` words, or more than :data:`MAX_LOWER_SHARE` of those of two or more
     words start in lower case (a sentence going on from the line above; table cells start in
     capitals or digits, or are single words such as units)."""
+    if 2 * sum(1 for line in area if any(_numeric(w["text"]) for w in line)) >= len(area):
+        return False  # half the lines or more hold numbers: data, whatever its header says
     segments = [s for line in area for s in _segments(line)]
     phrases = [s for s in segments if len(s) >= 2]  # one-word cells may be lower case (units)
     lower = sum(1 for s in phrases if s[0]["text"][:1].islower())
@@ -527,7 +534,7 @@ def _header_lines_shaped(rows: list[dict[int, list]], kept: list[int]) -> list[i
             mine = (min(w["x0"] for w in words) + max(w["x1"] for w in words)) / 2
             for pair in ((first - 1, first), (first, first + 1)):
                 other = pair[0] if pair[1] == first else pair[1]
-                if (other in spans and other not in taken and other in below
+                if (other in spans and first in spans and other not in taken and other in below
                         and abs(mine - centre(set(pair))) < abs(mine - centre({first}))):
                     del row[first]
                     row[pair[0]] = [pair[1], words]
