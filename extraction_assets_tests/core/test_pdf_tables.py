@@ -483,3 +483,24 @@ def test_a_landscape_page_drawn_turned_and_shown_upright_gives_its_table(angle):
     header, *data = RULED_ROWS
     assert [json.loads(r["record"]) for r in tables["records"].to_pylist()] == [
         {h: _typed(v) for h, v in zip(header, row)} for row in data]
+
+
+def test_header_lines_in_lower_case_do_not_make_a_table_of_numbers_prose():
+    """Header lines going on in lower case ("participation rate") over rows of numbers: a
+    table (its lines with numbers standing alone outnumber the header's)."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=9)
+    lines = [("Education", "Weighted school", "Weighted student", "Combined school"),
+             ("systems", "participation rate", "response rate", "and student rate"),
+             ("education systems", "before substitution", "after substitution", "overall rate"),
+             ("Alberta", "97", "95", "94"), ("Ontario", "99", "96", "95"),
+             ("Quebec", "95", "96", "92"), ("Florida", "96", "95", "91")]
+    for k, values in enumerate(lines):
+        for x, value in zip((20, 65, 110, 155), values):
+            pdf.text(x, 40 + 4.5 * k, value)
+    (table,) = pdf_tables.find_tables(bytes(pdf.output()), None, [1])[0][1]
+    rows = [[text for _, _, text in row] for row in _grid(table)]
+    assert rows[-1] == ["Florida", "96", "95", "91"] and len(rows) >= 5

@@ -351,13 +351,14 @@ def _height(line: list[dict]) -> float:
 
 
 def _prose(area: list[list[dict]]) -> bool:
-    """Whether an area's segments read as prose (never when half its lines or more hold a
-    number): their median is longer than
+    """Whether an area's segments read as prose (never when half its lines or more have a
+    segment that is one number): their median is longer than
     :data:`MAX_CELL_WORDS` words, or more than :data:`MAX_LOWER_SHARE` of those of two or more
     words start in lower case (a sentence going on from the line above; table cells start in
     capitals or digits, or are single words such as units)."""
-    if 2 * sum(1 for line in area if any(_numeric(w["text"]) for w in line)) >= len(area):
-        return False  # half the lines or more hold numbers: data, whatever its header says
+    if 2 * sum(1 for line in area if any(len(s) == 1 and _numeric(s[0]["text"])
+                                         for s in _segments(line))) >= len(area):
+        return False  # half the lines or more have numbers standing alone: data
     segments = [s for line in area for s in _segments(line)]
     phrases = [s for s in segments if len(s) >= 2]  # one-word cells may be lower case (units)
     lower = sum(1 for s in phrases if s[0]["text"][:1].islower())
