@@ -125,7 +125,8 @@ def test_a_cell_spanning_columns_is_a_merged_range():
     ("€1.04", ("1.04", '"€"0.00')), ("$ 0.61", ("0.61", '"$ "0.00')),
     ("(7,310)", ("-7310", "#,##0;(#,##0)")), ("-$5", ("-5", '"$"0')),
     ("($1,200.50)", ("-1200.5", '"$"#,##0.00;("$"#,##0.00)')),
-    ("(12)", None), ("(0.00)", None), ("(0)", None), ("-(5)", None), ("(12", None),
+    ("\u22127,310", ("-7310", '#,##0;"\u2212"#,##0')), ("$(1,200)", ("-1200", '"$"#,##0;"$"(#,##0)')),
+    ("(12)", None), ("(0.00)", None), ("(0)", None), ("$($5)", None), ("$5)", None), ("-(5)", None), ("(12", None),
     ("1.200", None), ("007", None), ("1,23", None), ("12", None), ("2.5", None),
     ("12,345,678,901,234,567", None), ("N/A", None), ("€ 1.234,50", None)])
 def test_numbers_as_reports_print_them_are_typed(text, expected):
@@ -145,7 +146,7 @@ def test_pages_past_the_bounds_are_not_searched(monkeypatch):
     assert {b["kind"] for b in tables["blocks"].to_pylist()} == {"text"}
     issues = {i["code"]: i for i in tables["extraction_issues"].to_pylist()}
     assert issues["tables_not_searched"]["message"].startswith(
-        "page 1: text shown sideways, or more than 50 characters")
+        "page 1: more than 50 characters: tables not searched")
 
 
 def test_a_page_whose_content_is_too_long_to_interpret_is_not_searched(monkeypatch):
@@ -426,7 +427,7 @@ def test_unruled_header_lines_group_labels_wrapped_headers_and_titles():
 
 def test_a_wrapped_line_over_two_columns_joins_its_row():
     """A line with its first cell empty, filling two of four cells: the wrapped rest of the
-    row above (not a row of its own)."""
+    row above (not a row of its own); so is a line of one cell after the last row."""
     from fpdf import FPDF
 
     pdf = FPDF()
@@ -437,7 +438,7 @@ def test_a_wrapped_line_over_two_columns_joins_its_row():
                    ("R-2", "Repaint the dock", "Operations", "850"),
                    ("R-3", "Upgrade fire systems", "IT and Facilities", "48,200"),
                    ("", "with inert gas", "jointly", ""),
-                   ("R-4", "Fence repairs", "Operations", "2,300")]:
+                   ("R-4", "Fence repairs", "Operations", "2,300"), ("", "and gates", "", "")]:
         pdf.set_x(20)
         for width, value in zip((20, 50, 45, 25), values):
             pdf.cell(width, 5, value, align="R" if width == 25 else "L")
@@ -446,6 +447,7 @@ def test_a_wrapped_line_over_two_columns_joins_its_row():
     rows = [[text for _, _, text in row] for row in _grid(table)]
     assert rows[3] == ["R-3", "Upgrade fire systems with inert gas", "IT and Facilities jointly",
                        "48,200"]
+    assert rows[4] == ["R-4", "Fence repairs and gates", "Operations", "2,300"]  # ends it
     assert len(rows) == 5
 
 
@@ -504,3 +506,34 @@ def test_header_lines_in_lower_case_do_not_make_a_table_of_numbers_prose():
     (table,) = pdf_tables.find_tables(bytes(pdf.output()), None, [1])[0][1]
     rows = [[text for _, _, text in row] for row in _grid(table)]
     assert rows[-1] == ["Florida", "96", "95", "91"] and len(rows) >= 5
+
+
+def test_an_income_statement_with_signs_set_apart_years_and_a_total_line():
+    """"$" set apart from its amount goes with it; a header line of years under group labels
+    (with the first column's label on it) is header, not data; a total line with its first
+    cell empty stays a row."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=10)
+    xs = (20, 80, 85, 110, 115, 140)  # label, $, 2024, $, 2023, change
+    for centre, label in ((115, "Revenue"), (150, "Change")):  # over both years; over %
+        pdf.text(centre - pdf.get_string_width(label) / 2, 30, label)
+    lines = [("Division", "", "2024", "", "2023", "%"),
+             ("Public sector", "$", "12,450", "$", "11,020", "13.0%"),
+             ("Services", "", "3,120", "", "3,480", "(10.3%)"),
+             ("Products for resale", "", "905", "", "880", "2.8%"),
+             ("", "", "16,475", "", "15,380", "")]
+    for k, values in enumerate(lines):
+        for x, value in zip(xs, values):
+            if value:
+                right = x in (85, 115, 140)  # amounts set right in 20 mm
+                pdf.text(x + (20 - pdf.get_string_width(value) if right else 0), 35 + 5 * k,
+                         value)
+    tables = _run(bytes(pdf.output()))
+    records = [json.loads(r["record"]) for r in tables["records"].to_pylist()]
+    assert records[0] == {"Division": "Public sector", "Revenue > 2024": 12450,
+                          "Revenue > 2023": 11020, "Change > %": 0.13}
+    assert records[1]["Change > %"] == -0.103
+    assert records[3]["Revenue > 2024"] == 16475 and len(records) == 4

@@ -50,13 +50,14 @@ NUMBER_RE = re.compile(r"^-?(?:0|[1-9]\d{0,14})(?:\.\d*[1-9])?$")
 #: A table cell's text that is a number as a report prints it -- thousands separators
 #: (``2,104``), decimals kept to a fixed count (``85.00``; at most two when there is no
 #: separator: ``1.200`` may be a thousand), a percentage (``12.5%``, ``12.5 %``), a currency
-#: sign before it (``$12,450``, ``€ 1.04``), a negative in parentheses with a separator,
-#: decimals or a currency sign, or in a column of numbers (``(7,310)``; ``(12)`` alone may
-#: be a footnote mark) -- is
+#: sign before it (``$12,450``, ``€ 1.04``), a minus (``-`` or ``−``), a negative in
+#: parentheses (``(7,310)``, ``$(1,200)``) with a separator,
+#: decimals or a currency sign, or in a column of numbers (``(12)`` alone may be a footnote
+#: mark) -- is
 #: typed as the number with the number format that prints it so (``#,##0``, ``0.00``,
 #: ``0.0%``, ``"$"#,##0``, ``#,##0;(#,##0)``).
 FORMATTED_RE = re.compile(
-    r"^(?P<open>\()?(?P<sign>-)?(?P<currency>[$€£¥] ?)?"
+    r"^(?:(?P<before>[$€£¥] ?)(?=\())?(?P<open>\()?(?P<sign>[-\u2212])?(?P<currency>[$€£¥] ?)?"
     r"(?P<whole>(?:[1-9]\d{0,2}(?:,\d{3}){1,4})|0|[1-9]\d{0,14})(?:\.(?P<decimals>\d{1,6}))?"
     r"(?P<percent> ?%)?(?P<close>\))?$")
 
@@ -80,10 +81,10 @@ def number_formatted(text: str, accounting: bool = False) -> tuple[str, str] | N
     text is in a column of numbers, where ``(405)`` is -405 too."""
     match = FORMATTED_RE.match(text)
     if match is None or bool(match["open"]) != bool(match["close"]) or (
-            match["open"] and match["sign"]):
+            match["open"] and match["sign"]) or (match["before"] and match["currency"]):
         return None
-    whole, decimals, percent, currency = (match["whole"], match["decimals"] or "",
-                                          match["percent"] or "", match["currency"] or "")
+    whole, decimals, percent = match["whole"], match["decimals"] or "", match["percent"] or ""
+    currency = match["currency"] or match["before"] or ""
     grouped = "," in whole
     if match["open"] and (not (accounting or grouped or decimals or currency)
                           or not whole.strip("0,")):
@@ -99,10 +100,16 @@ def number_formatted(text: str, accounting: bool = False) -> tuple[str, str] | N
         number = -number
     value = format(number.normalize(), "f")
     value = value.rstrip("0").rstrip(".") if "." in value else value
-    shown = ((f'"{currency}"' if currency else "") + ("#,##0" if grouped else "0")
-             + (f".{'0' * len(decimals)}" if decimals else "")
-             + ('" "%' if percent == " %" else percent))
-    return value, f"{shown};({shown})" if match["open"] else shown
+    sign = f'"{currency}"' if currency else ""
+    digits = (("#,##0" if grouped else "0") + (f".{'0' * len(decimals)}" if decimals else "")
+              + ('" "%' if percent == " %" else percent))
+    if match["before"]:  # "$(1,200)": the sign outside the parentheses
+        return value, f"{sign}{digits};{sign}({digits})"
+    if match["open"]:
+        return value, f"{sign}{digits};({sign}{digits})"
+    if match["sign"] == "\u2212":  # a true minus sign, printed as such
+        return value, f'{sign}{digits};"\u2212"{sign}{digits}'
+    return value, sign + digits
 
 
 class NumberStyles:

@@ -221,40 +221,50 @@ def _office_issue(made_by: dict[str, str], issues: list[Issue]) -> None:
 
 def _tables(data: bytes, password: str | None, facts: list[PageFacts], issues: list[Issue]
             ) -> dict:
-    """The tables of the text-layer pages (:func:`~.pdf_tables.find_tables`) by page number;
-    a page whose text is shown sideways (a ``/Rotate`` turning horizontal text: its tables
-    would come out transposed) or a page over the bounds of the search is left out with an
-    ``info`` issue, and a file
-    pdfminer cannot parse gives a ``warning`` and no tables (its text is still read)."""
+    """The tables of the text-layer pages (:func:`~.pdf_tables.find_tables`) by page number.
+    A page whose text is shown sideways (a ``/Rotate`` turning horizontal text: its tables
+    would come out transposed) or over the bounds of the search is left out with an ``info``
+    issue ``tables_not_searched`` saying why; a page pdfplumber cannot lay out, or a file
+    pdfminer cannot parse, gives a ``warning`` ``pdf_tables_failed`` (their text is still
+    read)."""
     from extraction_assets.core.documents import pdf_tables
 
-    searched, skipped = [], []
+    searched: list[int] = []
+    skipped: dict[str, list[int]] = {}
     for f in facts:
-        if f.route in ("digital", "low_text") and f.chars:
-            big = f.chars > pdf_tables.MAX_PAGE_CHARS or f.paths > pdf_tables.MAX_PAGE_PATHS
-            (skipped if big or f.sideways else searched).append(f.number)
+        if f.route not in ("digital", "low_text") or not f.chars:
+            continue
+        why = ("text shown sideways" if f.sideways else
+               f"more than {pdf_tables.MAX_PAGE_CHARS} characters"
+               if f.chars > pdf_tables.MAX_PAGE_CHARS else
+               f"more than {pdf_tables.MAX_PAGE_PATHS} vector paths"
+               if f.paths > pdf_tables.MAX_PAGE_PATHS else None)
+        if why:
+            skipped.setdefault(why, []).append(f.number)
+        else:
+            searched.append(f.number)
     found: dict = {}
     if searched:
         try:
             found, too_long, failed = pdf_tables.find_tables(data, password, searched)
-            skipped = sorted(skipped + too_long)
-            if failed:
-                issues.append(Issue(
-                    "parsed_sheets", None, None, "warning", "pdf_tables_failed",
-                    f"page {', '.join(map(str, failed))}: pdfplumber could not lay the page out "
-                    "for tables: its text is read as paragraphs"))
         except Exception as exc:  # noqa: BLE001 - pdfminer's errors on damaged files are many
             issues.append(Issue("parsed_sheets", None, None, "warning", "pdf_tables_failed",
                                 f"pdfplumber could not read the PDF ({type(exc).__name__}: "
                                 f"{one_line(exc)[:200]}): tables not structured, text read "
                                 "as paragraphs"))
+            too_long, failed = [], []
+        if too_long:
+            skipped[f"more than {pdf_tables.MAX_PAGE_CONTENT_BYTES} bytes of content"] = too_long
+        if failed:
+            issues.append(Issue(
+                "parsed_sheets", None, None, "warning", "pdf_tables_failed",
+                f"page {', '.join(map(str, failed))}: pdfplumber could not lay the page out "
+                "for tables: its text is read as paragraphs"))
     if skipped:
-        issues.append(Issue(
-            "parsed_sheets", None, None, "info", "tables_not_searched",
-            f"page {', '.join(map(str, skipped))}: text shown sideways, or more than "
-            f"{pdf_tables.MAX_PAGE_CHARS} characters, {pdf_tables.MAX_PAGE_PATHS} vector paths "
-            f"or {pdf_tables.MAX_PAGE_CONTENT_BYTES} bytes of content: tables not searched, "
-            "the text is read as paragraphs"))
+        said = "; ".join(f"page {', '.join(map(str, pages))}: {why}"
+                         for why, pages in skipped.items())
+        issues.append(Issue("parsed_sheets", None, None, "info", "tables_not_searched",
+                            f"{said}: tables not searched, the text is read as paragraphs"))
     return found
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import io
+import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass
@@ -55,6 +56,10 @@ MAX_LOWER_SHARE = 0.5
 MAX_HEADER_LINES = 2
 #: Most one-segment lines in a row kept inside an unruled table (wrapped cells, labels).
 MAX_SOFT_LINES = 2
+#: A year as a header names a column by it (``2023``), not a value.
+YEAR_RE = re.compile(r"^(?:19|20)\d\d$")
+#: Currency signs a report may set apart from their amounts (``$   12,450``).
+CURRENCY_SIGNS = ("$", "€", "£", "¥")
 #: Pages with more text-layer characters than this are not searched for tables.
 MAX_PAGE_CHARS = 30_000
 #: Pages with more vector paths than this are not searched for tables (a drawing).
@@ -278,15 +283,17 @@ def _unruled_areas(words: list[dict]) -> list[tuple[list[list[dict]], list[bool]
             if runs[-1] and near and len(pending) < MAX_SOFT_LINES:
                 pending.append(i)
             else:
-                runs.append([])
+                _close(runs, pending, lines, soft)
                 pending = []
         elif runs[-1] and near:
             runs[-1] += pending + [i]
             soft.update(pending)
             pending = []
         else:
-            runs.append([i])
+            _close(runs, pending, lines, soft)
+            runs[-1].append(i)
             pending = []
+    _close(runs, pending, lines, soft)
     areas = []
     taken = -1  # the last line of the area above
     for run in (part for run in runs for part in _split(lines, run, soft)):
@@ -305,6 +312,22 @@ def _unruled_areas(words: list[dict]) -> list[tuple[list[list[dict]], list[bool]
         areas.append(([lines[i] for i in area], [i in soft for i in area]))
         taken = run[-1]
     return areas
+
+
+def _close(runs: list[list[int]], pending: list[int], lines: list[list[dict]],
+           soft: set[int]) -> None:
+    """End the run being built (and start an empty one): the one-segment lines just after it
+    that start right of its first column (the wrapped end of its last row) are taken in as
+    soft lines; others (a paragraph after the table) are not."""
+    run = runs[-1]
+    if run:
+        left = min(w["x0"] for i in run for w in lines[i])
+        for i in pending:
+            if lines[i][0]["x0"] <= left + lines[i][0]["size"]:
+                break
+            run.append(i)
+            soft.add(i)
+    runs.append([])
 
 
 def _split(lines: list[list[dict]], run: list[int], soft: set[int]) -> list[list[int]]:
@@ -414,7 +437,7 @@ def _header_only_columns_joined(area: list[list[dict]], corridors: list[tuple[fl
                                 ) -> list[tuple[float, float]]:
     """``corridors`` without each one between a column only the first line uses and a
     neighbour it does not use (a header set left over numbers set right: one column)."""
-    used = [{_columns(w, corridors)[0] for w in line} for line in area]
+    used = [{_columns(piece, corridors)[0] for piece in _pieces(line)} for line in area]
     rest = set().union(*used[1:])
     dropped = set()
     for k in used[0] - rest:
@@ -429,9 +452,9 @@ def _unruled_table(area: list[list[dict]], soft: list[bool]) -> PdfTable | None:
     """The table an area's lines make: columns kept apart by the x-ranges white on every line
     of two or more segments (on every such line but the first when that keeps more apart: a
     header cell spanning columns is a merged cell), one row a line; a line that leaves the
-    first column empty (or starts in lower case) and is soft or fills at most half as many
-    cells as the row above is joined to the nearest row (a wrapped cell; above it when as
-    near); ``None`` when no column gap is found or most cells of the
+    first column empty (or starts in lower case) and is soft, or fills at most half as many
+    cells as the row above without a number (a total line keeps its row), is joined to the
+    nearest row (a wrapped cell; above it when as near); ``None`` when no column gap is found or most cells of the
     first column end in a colon (``Name: value`` lines)."""
     hard = [line for line, s in zip(area, soft) if not s]
     corridors = _corridors(hard)
@@ -446,8 +469,9 @@ def _unruled_table(area: list[list[dict]], soft: list[bool]) -> PdfTable | None:
     for i, is_soft in enumerate(soft):
         if 0 in rows[i] and not rows[i][0][1][0]["text"][:1].islower():
             kept.append(i)  # a row, or a section label
-        elif not is_soft and not (kept and 2 * len(rows[i]) <= len(rows[kept[-1]])):
-            kept.append(i)  # a row with its first cell empty (a value filled down)
+        elif not is_soft and not (kept and 2 * len(rows[i]) <= len(rows[kept[-1]])
+                                  and not _has_number(rows[i])):
+            kept.append(i)  # a row with its first cell empty (a value filled down, a total)
     tops = [min(w["top"] for w in line) for line in area]
     for i in (i for i in range(len(area)) if i not in kept):
         target = min(kept, key=lambda k: (round(abs(tops[k] - tops[i]), 1), k > i, abs(k - i)))
@@ -488,20 +512,34 @@ def _row_cells(line: list[dict], corridors: list[tuple[float, float]]) -> dict[i
 
 def _pieces(line: list[dict]) -> list[dict]:
     """A line's words grouped where they stand closer than :data:`MIN_CORRIDOR` font sizes
-    (as words of one cell; no column gap is that narrow), each ``{"x0", "x1", "words"}``."""
+    (as words of one cell; no column gap is that narrow), a currency sign set apart with the
+    number after it (placed by the number), each ``{"x0", "x1", "words"}``."""
     pieces: list[dict] = []
     for word in line:
-        if pieces and word["x0"] - pieces[-1]["x1"] < MIN_CORRIDOR * max(word["size"], 1.0):
+        if pieces and (word["x0"] - pieces[-1]["x1"] < MIN_CORRIDOR * max(word["size"], 1.0)
+                       or [w["text"] for w in pieces[-1]["words"]] in ([c] for c in
+                                                                       CURRENCY_SIGNS)):
             pieces[-1]["x1"] = max(pieces[-1]["x1"], word["x1"])
             pieces[-1]["words"].append(word)
         else:
             pieces.append({"x0": word["x0"], "x1": word["x1"], "words": [word]})
+    for piece in pieces:  # a sign alone before its number is placed by the number
+        if len(piece["words"]) > 1 and piece["words"][0]["text"] in CURRENCY_SIGNS:
+            piece["x0"] = piece["words"][1]["x0"]
     return pieces
 
 
+def _has_number(row: dict[int, list], years: bool = True) -> bool:
+    """Whether a line's cells (:func:`_row_cells`) hold a number standing alone (not counting
+    years 1900-2099 unless ``years``: a header line over years' columns)."""
+    texts = ("".join(w["text"] for w in words) for _, words in row.values())
+    return any(_numeric(t) and (years or not YEAR_RE.match(t)) for t in texts)
+
+
 def _header_lines_shaped(rows: list[dict[int, list]], kept: list[int]) -> list[int]:
-    """The leading lines before the first data line (one with a number that fills half the
-    columns or more; at most :data:`MAX_HEADER_LINES` + 2) of an unruled table shaped: a cell of
+    """The leading lines before the first data line (one with a first cell and a number other
+    than a year that fills half the columns or more; at most :data:`MAX_HEADER_LINES` + 2) of an unruled table
+    shaped: a cell of
     one column beside an empty one (filled on the line below), centred nearer the middle of
     the two columns' data than of its own column's, spans the pair (a group label centred over two columns);
     then a header
@@ -510,9 +548,8 @@ def _header_lines_shaped(rows: list[dict[int, list]], kept: list[int]) -> list[i
     n_cols = 1 + max(last for row in rows for last, _ in row.values())
     header = []
     for i in kept[:MAX_HEADER_LINES + 2]:
-        if (2 * len(rows[i]) >= n_cols
-                and any(_numeric(w["text"]) for _, words in rows[i].values() for w in words)):
-            break  # a data line: numbers in half the columns or more (years label groups)
+        if 0 in rows[i] and 2 * len(rows[i]) >= n_cols and _has_number(rows[i], years=False):
+            break  # a data line: a label and numbers (years over columns are header)
         header.append(i)
 
     spans: dict[int, list[float]] = {}  # column -> [left, right] of its data cells
