@@ -2,17 +2,22 @@
 
 **Ruled tables** are pdfplumber's table finder with its ``lines`` strategy: the page's lines and
 rectangles cut it into cells; a cell spanning several columns or rows of the grid becomes a
-merged range. A box with one cell (a framed paragraph) is no table.
+merged range. A grid with fewer than two rows of text in two cells is no table (a chart's bars,
+a form's boxes, a framed paragraph). A grid row holding several text lines without rules
+between them is cut into a row a line (:func:`_unruled_rows`).
 
-**Unruled tables** (columns kept apart by white space only) are found here first, since
-pdfplumber's ``text`` strategy run over a whole page makes a table of its prose too: the
-page's words (outside ruled tables) are grouped into lines, each line cut into segments where
-two words are more than :data:`COLUMN_GAP` font sizes apart. A run of at least
-:data:`MIN_ROWS` lines of two or more segments, each within :data:`LINE_GAP` line heights of
-the one above, is a table area when some x-range stays white on every line of it (a column
-gap) and its segments are short (median :data:`MAX_CELL_WORDS` words or fewer: two columns of
-prose are no table). Within that area pdfplumber's ``text`` strategy places the cells; two
-columns a word crosses are one column, and empty rows and columns are dropped.
+**Unruled tables** (columns kept apart by white space only) are found here, since pdfplumber's
+``text`` strategy run over a whole page makes a table of its prose too: the page's words
+(outside ruled tables) are grouped into lines, each line cut into segments where two words are
+more than :data:`COLUMN_GAP` font sizes apart. A run of lines of two or more segments, each
+within :data:`LINE_GAP` line heights of the one above (up to :data:`MAX_SOFT_LINES` lines of
+one segment between them: wrapped cells, section labels), cut where a gap is
+:data:`RELATIVE_GAP` times the run's median (unless both sides keep the same columns: rows
+grouped by spacing), is a table when it has :data:`MIN_ROWS` such lines and is no prose
+(:func:`_prose`). Its columns are kept apart by the x-ranges white on every such line
+(:func:`_corridors`); a header line whose words sit too close for segments is taken in above a
+data row; header lines are shaped (group labels span, wrapped header text joins); a line that
+is the wrapped rest of a row joins it.
 
 Either kind's leading rows set in a bold font and holding no number (and not every row) are its
 declared header rows (a bold row of totals is no header); otherwise the segmenter's header
@@ -20,7 +25,9 @@ rules decide, as on a worksheet.
 
 Every count here is bounded: a page with more than :data:`MAX_PAGE_CHARS` text-layer
 characters, :data:`MAX_PAGE_PATHS` vector paths or :data:`MAX_PAGE_CONTENT_BYTES` of content
-is not searched (an ``info`` issue says so); the stream limits are checked before.
+is not searched (an ``info`` issue says so); the stream limits are checked before. The
+constants were set on generated pages of the tuning fold of ``tools.pdf_tables_eval`` and on
+40 real PDFs; the held-apart figures are in the README.
 """
 
 from __future__ import annotations
