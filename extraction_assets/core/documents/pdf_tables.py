@@ -537,10 +537,10 @@ def _pieces(line: list[dict]) -> list[dict]:
 
 
 def _has_number(row: dict[int, list], years: bool = True) -> bool:
-    """Whether a line's cells (:func:`_row_cells`) hold a number standing alone (not counting
+    """Whether a line's cells (:func:`_row_cells`) hold a word that is a number (not counting
     years 1900-2099 unless ``years``: a header line over years' columns)."""
-    texts = ("".join(w["text"] for w in words) for _, words in row.values())
-    return any(_numeric(t) and (years or not YEAR_RE.match(t)) for t in texts)
+    return any(_numeric(w["text"]) and (years or not YEAR_RE.match(w["text"]))
+               for _, words in row.values() for w in words)
 
 
 def _header_lines_shaped(rows: list[dict[int, list]], kept: list[int]) -> list[int]:
