@@ -374,7 +374,7 @@ def _read_page(page, number: int) -> tuple[PageFacts, list]:
         rects = text_page.count_rects()
         if rects > MAX_BOXED_RUNS:
             runs = text_runs(text_page, chars)
-        else:  # PDFium's own runs; each one's text asked by its box (linear in the page)
+        else:  # PDFium's own runs, each one's text asked by its box (each ask scans the page)
             runs = []
             for k in range(rects):
                 left, bottom, right, top = text_page.get_rect(k)
