@@ -160,10 +160,10 @@ def page_tables(page) -> list[PdfTable]:
     words = page.extract_words(extra_attrs=["size", "fontname"])
     for table in page.find_tables({"vertical_strategy": "lines",
                                    "horizontal_strategy": "lines"}):
-        cells = _ruled_cells(table, [w for w in words if _inside(w, table.bbox)])
+        inside = [w for w in words if _inside(w, table.bbox)]
+        cells = _ruled_cells(table, inside)
         if cells is not None:
-            tables.append(PdfTable(tuple(table.bbox), cells,
-                                   _bold_rows(page, table), "ruled"))
+            tables.append(PdfTable(tuple(table.bbox), cells, _bold_rows(table, inside), "ruled"))
     words = [w for w in words if not any(_inside(w, t.bbox) for t in tables)]
     for area, soft in _unruled_areas(words):
         table = _unruled_table(area, soft)
@@ -431,8 +431,8 @@ def _corridors(lines: list[list[dict]]) -> list[tuple[float, float]]:
 
 def _columns(word: dict, corridors: list[tuple[float, float]]) -> tuple[int, int]:
     """The first and last 0-based column a word (or piece: ``x0``, ``x1``) takes between
-    ``corridors``: the column of its
-    middle, widened over each corridor it covers whole (a header spanning columns)."""
+    ``corridors``: the column of its middle, widened over each corridor it covers whole (a
+    header spanning columns)."""
     middle = (word["x0"] + word["x1"]) / 2
     column = sum(1 for left, right in corridors if (left + right) / 2 < middle)
     before = sum(1 for left, _ in corridors[:column] if word["x0"] <= left)
@@ -448,7 +448,7 @@ def _header_only_columns_joined(area: list[list[dict]], corridors: list[tuple[fl
     rest = set().union(*used[1:])
     dropped = set()
     for k in used[0] - rest:
-        if k + 1 < len(corridors) + 1 and k + 1 not in used[0]:
+        if k < len(corridors) and k + 1 not in used[0]:
             dropped.add(k)  # the corridor right of column k
         elif k > 0 and k - 1 not in used[0]:
             dropped.add(k - 1)
@@ -461,8 +461,8 @@ def _unruled_table(area: list[list[dict]], soft: list[bool]) -> PdfTable | None:
     header cell spanning columns is a merged cell), one row a line; a line that leaves the
     first column empty (or starts in lower case) and is soft, or fills at most half as many
     cells as the row above without a number (a total line keeps its row), is joined to the
-    nearest row (a wrapped cell; above it when as near); ``None`` when no column gap is found or most cells of the
-    first column end in a colon (``Name: value`` lines)."""
+    nearest row (a wrapped cell; above it when as near); ``None`` when no column gap is found
+    or most cells of the first column end in a colon (``Name: value`` lines)."""
     hard = [line for line, s in zip(area, soft) if not s]
     corridors = _corridors(hard)
     below = _corridors(hard[1:])
@@ -544,13 +544,12 @@ def _has_number(row: dict[int, list], years: bool = True) -> bool:
 
 
 def _header_lines_shaped(rows: list[dict[int, list]], kept: list[int]) -> list[int]:
-    """The leading lines before the first data line (one with a first cell and a number other
-    than a year that fills half the columns or more; at most :data:`MAX_HEADER_LINES` + 2) of an unruled table
-    shaped: a cell of
-    one column beside an empty one (filled on the line below), centred nearer the middle of
-    the two columns' data than of its own column's, spans the pair (a group label centred over two columns);
-    then a header
-    line whose cells each take one column, fewer than the line below and all columns it has, is
+    """The leading lines of an unruled table before its first data line (one with a first
+    cell and a number other than a year, filling half the columns or more; at most
+    :data:`MAX_HEADER_LINES` + 2), shaped: a cell of one column beside an empty one (filled on
+    the line below), centred nearer the middle of the two columns' data than of its own
+    column's, spans the pair (a group label centred over two columns); then a header line
+    whose cells each take one column, fewer than the line below and all columns it has, is
     joined into that line (a header cell's text wrapped over lines). Returns the lines left."""
     n_cols = 1 + max(last for row in rows for last, _ in row.values())
     header = []
@@ -597,15 +596,14 @@ def _header_lines_shaped(rows: list[dict[int, list]], kept: list[int]) -> list[i
     return left
 
 
-def _bold_rows(page, table) -> int:
-    """The leading rows of a ruled table whose characters are all bold and whose words hold
-    no number (0 when every row is such a row)."""
+def _bold_rows(table, words: list[dict]) -> int:
+    """The leading rows of a ruled table (``words`` the page's words inside it, each of one
+    font) whose words are all bold and none a number (0 when every row is such a row)."""
     bold = []
     for row in table.rows:
-        region = page.crop(row.bbox, strict=False)
-        chars = [c for c in region.chars if c["text"].strip()]
-        bold.append(bool(chars) and all(_is_bold(c["fontname"]) for c in chars)
-                    and not any(_numeric(w["text"]) for w in region.extract_words()))
+        row_words = [w for w in words if _inside(w, row.bbox)]
+        bold.append(bool(row_words) and all(_is_bold(w["fontname"]) and not _numeric(w["text"])
+                                            for w in row_words))
     return _leading(bold)
 
 
