@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance
 
+from extraction_assets.core.ocr import TESSERACT_ENV
 from tools.paths import shared_dir
 
 pytest_plugins = ["pytester"]  # test_tiers.py runs pytest on a small test file
@@ -102,7 +103,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @contextmanager
 def fast_tier_guard(item: pytest.Item) -> Iterator[list[str]]:
     """While a test marked neither ``slow`` nor ``integration`` sets up or runs, each entry point
-    of :data:`FAST_TIER_FORBIDS` fails it instead of starting anything; yields the list of what it
+    of :data:`FAST_TIER_FORBIDS` fails it instead of starting anything (and OCR is off: Tesseract
+    is a process); yields the list of what it
     tried to start, so that a failure the code under test caught still fails the test."""
     tried: list[str] = []
     if item.get_closest_marker("slow") or item.get_closest_marker("integration"):
@@ -116,6 +118,7 @@ def fast_tier_guard(item: pytest.Item) -> Iterator[list[str]]:
         return refuse
 
     with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(TESSERACT_ENV, "off")  # OCR is a process: the fast tier reads without it
         for owner, attribute, what in FAST_TIER_FORBIDS:
             if hasattr(owner, attribute):
                 name = f"{getattr(owner, '__name__', owner)}.{attribute}"

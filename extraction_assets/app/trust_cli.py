@@ -132,8 +132,8 @@ def review_list(data_dir: Optional[Path] = DataDir,
                 all_items: bool = typer.Option(False, "--all", help="Also resolved items."),
                 limit: int = typer.Option(50, "-n", min=1, help="Most items shown."),
                 as_json: bool = AsJson) -> None:
-    """Review items, open first, conflicts first: cell, reason, each read's value and the
-    latest resolution."""
+    """Review items, open first, conflicts first: cell, reason, each read's value (an OCR
+    word's confidence) and the latest resolution."""
     store = _store(data_dir)
     with connect(store) as con:
         cur = con.execute("SELECT * FROM review_queue" + ("" if all_items else
@@ -150,7 +150,9 @@ def review_list(data_dir: Optional[Path] = DataDir,
     _table("review queue", ["item", "status", "p", "reason", "file", "cell", "first read",
                             "second read", "decision"],
            [[r["item_id"], r["status"], r["priority"], r["reason"], r["filename"],
-             f"{r['sheet_name']}!{r['ref']}", r["first_value"], r["second_value"],
+             f"{r['sheet_name']}!{r['ref']}", r["first_value"],
+             r["second_value"] if r["confidence"] is None
+             else f"OCR confidence {r['confidence']:.0f}",
              r["decision"] and f"{r['decision']}: {r['resolved_value']} ({r['actor']})"]
             for r in rows])
 

@@ -47,6 +47,12 @@ class Limits:
             read, before an XML parser holds the tag: an element of millions of attributes
             made libxml2 hold a gigabyte. Excel's longest tags (a ``sqref`` of many ranges)
             take a few kilobytes.
+        max_ocr_images: most images of one file read by OCR (scanned pages and pictures
+            together; Tesseract takes 1-5 s an image); later ones get an ``ocr_skipped``
+            warning.
+        max_ocr_pixels: most pixels of an image handed to Tesseract: a scanned page is
+            rendered at 300 dpi or less so that it fits (an A4 page at 300 dpi is 8.7
+            million pixels).
     """
 
     max_parts: int = 10_000
@@ -64,6 +70,8 @@ class Limits:
     max_stream_bytes: int = 128 * 1024**2
     max_image_pixels: int = 89_478_485
     max_start_tag_bytes: int = 1024**2
+    max_ocr_images: int = 500
+    max_ocr_pixels: int = 40_000_000
 
 
 class Budget:

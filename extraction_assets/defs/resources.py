@@ -52,6 +52,8 @@ class LimitsResource(ConfigurableResource):
     max_stream_bytes: int = Limits.max_stream_bytes
     max_image_pixels: int = Limits.max_image_pixels
     max_start_tag_bytes: int = Limits.max_start_tag_bytes
+    max_ocr_images: int = Limits.max_ocr_images
+    max_ocr_pixels: int = Limits.max_ocr_pixels
 
     def limits(self) -> Limits:
         """The configured :class:`~extraction_assets.core.limits.Limits`."""

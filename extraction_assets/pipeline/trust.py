@@ -3,7 +3,8 @@ read and the header detector seam. :mod:`.registry` calls these around the stage
 :mod:`.stages`, so each stage function stays as it is.
 
 * ``parsed_sheets``: :func:`redact_parsed` (unless the policy keeps raw values) and
-  :func:`review_items` (the second read of the bytes, table ``review_items``).
+  :func:`review_items` (the second read of the bytes and the doubtful OCR words, table
+  ``review_items``).
 * ``normalized_grids``: :func:`redact_cells` on the StyledGrid's ``cells`` and
   :func:`colour_legends` (table ``colour_legends``).
 * ``segmented_blocks``: :func:`refine_blocks` when a header detector other than the rules
@@ -16,6 +17,7 @@ read and the header detector seam. :mod:`.registry` calls these around the stage
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import Counter
 from typing import Mapping
 
@@ -58,6 +60,9 @@ from extraction_assets.pipeline.codecs import (
 
 #: Most cells a review table lists one by one (the rest are counted in one issue).
 MAX_REVIEW_ITEMS = 10_000
+#: Priority of a doubtful OCR word in ``review_items``: after the dual read's conflicts (1)
+#: and one-sided values (2).
+OCR_PRIORITY = 3
 
 
 def _set(t: pa.Table, name: str, values) -> pa.Table:
@@ -325,67 +330,104 @@ def prepare_render(cells: pa.Table, blocks: pa.Table, block_columns: pa.Table,
     return tag_cells(cells, tags or {}), markup, issues
 
 
-# -- the dual read ----------------------------------------------------------------------------
+# -- the review items: the dual read and doubtful OCR words ---------------------------------
 def review_items(workbook_hash: str, data: bytes, file_format: str, parsed_cells: pa.Table,
-                 parsed_sheets: pa.Table, date1904: bool, policy: RedactionPolicy | None,
-                 max_cells: int, damaged: bool = False) -> tuple[pa.Table, list[Issue]]:
-    """The ``review_items`` table: each worksheet's parsed cells compared with
-    python-calamine's read of the same bytes
-    (:func:`~extraction_assets.core.trust.dual_read.compare_sheet`), values redacted by the
-    policy's built-in rules; empty when ``max_cells`` is 0 (no dual read). Only OOXML
-    workbooks (:data:`~extraction_assets.core.formats.OOXML_FORMATS`) are compared (other
-    formats are read by calamine or LibreOffice already); a workbook over ``max_cells`` parsed
-    cells, or one calamine cannot read, gets an ``info`` issue instead (not when our own read
-    already reported the file ``damaged``: the error issue says it). Ids are the sha256 of the
-    partition, sheet, cell, reason and values (16 hex digits), so a re-run keeps them."""
-    empty = table("review_items", [])
+                 parsed_sheets: pa.Table, sheet_objects: pa.Table, date1904: bool,
+                 policy: RedactionPolicy | None, max_cells: int, damaged: bool = False
+                 ) -> tuple[pa.Table, list[Issue]]:
+    """The ``review_items`` table: the cells of the dual read (:func:`_dual_read`) and the
+    words OCR read with a confidence under
+    :data:`~extraction_assets.core.ocr.MIN_CONFIDENCE` (:func:`_doubtful_words`), at most
+    :data:`MAX_REVIEW_ITEMS` (most urgent first; a ``warning`` ``review_items_capped`` says
+    how many there were), values redacted by the policy's built-in rules. Ids are the sha256
+    of the partition, sheet, cell, reason, values and box (16 hex digits), so a re-run keeps
+    them."""
+    items, issues = _dual_read(data, file_format, parsed_cells, parsed_sheets, date1904,
+                               max_cells, damaged)
+    items += _doubtful_words(sheet_objects)
+    if len(items) > MAX_REVIEW_ITEMS:
+        issues.append(Issue("parsed_sheets", None, None, "warning", "review_items_capped",
+                            f"{len(items)} cells or words need review; the first "
+                            f"{MAX_REVIEW_ITEMS} are in review_items"))
+        items = sorted(items, key=lambda i: i["priority"])[:MAX_REVIEW_ITEMS]
+    for item in items:
+        first, second = item["first_value"], item["second_value"]
+        if policy is not None and policy.value_rules:
+            item["first_value"], item["second_value"] = (
+                redact_array(pa.array([v], pa.string()), policy.value_rules)[0][0].as_py()
+                for v in (first, second))
+        key = "\x1f".join([workbook_hash, item["sheet_name"], item["ref"], item["reason"],
+                           first or "", second or "", str(item.get("bbox") or "")])
+        item.update(workbook_hash=workbook_hash,
+                    item_id=hashlib.sha256(key.encode()).hexdigest()[:16])
+    return table("review_items", items), issues
+
+
+def _dual_read(data: bytes, file_format: str, parsed_cells: pa.Table, parsed_sheets: pa.Table,
+               date1904: bool, max_cells: int, damaged: bool) -> tuple[list[dict], list[Issue]]:
+    """Each worksheet's parsed cells compared with python-calamine's read of the same bytes
+    (:func:`~extraction_assets.core.trust.dual_read.compare_sheet`); none when ``max_cells``
+    is 0 (no dual read). Only OOXML workbooks
+    (:data:`~extraction_assets.core.formats.OOXML_FORMATS`) are compared (other formats are
+    read by calamine or LibreOffice already); a workbook over ``max_cells`` parsed cells, or
+    one calamine cannot read, gets an ``info`` issue instead (not when our own read already
+    reported the file ``damaged``: the error issue says it)."""
     if not max_cells or file_format not in OOXML_FORMATS:
-        return empty, []
+        return [], []
     if parsed_cells.num_rows > max_cells:
-        return empty, [Issue("parsed_sheets", None, None, "info", "dual_read_skipped",
-                             f"{parsed_cells.num_rows} cells, over the dual read's limit of "
-                             f"{max_cells}: values not compared with a second read")]
+        return [], [Issue("parsed_sheets", None, None, "info", "dual_read_skipped",
+                          f"{parsed_cells.num_rows} cells, over the dual read's limit of "
+                          f"{max_cells}: values not compared with a second read")]
     read = _sheets_read(parsed_sheets)
     area = _dense_area(parsed_cells, read.values())
     if area > DENSE_FACTOR * max_cells:
-        return empty, [Issue("parsed_sheets", None, None, "info", "dual_read_skipped",
-                             f"the sheets span {area} cells from A1, over {DENSE_FACTOR} x the "
-                             f"dual read's limit of {max_cells} (it reads them as dense "
-                             "rectangles): values not compared with a second read")]
+        return [], [Issue("parsed_sheets", None, None, "info", "dual_read_skipped",
+                          f"the sheets span {area} cells from A1, over {DENSE_FACTOR} x the "
+                          f"dual read's limit of {max_cells} (it reads them as dense "
+                          "rectangles): values not compared with a second read")]
     try:
         theirs = second_read(data, read)
     except Exception as exc:  # noqa: BLE001 - calamine's own error types
         failed = Issue("parsed_sheets", None, None, "info", "dual_read_failed",
                        f"python-calamine cannot read the workbook: {exc}"[:300])
-        return empty, [] if damaged else [failed]
+        return [], [] if damaged else [failed]
     items = []
     for sheet in parsed_sheets.to_pylist():
         if sheet["sheet_name"] not in read or sheet["sheet_name"] not in theirs:
             continue
         mine = parsed_cells.filter(pc.equal(parsed_cells.column("sheet_index"),
                                             sheet["sheet_index"]))
-        items += compare_sheet(sheet["sheet_name"], mine, theirs[sheet["sheet_name"]], date1904)
-    issues = []
-    if len(items) > MAX_REVIEW_ITEMS:
-        issues.append(Issue("parsed_sheets", None, None, "warning", "review_items_capped",
-                            f"{len(items)} cells differ between the two reads; the first "
-                            f"{MAX_REVIEW_ITEMS} are in review_items"))
-        items = sorted(items, key=lambda i: i.priority)[:MAX_REVIEW_ITEMS]
-    rows = []
-    for item in items:
-        first, second = item.first_value, item.second_value
-        if policy is not None and policy.value_rules:
-            first, second = (redact_array(pa.array([v], pa.string()), policy.value_rules)[0][0]
-                             .as_py() for v in (first, second))
-        key = "\x1f".join([workbook_hash, item.sheet_name, item.ref, item.reason,
-                           first or "", second or ""])
-        rows.append(dict(workbook_hash=workbook_hash,
-                         item_id=hashlib.sha256(key.encode()).hexdigest()[:16],
-                         sheet_name=item.sheet_name, row=item.row, col=item.col, ref=item.ref,
-                         reason=item.reason, priority=item.priority,
-                         first_read="extraction-assets", first_value=first,
-                         second_read="python-calamine", second_value=second))
-    return table("review_items", rows), issues
+        items += [dict(sheet_name=i.sheet_name, row=i.row, col=i.col, ref=i.ref,
+                       reason=i.reason, priority=i.priority, first_read="extraction-assets",
+                       first_value=i.first_value, second_read="python-calamine",
+                       second_value=i.second_value)
+                  for i in compare_sheet(sheet["sheet_name"], mine, theirs[sheet["sheet_name"]],
+                                         date1904)]
+    return items, []
+
+
+def _doubtful_words(sheet_objects: pa.Table) -> list[dict]:
+    """One item (reason ``ocr_low_confidence``, priority :data:`OCR_PRIORITY`) per word of an
+    OCR paragraph or picture (its object's ``ocr_doubtful`` details) below Tesseract's
+    confidence threshold: the word as ``first_value``, read by ``ocr_reader``, its
+    ``confidence`` and ``bbox`` (points on a PDF page, pixels of a picture), at the cell or
+    anchor of its object."""
+    items = []
+    for obj in sheet_objects.to_pylist():
+        if not obj["details"] or "ocr_doubtful" not in obj["details"]:
+            continue
+        details = json.loads(obj["details"])
+        try:
+            row, col, _, _ = parse_range(obj["ref"] or "")
+        except ValueError:
+            row = col = None
+        for text, confidence, *box in details.get("ocr_doubtful", []):
+            items.append(dict(sheet_name=obj["sheet_name"], row=row, col=col, ref=obj["ref"],
+                              reason="ocr_low_confidence", priority=OCR_PRIORITY,
+                              first_read=details.get("ocr_reader"), first_value=text,
+                              second_read=None, second_value=None,
+                              confidence=float(confidence), bbox=box))
+    return items
 
 
 #: How many times the dual read's ``max_cells`` the dense rectangles calamine makes of the

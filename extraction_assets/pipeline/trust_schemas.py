@@ -3,7 +3,7 @@
 
 Per partition, written by the assets: ``colour_legends`` (legend entries found in the workbook,
 with the size of each colour's cluster) and ``review_items`` (cells the two reads of the
-workbook disagree on). Append-only registries, written by people through the CLI (see
+workbook disagree on, words OCR is not sure of). Append-only registries, written by people through the CLI (see
 :mod:`extraction_assets.store.decisions`): ``colour_mappings`` (every version of every colour
 mapping) and ``review_resolutions`` (every decision on a review item).
 """
@@ -23,10 +23,13 @@ TRUST_SCHEMAS: dict[str, pa.Schema] = {
         ("tag", S), ("swatch_ref", S), ("label_ref", S), ("n_cells", I64), ("n_cf_cells", I64),
     ]),
     # one row per cell the reads disagree on (values as text, null where a read has none)
+    # and per word OCR read with a low confidence (0..100; its box: points on a PDF page,
+    # pixels of a picture, [left, top, right, bottom] from the top left)
     "review_items": pa.schema([
         ("workbook_hash", S), ("item_id", S), ("sheet_name", S), ("row", I32), ("col", I32),
         ("ref", S), ("reason", S), ("priority", I32), ("first_read", S), ("first_value", S),
-        ("second_read", S), ("second_value", S),
+        ("second_read", S), ("second_value", S), ("confidence", pa.float64()),
+        ("bbox", pa.list_(I32)),
     ]),
     # one row per version of a mapping (scope, fill_rgb); status draft / active / rejected
     "colour_mappings": pa.schema([

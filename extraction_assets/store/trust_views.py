@@ -7,7 +7,8 @@
 * ``colour_mappings``: mapping version (scope, colour, version) with its current status, the
   actor and note of the latest decision, ``superseded``;
 * ``cell_tags``: cell tagged by an active mapping: ref, tag, mapping version;
-* ``review_items``: cell the two reads of a workbook disagree on;
+* ``review_items``: cell the two reads of a workbook disagree on, or word OCR read with a
+  low confidence (``confidence``, ``bbox``);
 * ``review_resolutions``: decision on a review item;
 * ``review_queue``: review item with its latest resolution, open items first, conflicts first.
 """
@@ -55,7 +56,7 @@ WITH latest AS (
   QUALIFY row_number() OVER (PARTITION BY item_id ORDER BY resolved_at DESC) = 1)
 SELECT CASE WHEN r.item_id IS NULL THEN 'open' ELSE 'resolved' END AS status, i.priority,
        i.reason, w.filename, i.sheet_name, i.ref, i.first_read, i.first_value, i.second_read,
-       i.second_value, r.decision, r.value AS resolved_value, r.actor, r.note, r.resolved_at,
+       i.second_value, i.confidence, i.bbox, r.decision, r.value AS resolved_value, r.actor, r.note, r.resolved_at,
        i.item_id, i.workbook_hash, w.source_path, i.row, i.col
 FROM review_items i LEFT JOIN workbooks w ON w.workbook_hash = i.workbook_hash
 LEFT JOIN latest r ON r.item_id = i.item_id

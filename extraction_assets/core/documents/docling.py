@@ -26,7 +26,8 @@ The mapping (see :mod:`.layout` for the grid):
 * **Lists** are one ``text`` block each (nested items indented), paragraphs, captions, code,
   footnotes and speaker notes (``Speaker notes`` heading under the slide's title) one
   ``text`` block each.
-* **Pictures** are ``image`` blocks (their caption as text); **charts** (a picture whose
+* **Pictures** are ``image`` blocks (their caption, then what OCR reads in them, as text);
+  **charts** (a picture whose
   metadata holds the chart's data, read from the chart XML by Docling) are a ``chart`` block
   (title, type, series and values as text) followed by the data as a ``table`` block
   (categories down, one column per series), so each category is a record.
@@ -42,6 +43,7 @@ from extraction_assets.core.documents.layout import SheetBuilder, Sheets, TableC
 from extraction_assets.core.errors import CorruptWorkbookError, ExtractionError
 from extraction_assets.core.limits import Budget, Limits
 from extraction_assets.core.model import SheetInfo
+from extraction_assets.core.ocr import MIN_SIDE_PX, enlarged, item_details
 from extraction_assets.core.ooxml.objects.charts import render_chart
 
 #: Name of the sheet holding what comes before a document's first heading.
@@ -313,7 +315,9 @@ class _Walker:
         chart = getattr(meta, "tabular_chart", None) if meta is not None else None
         sheet = self._sheet(node)
         if chart is None or chart.chart_data is None:
-            sheet.floating("image", caption or "", node.self_ref, caption, "picture")
+            read = self._ocr(node, sheet)
+            text = "\n".join(t for t in (caption, read.get("ocr_text")) if t)
+            sheet.floating("image", text, node.self_ref, caption, "picture", **read)
             return
         kinds = [CHART_TYPES.get(str(p.class_name), str(p.class_name).removesuffix("_chart"))
                  for p in (meta.classification.predictions if meta.classification else [])]
@@ -322,6 +326,25 @@ class _Walker:
                        node.self_ref, caption, "chart")
         sheet.table(cells, f"{node.self_ref}/chart_data", max(header_rows, 1),
                     caption, "chart_data")
+
+
+    def _ocr(self, node: Any, sheet: SheetBuilder) -> dict:
+        """What OCR reads in a picture Docling decoded (``ocr_text`` and the facts of
+        :func:`~extraction_assets.core.ocr.item_details`, boxes in pixels of the picture), or
+        nothing."""
+        image = getattr(getattr(node, "image", None), "pil_image", None)
+        if image is None or min(image.size) < MIN_SIDE_PX:
+            return {}
+        ocr, limits = self.sheets.ocr, self.sheets.limits
+        what = f"picture {node.self_ref}"
+        if not ocr.available(what, self.sheets.issues, sheet.info.name):
+            return {}
+        image, scale = enlarged(image, limits.max_ocr_pixels)
+        found = ocr.read(image, what, self.sheets.issues, sheet.info.name, scale=scale)
+        if not found:
+            return {}
+        return {"ocr_text": "\n".join(p.text for p in found),
+                **item_details(found, ocr.tesseract.label)}
 
 
 def _cells(data: Any) -> tuple[list[TableCell], int]:

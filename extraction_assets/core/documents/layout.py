@@ -40,6 +40,7 @@ from extraction_assets.core.model import (
     SheetObject,
     Workbook,
 )
+from extraction_assets.core.ocr import OcrSession
 from extraction_assets.core.readers.common import CellColumns
 
 #: Most characters of a sheet name made from a heading.
@@ -187,13 +188,14 @@ class SheetBuilder:
                       level=max(1, min(level, 6)))
         self.row += 1
 
-    def text(self, text: str, ref: str | None, label: str = "text") -> None:
-        """A paragraph (or caption, notes, code...): one cell, one ``text`` block."""
+    def text(self, text: str, ref: str | None, label: str = "text", **details) -> None:
+        """A paragraph (or caption, notes, code...): one cell, one ``text`` block; ``details``
+        are kept in its item's details (an OCR paragraph's box and confidence)."""
         text = text.strip()
         if not text:
             return
         self._cell(self.row, 1, text)
-        self._declare("text", self.row, 1, self.row, 1, ref, text, label)
+        self._declare("text", self.row, 1, self.row, 1, ref, text, label, **details)
         self.row += 1
 
     def lines(self, items: list[tuple[str, str]], ref: str | None, label: str = "list") -> None:
@@ -246,11 +248,12 @@ class SheetBuilder:
         self.row = top + n_rows
 
     def floating(self, block: str, text: str, ref: str | None, title: str | None,
-                 label: str) -> None:
+                 label: str, **details) -> None:
         """A picture (``image``) or chart (``chart``): one empty row, the block's text being
-        its caption or alt text (a chart's: its title and data)."""
+        its caption or alt text (a chart's: its title and data), then a picture's OCR text;
+        ``details`` are kept in its item's details."""
         self._declare(block, self.row, 1, self.row, 1, ref, text.strip(), label,
-                      title=title or None)
+                      title=title or None, **details)
         self.row += 1
 
     def sheet(self) -> ParsedSheet:
@@ -275,7 +278,8 @@ class DocumentWorkbook(Workbook):
 
 
 class Sheets:
-    """The sheets of one document, made one at a time (:meth:`new`), with unique names."""
+    """The sheets of one document, made one at a time (:meth:`new`), with unique names, and
+    the OCR of its pictures and scanned pages (:attr:`ocr`)."""
 
     def __init__(self, limits: Limits, issues: list[Issue]):
         self.limits = limits
@@ -283,6 +287,7 @@ class Sheets:
         self.budget = Budget(limits)
         self.builders: list[SheetBuilder] = []
         self.styles = NumberStyles()
+        self.ocr = OcrSession(limits)
         self._names: set[str] = set()
 
     def new(self, name: str, kind: str, visibility: str = "visible") -> SheetBuilder:

@@ -22,8 +22,9 @@ are found with pdfplumber (:mod:`.pdf_tables`: ruled and unruled) and laid out a
 blocks where they stand, their text taken out of the paragraphs. When Docling's layout models
 are configured (:data:`MODELS_ENV` names their folder) and installed, the digital pages are
 read by Docling's standard PDF pipeline instead (tables structured by its model, headings
-found), with OCR off. ``image_scan`` pages give an ``info`` issue ``ocr_not_configured``:
-nothing is invented.
+found), with OCR off. ``image_scan`` pages are read by Tesseract when it is installed
+(:mod:`.pdf_ocr`, issue ``ocr_read``); without it they give an ``info`` issue
+``ocr_not_configured``: nothing is invented.
 
 The document information's ``Creator`` and ``Producer`` are kept in the conversion facts (the
 ``workbooks`` view's ``creator`` and ``producer``, with the verdict as ``pdf_route``); a PDF
@@ -53,6 +54,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from extraction_assets.core.documents.layout import SheetBuilder, Sheets
+from extraction_assets.core.documents.pdf_ocr import lay_out, read_scan
 from extraction_assets.core.errors import (
     CorruptWorkbookError,
     EncryptedWorkbookError,
@@ -61,6 +63,7 @@ from extraction_assets.core.errors import (
 )
 from extraction_assets.core.limits import Limits
 from extraction_assets.core.model import Issue, SheetObject
+from extraction_assets.core.ocr import MIN_CONFIDENCE, Tesseract
 
 #: Fewest text-layer characters of a page read as text (fewer: ``low_text`` or ``image_scan``).
 MIN_TEXT_CHARS = 100
@@ -151,11 +154,16 @@ def open_pdf(data: bytes, limits: Limits, passwords: Sequence[str], sheets: Shee
                                      f"{limits.max_sheets} (max_sheets)")
         made_by = _made_by(pdf)
         pages: list[tuple[PageFacts, list]] = []
+        session, scanned = sheets.ocr, {}
         for i in range(len(pdf)):
             try:
                 page = pdf[i]
                 try:
                     pages.append(_read_page(page, i + 1))
+                    if pages[-1][0].route == "image_scan" and session.tesseract is not None:
+                        found = read_scan(session, page, i + 1, limits, sheets.issues)
+                        if found is not None:
+                            scanned[i + 1] = found
                 finally:
                     page.close()
             except pdfium.PdfiumError as exc:  # a page tree or page PDFium cannot read
@@ -176,14 +184,17 @@ def open_pdf(data: bytes, limits: Limits, passwords: Sequence[str], sheets: Shee
             {"route": fact.route, "chars": fact.chars,
              "image_coverage": round(fact.image_coverage, 3),
              "width_pt": round(fact.width, 1), "height_pt": round(fact.height, 1)}))
-        if structured is None or fact.number not in digital:
+        if fact.number in scanned:
+            lay_out(sheet, fact.number, scanned[fact.number], session.tesseract.label)
+        elif structured is None or fact.number not in digital:
             _text_layer(sheet, fact, runs, tables.get(fact.number, []))
     if structured is not None:
         from extraction_assets.core.documents.docling import docling_sheets
 
         docling_sheets(structured, "pdf", sheets,
                        {b.info.index: b for b in builders if b.info.index in digital})
-    _route_issues(facts, sheets.issues)
+    scans = any(f.route == "image_scan" for f in facts)  # Tesseract looked up only for them
+    _route_issues(facts, sheets.issues, scanned, session.tesseract if scans else None)
     _office_issue(made_by, sheets.issues)
     routes = [f.route for f in facts]
     verdict = routes[0] if routes and len(set(routes)) == 1 else ("mixed" if routes else "empty")
@@ -518,10 +529,20 @@ def _pdf_box(bbox: tuple[float, float, float, float], height: float
     return x0, height - bottom, x1, height - top
 
 
-def _route_issues(facts: list[PageFacts], issues: list[Issue]) -> None:
-    """One ``info`` issue per route that needs saying, naming its pages."""
+def _route_issues(facts: list[PageFacts], issues: list[Issue], scanned: dict[int, list],
+                  tesseract: Tesseract | None) -> None:
+    """One ``info`` issue per route that needs saying, naming its pages; scanned pages read
+    by OCR (``scanned``) get ``ocr_read``, those left unread because OCR is not configured
+    ``ocr_not_configured`` (a failed or skipped page has its ``warning`` already)."""
     def pages(route: str) -> str:
-        return ", ".join(str(f.number) for f in facts if f.route == route)
+        return ", ".join(str(f.number) for f in facts if f.route == route
+                         and (route != "image_scan" or tesseract is None))
+
+    if scanned:
+        issues.append(Issue("parsed_sheets", None, None, "info", "ocr_read", (
+            f"page {', '.join(map(str, scanned))}: scanned pages (images cover the page) "
+            f"without a text layer read by OCR ({tesseract.label}); words below confidence "
+            f"{MIN_CONFIDENCE:.0f} are kept and listed in review_items")))
 
     said = {
         "low_text": ("low_text", f"fewer than {MIN_TEXT_CHARS} characters of text layer: "
@@ -529,7 +550,9 @@ def _route_issues(facts: list[PageFacts], issues: list[Issue]) -> None:
         "ocr_scan": ("ocr_text_layer", "scanned pages (images cover the page) with a text "
                                        "layer made by OCR software: that text layer is read"),
         "image_scan": ("ocr_not_configured", "scanned pages (images cover the page) without a "
-                                             "text layer: OCR is not configured, no text read"),
+                                             "text layer: OCR is not configured (install "
+                                             "Tesseract: see the README's set-up), no text "
+                                             "read"),
     }
     for route, (code, message) in said.items():
         listed = pages(route)

@@ -15,7 +15,7 @@ from extraction_assets.defs.resources import DataStoreResource, LimitsResource, 
 from extraction_assets.defs.trust_resources import DualReadResource, RedactionResource
 from extraction_assets.pipeline import RunSettings
 
-CODE_VERSION = "6"
+CODE_VERSION = "7"
 
 
 @stage_asset(

@@ -1,5 +1,6 @@
 """The drawing part of a sheet (SpreadsheetML drawing, §20.5): anchors, pictures (§20.5.2.25)
-and the charts they place.
+and the charts they place. A picture's text is its alt text (``descr``, else ``title``) and
+what OCR reads in it (when Tesseract is installed).
 """
 
 from __future__ import annotations
@@ -12,6 +13,13 @@ from typing import Any
 from extraction_assets.core.a1 import MAX_COL, MAX_ROW, cell_ref
 from extraction_assets.core.errors import ExtractionError
 from extraction_assets.core.model import SheetObject
+from extraction_assets.core.ocr import (
+    MIN_SIDE_PX,
+    OcrSession,
+    enlarged,
+    item_details,
+    open_picture,
+)
 from extraction_assets.core.ooxml.objects.charts import read_chart, read_chartex, render_chart
 from extraction_assets.core.ooxml.objects.common import (
     ObjectContext,
@@ -187,6 +195,7 @@ class DrawingReader:
             elif part:
                 details["media_part"] = part
                 _image_facts(self.ctx, part, details)
+                _picture_ocr(self.ctx, part, details, f"picture {nv['name']!r}", ref)
         elif link:
             rel = self.rels.get(link)
             if rel is None:
@@ -200,8 +209,9 @@ class DrawingReader:
         if details["external_target"]:
             ext = posixpath.splitext(details["external_target"])[1]
             details["extension"] = ext.lstrip(".").lower() or None
-        return [SheetObject("picture", self.ctx.sheet_name, ref, nv["name"],
-                            nv["descr"] or nv["title"], details)]
+        text = "\n".join(t for t in (nv["descr"] or nv["title"], details.get("ocr_text")) if t)
+        return [SheetObject("picture", self.ctx.sheet_name, ref, nv["name"], text or None,
+                            details)]
 
 
 def _image_facts(ctx: ObjectContext, part: str, details: dict) -> None:
@@ -215,6 +225,38 @@ def _image_facts(ctx: ObjectContext, part: str, details: dict) -> None:
         _read_image_facts(ctx, part, found)
         facts[key] = found
     details.update(facts[key])
+
+
+def _picture_ocr(ctx: ObjectContext, part: str, details: dict, what: str,
+                 ref: str | None) -> None:
+    """The text OCR reads in an embedded picture (:mod:`extraction_assets.core.ocr`; once per
+    image part, like its facts) into ``details``: ``ocr_text`` (its paragraphs, one a line)
+    and the OCR facts of :func:`~extraction_assets.core.ocr.item_details` (boxes in pixels of
+    the picture). Pictures Pillow cannot decode (Windows metafiles) are not read; one
+    declaring more than ``max_image_pixels`` is skipped with an error issue."""
+    cache = package_cache(ctx.reader)
+    session = cache.setdefault("ocr_session", OcrSession(ctx.reader.limits))
+    done = cache.setdefault("ocr_read", {})
+    key = part.lower()
+    if key not in done:
+        done[key] = None
+        small = details.get("width_px") is not None and min(
+            details["width_px"], details["height_px"]) < MIN_SIDE_PX  # an icon, a rule
+        if (details.get("size_bytes") and not small and ctx.reader.has(part)
+                and session.available(what, ctx.issues, ctx.sheet_name, ref)):
+            try:
+                with ctx.reader.open(part) as stream:
+                    image = open_picture(stream.read(), ctx.reader.limits.max_image_pixels)
+            except (ExtractionError, OSError, ValueError) as exc:
+                ctx._failed(part, exc, "picture")
+                image = None
+            if image is not None:
+                image, scale = enlarged(image, ctx.reader.limits.max_ocr_pixels)
+                found = session.read(image, what, ctx.issues, ctx.sheet_name, ref, scale)
+                if found:
+                    done[key] = {"ocr_text": "\n".join(p.text for p in found),
+                                 **item_details(found, session.tesseract.label)}
+    details.update(done[key] or {})
 
 
 def _read_image_facts(ctx: ObjectContext, part: str, details: dict) -> None:

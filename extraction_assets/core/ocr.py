@@ -1,0 +1,325 @@
+"""OCR of scanned pages and pictures with Tesseract (the ``tesseract`` program, through
+pytesseract): words with their confidence and box, grouped into Tesseract's paragraphs.
+
+**Configuration** (read from the environment when a file needs OCR):
+``EXTRACTION_ASSETS_TESSERACT`` names the program (default: ``tesseract`` on ``PATH``; ``off``
+never runs OCR); ``EXTRACTION_ASSETS_OCR_LANGUAGES`` the languages, ``+``-joined (default
+``eng+jpn``: those of them whose language data are installed are used);
+``EXTRACTION_ASSETS_OCR_TIMEOUT`` the seconds one image may take (default 60). Without the
+program or any of the languages, :func:`find_tesseract` gives ``None`` and the readers say
+``ocr_not_configured``.
+
+**Why a program, not a library in the process**: pictures are untrusted; Tesseract runs in a
+process of its own with a timeout (pytesseract kills it), so a picture that makes it hang or
+crash costs that picture only. Pillow decodes the picture first, under
+``limits.max_image_pixels``; what Tesseract sees is a grayscale PNG Pillow wrote.
+
+**Text**: Tesseract's words (level 5 of its TSV output) in its own reading order, a line's
+words joined by a space except between two CJK characters (Japanese is written without
+spaces: ``川崎`` ``工場`` -> ``川崎工場``), a paragraph's lines the same way. Words whose
+confidence is below :data:`MIN_CONFIDENCE` are kept in the text (search finds them) and listed
+by the readers for review (``review_items`` reason ``ocr_low_confidence``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import unicodedata
+import warnings
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+from extraction_assets.core.errors import ExtractionError, LimitExceededError, one_line
+from extraction_assets.core.limits import Limits
+from extraction_assets.core.model import Issue
+
+#: Environment variable naming the Tesseract program (``off``: no OCR).
+TESSERACT_ENV = "EXTRACTION_ASSETS_TESSERACT"
+#: Environment variable of the OCR languages, ``+``-joined Tesseract language codes.
+LANGUAGES_ENV = "EXTRACTION_ASSETS_OCR_LANGUAGES"
+#: Environment variable of the seconds one image's OCR may take.
+TIMEOUT_ENV = "EXTRACTION_ASSETS_OCR_TIMEOUT"
+#: Languages used when :data:`LANGUAGES_ENV` is unset (English and Japanese).
+DEFAULT_LANGUAGES = "eng+jpn"
+#: Seconds one image's OCR may take when :data:`TIMEOUT_ENV` is unset.
+DEFAULT_TIMEOUT = 60.0
+#: Words Tesseract gives a confidence (0..100) below this are listed for review. Tesseract's
+#: own scale, not tuned here: on clean rendered text its words score 85-96; blurred, faint or
+#: noisy words fall under 60 (``extraction_assets_tests/core/test_ocr.py``).
+MIN_CONFIDENCE = 60.0
+#: Most doubtful words one paragraph or picture lists for review (noise read as words is
+#: doubtful by the hundred).
+MAX_DOUBTFUL_WORDS = 100
+#: Pictures narrower or lower than this many pixels hold no text worth reading (icons, rules).
+MIN_SIDE_PX = 16
+#: Pictures whose shorter side is under this many pixels are enlarged 2x before OCR: Tesseract
+#: reads letters 20-40 pixels high best, and screenshots of tables are often smaller.
+SMALL_SIDE_PX = 600
+
+
+class OcrError(ExtractionError):
+    """Tesseract failed on one image (timeout, crash, unreadable picture)."""
+
+
+@dataclass(frozen=True)
+class OcrWord:
+    """One word: its text, Tesseract's confidence (0..100) and box ``(left, top, right,
+    bottom)`` in pixels of the image read (y down)."""
+
+    text: str
+    confidence: float
+    box: tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class OcrParagraph:
+    """One of Tesseract's paragraphs: its text (see the module docstring), its words, their
+    box together (pixels, y down) and their mean confidence."""
+
+    text: str
+    words: tuple[OcrWord, ...]
+    box: tuple[int, int, int, int]
+    confidence: float
+
+    def doubtful(self) -> list[OcrWord]:
+        """The words below :data:`MIN_CONFIDENCE`."""
+        return [w for w in self.words if w.confidence < MIN_CONFIDENCE]
+
+
+@dataclass(frozen=True)
+class Tesseract:
+    """The Tesseract program found (``command``), its ``version`` and the ``languages`` used
+    (``+``-joined), with the seconds one image may take (``timeout``)."""
+
+    command: str
+    version: str
+    languages: str
+    timeout: float
+
+    @property
+    def label(self) -> str:
+        """``tesseract 5.3.0 (eng+jpn)``: what the review items name as the reader."""
+        return f"tesseract {self.version} ({self.languages})"
+
+    def read(self, image, scale: float = 1.0) -> list[OcrParagraph]:
+        """The paragraphs of a Pillow ``image`` (any mode; converted to 8-bit grayscale), in
+        Tesseract's reading order; boxes in pixels of ``image`` divided by ``scale`` (the
+        factor the caller enlarged it by), so they are in the caller's units.
+
+        Raises:
+            OcrError: Tesseract failed or took more than :attr:`timeout` seconds.
+        """
+        import pytesseract
+
+        pytesseract.pytesseract.tesseract_cmd = self.command
+        try:
+            data = pytesseract.image_to_data(
+                image.convert("L"), lang=self.languages, timeout=self.timeout,
+                output_type=pytesseract.Output.DICT)
+        except RuntimeError as exc:  # pytesseract's timeout
+            raise OcrError(f"Tesseract took more than {self.timeout:.0f} s") from exc
+        except (pytesseract.TesseractError, OSError, ValueError) as exc:
+            raise OcrError(f"Tesseract failed: {one_line(str(exc))[:200]}") from exc
+        return _paragraphs(data, scale)
+
+
+def item_details(paragraphs: Sequence[OcrParagraph], reader: str) -> dict:
+    """The details the item of OCR ``paragraphs`` (a PDF page's paragraph, a picture's
+    paragraphs) keeps: ``ocr_reader`` (:attr:`Tesseract.label`), ``bbox`` ``[left, top, right,
+    bottom]`` around them (the caller's units), ``ocr_confidence`` (mean of their words,
+    0..100) and ``ocr_doubtful``: ``[text, confidence, left, top, right, bottom]`` of each
+    word below :data:`MIN_CONFIDENCE` (at most :data:`MAX_DOUBTFUL_WORDS`)."""
+    words = [w for p in paragraphs for w in p.words]
+    doubtful = [w for p in paragraphs for w in p.doubtful()]
+    return {"ocr_reader": reader,
+            "bbox": [min(p.box[0] for p in paragraphs), min(p.box[1] for p in paragraphs),
+                     max(p.box[2] for p in paragraphs), max(p.box[3] for p in paragraphs)],
+            "ocr_confidence": round(sum(w.confidence for w in words) / len(words), 1),
+            "ocr_doubtful": [[w.text, w.confidence, *w.box]
+                             for w in doubtful[:MAX_DOUBTFUL_WORDS]]}
+
+
+def _paragraphs(data: dict, scale: float) -> list[OcrParagraph]:
+    """Tesseract's TSV rows (pytesseract's dict of columns) as paragraphs."""
+    groups: dict[tuple[int, int, int], list[list[OcrWord]]] = {}
+    line_of: dict[tuple[int, int, int], tuple[int, int, int, int]] = {}
+    for i, text in enumerate(data["text"]):
+        text = (text or "").strip()
+        if data["level"][i] != 5 or not text:
+            continue
+        left, top = data["left"][i] / scale, data["top"][i] / scale
+        box = (round(left), round(top), round(left + data["width"][i] / scale),
+               round(top + data["height"][i] / scale))
+        word = OcrWord(text, float(data["conf"][i]), box)
+        par = (data["page_num"][i], data["block_num"][i], data["par_num"][i])
+        line = (*par, data["line_num"][i])
+        lines = groups.setdefault(par, [])
+        if line_of.get(line) is None:
+            line_of[line] = box
+            lines.append([])
+        lines[-1].append(word)
+    out = []
+    for lines in groups.values():
+        words = tuple(w for line in lines for w in line)
+        text = _joined([_joined([w.text for w in line]) for line in lines])
+        box = (min(w.box[0] for w in words), min(w.box[1] for w in words),
+               max(w.box[2] for w in words), max(w.box[3] for w in words))
+        out.append(OcrParagraph(text, words, box,
+                                round(sum(w.confidence for w in words) / len(words), 1)))
+    return out
+
+
+def _joined(texts: Sequence[str]) -> str:
+    """A line's words (or a paragraph's lines), a space between two unless both sides are
+    CJK characters."""
+    out = texts[0]
+    for text in texts[1:]:
+        out += ("" if _wide(out[-1]) and _wide(text[0]) else " ") + text
+    return out
+
+
+def _wide(char: str) -> bool:
+    """A character of a script written without spaces (East Asian wide or full-width)."""
+    return unicodedata.east_asian_width(char) in ("W", "F")
+
+
+def find_tesseract() -> Tesseract | None:
+    """The Tesseract to use, from the environment (see the module docstring), or ``None``:
+    ``off``, no program, or none of the languages installed."""
+    override = os.environ.get(TESSERACT_ENV)
+    if override is not None and override.strip().lower() in ("", "0", "off", "false", "no"):
+        return None
+    command = shutil.which(override or "tesseract")
+    if command is None:
+        return None
+    try:
+        timeout = float(os.environ.get(TIMEOUT_ENV, DEFAULT_TIMEOUT))
+    except ValueError:
+        timeout = DEFAULT_TIMEOUT
+    facts = _program(command, Path(command).stat().st_mtime_ns)
+    if facts is None:
+        return None
+    version, installed = facts
+    wanted = (os.environ.get(LANGUAGES_ENV) or DEFAULT_LANGUAGES).split("+")
+    languages = [lang for lang in (w.strip() for w in wanted) if lang in installed]
+    if not languages:
+        return None
+    return Tesseract(command, version, "+".join(languages), max(timeout, 1.0))
+
+
+@lru_cache(maxsize=4)
+def _program(command: str, mtime: int) -> tuple[str, frozenset[str]] | None:
+    """Version and installed languages of the program at ``command`` (as of ``mtime``), or
+    ``None`` when it does not run."""
+    import pytesseract
+
+    pytesseract.pytesseract.tesseract_cmd = command
+    try:
+        return (str(pytesseract.get_tesseract_version()),
+                frozenset(pytesseract.get_languages(config="")))
+    except (pytesseract.TesseractError, pytesseract.TesseractNotFoundError, OSError,
+            ValueError, SystemExit):
+        return None
+
+
+def open_picture(data: bytes, max_pixels: int):
+    """A picture's bytes (PNG, JPEG, GIF, BMP, TIFF, WebP) decoded by Pillow, first frame, or
+    ``None`` when Pillow does not read it as a picture or it is smaller than
+    :data:`MIN_SIDE_PX`.
+
+    Raises:
+        LimitExceededError: it declares more than ``max_pixels`` pixels (checked from the
+            header, before decoding).
+    """
+    import io
+
+    from PIL import Image, UnidentifiedImageError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        try:
+            image = Image.open(io.BytesIO(data))
+            width, height = image.size
+            if width * height > max_pixels:
+                raise LimitExceededError(f"a picture of {width} x {height} pixels; the limit "
+                                         f"is {max_pixels} (max_image_pixels)")
+            if min(width, height) < MIN_SIDE_PX:
+                return None
+            image.load()
+        except Image.DecompressionBombError as exc:
+            raise LimitExceededError(f"{exc} (max_image_pixels)") from exc
+        except (UnidentifiedImageError, OSError, ValueError, EOFError, SyntaxError):
+            return None
+    return image
+
+
+def enlarged(image, max_pixels: int):
+    """``(image, scale)``: a small picture (shorter side under :data:`SMALL_SIDE_PX`) enlarged
+    2x when it stays under ``max_pixels``, else the picture as it is (scale 1)."""
+    from PIL import Image
+
+    width, height = image.size
+    if min(width, height) < SMALL_SIDE_PX and 4 * width * height <= max_pixels:
+        return image.convert("L").resize((2 * width, 2 * height), Image.Resampling.LANCZOS), 2.0
+    return image, 1.0
+
+
+class OcrSession:
+    """The OCR of one file: Tesseract looked up once (:func:`find_tesseract`), at most
+    ``limits.max_ocr_images`` images read, and what could not be read said once as an issue
+    (``ocr_not_configured`` ``info``; ``ocr_skipped`` and, per image, ``ocr_failed``
+    ``warning``)."""
+
+    def __init__(self, limits: Limits):
+        self.limits = limits
+        self.images = 0
+        self._engine: Tesseract | None = None
+        self._looked = False
+        self._said: set[str] = set()
+
+    @property
+    def tesseract(self) -> Tesseract | None:
+        """The Tesseract of this file's OCR, or ``None`` (not configured)."""
+        if not self._looked:
+            self._engine, self._looked = find_tesseract(), True
+        return self._engine
+
+    def available(self, what: str, issues: list[Issue], sheet_name: str | None = None,
+                  ref: str | None = None) -> bool:
+        """Whether one more image may be read; else (OCR not configured, the file's image
+        count used up) said once in ``issues``, ``what`` naming the image."""
+        if self.tesseract is None:
+            self._once(issues, Issue("parsed_sheets", sheet_name, ref, "info",
+                                     "ocr_not_configured", (
+                f"{what}: OCR is not configured (install Tesseract: see the README's set-up), "
+                "no text read from pictures")))
+            return False
+        if self.images >= self.limits.max_ocr_images:
+            self._once(issues, Issue("parsed_sheets", sheet_name, ref, "warning", "ocr_skipped", (
+                f"{what} and later images not read: {self.limits.max_ocr_images} images were "
+                "read by OCR (max_ocr_images)")))
+            return False
+        return True
+
+    def read(self, image, what: str, issues: list[Issue], sheet_name: str | None = None,
+             ref: str | None = None, scale: float = 1.0) -> list[OcrParagraph] | None:
+        """The paragraphs of ``image`` (see :meth:`Tesseract.read`), or ``None`` when it may
+        not be read (:meth:`available`) or Tesseract failed (an ``ocr_failed`` warning in
+        ``issues``); ``what`` names the image in the issues (``picture 'Picture 1'``)."""
+        if not self.available(what, issues, sheet_name, ref):
+            return None
+        self.images += 1
+        try:
+            return self.tesseract.read(image, scale)
+        except OcrError as exc:
+            issues.append(Issue("parsed_sheets", sheet_name, ref, "warning", "ocr_failed",
+                                f"{what}: {exc.message}"))
+            return None
+
+    def _once(self, issues: list[Issue], issue: Issue) -> None:
+        if issue.code not in self._said:
+            self._said.add(issue.code)
+            issues.append(issue)
