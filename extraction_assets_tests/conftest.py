@@ -145,3 +145,10 @@ def pytest_runtest_setup(item: pytest.Item):
 def pytest_runtest_call(item: pytest.Item):
     """A fast test's body runs under :func:`fast_tier_guard`."""
     return (yield from guarded(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item):
+    """A fast test's fixtures are torn down under :func:`fast_tier_guard` too (a ``monkeypatch``
+    undone there restores what the guard had set, which the guard then undoes)."""
+    return (yield from guarded(item))

@@ -1,0 +1,195 @@
+"""OCR with Tesseract: scanned PDF pages and pictures of workbooks and Word files read as text,
+words with their confidence and box, the bounds. Pages and pictures are drawn by the tests
+(:mod:`extraction_assets_tests.scans`); the tests that run Tesseract (a process) are
+``integration`` and skip without it."""
+
+from __future__ import annotations
+
+import io
+import stat
+
+import pytest
+
+from extraction_assets.core.limits import Limits
+from extraction_assets.core.ocr import (
+    MIN_CONFIDENCE,
+    TESSERACT_ENV,
+    TIMEOUT_ENV,
+    _paragraphs,
+    find_tesseract,
+)
+from extraction_assets.core.open import open_workbook
+from extraction_assets_tests.scans import (
+    need_tesseract,
+    picture_xlsx_bytes,
+    scanned_page,
+    scanned_pdf_bytes,
+)
+
+
+def _items(wb) -> list:
+    return [o for s in wb.iter_sheets() for o in s.objects]
+
+
+def _tsv(words: list[tuple]) -> dict:
+    """pytesseract's dict of columns for ``(block, par, line, text, conf, left, top, w, h)``
+    word rows, with the non-word rows Tesseract writes before them."""
+    columns = {k: [] for k in ("level", "page_num", "block_num", "par_num", "line_num",
+                               "word_num", "left", "top", "width", "height", "conf", "text")}
+    for block, par, line, text, conf, left, top, width, height in words:
+        for level, value in ((4, ""), (5, text)):
+            for key, v in zip(columns, (level, 1, block, par, line, 1, left, top, width,
+                                        height, conf if level == 5 else -1, value)):
+                columns[key].append(v)
+    return columns
+
+
+def test_words_become_paragraphs_joined_as_each_script_is_written():
+    data = _tsv([(1, 1, 1, "Net", 96, 10, 10, 40, 20), (1, 1, 1, "sales", 91, 60, 10, 60, 20),
+                 (1, 1, 2, "1,250", 40, 10, 40, 60, 20),
+                 (2, 1, 1, "売上高", 93, 10, 100, 90, 30), (2, 1, 1, "の", 95, 100, 100, 30, 30),
+                 (2, 1, 2, "合計", 90, 10, 140, 60, 30), (2, 1, 2, "", 0, 80, 140, 5, 30)])
+    first, second = _paragraphs(data, scale=2.0)
+    assert first.text == "Net sales 1,250"
+    assert second.text == "売上高の合計"  # no space inside Japanese, across lines either
+    assert first.box == (5, 5, 60, 30)  # pixels of the enlarged image / 2
+    assert first.confidence == round((96 + 91 + 40) / 3, 1)
+    assert [(w.text, w.confidence, w.box) for w in first.doubtful()] == [
+        ("1,250", 40.0, (5, 20, 35, 30))]
+    assert second.doubtful() == []
+
+
+def test_ocr_off_or_missing_finds_no_tesseract(monkeypatch, tmp_path):
+    monkeypatch.setenv(TESSERACT_ENV, "off")
+    assert find_tesseract() is None
+    monkeypatch.setenv(TESSERACT_ENV, str(tmp_path / "no-such-tesseract"))
+    assert find_tesseract() is None
+
+
+def test_without_tesseract_a_picture_keeps_its_alt_text_and_says_so(monkeypatch):
+    monkeypatch.setenv(TESSERACT_ENV, "off")
+    wb = open_workbook(picture_xlsx_bytes())
+    picture, = [o for o in _items(wb) if o.kind == "picture"]
+    assert picture.text == "Sales figure" and "ocr_text" not in picture.details
+    assert [(i.code, i.severity, i.sheet_name, i.ref) for i in wb.issues] == [
+        ("ocr_not_configured", "info", "Summary", "B3")]
+
+
+@pytest.mark.integration
+def test_a_scanned_page_is_read_with_words_boxes_and_confidence():
+    need_tesseract()
+    wb = open_workbook(scanned_pdf_bytes())
+    assert wb.conversion["verdict"] == "image_scan"
+    paragraphs = [o for o in _items(wb) if o.kind == "document_item"]
+    assert [(o.ref, o.name, o.details["block"], o.details["label"]) for o in paragraphs] == [
+        ("A1", "page 1 ocr paragraph 1", "text", "ocr"),
+        ("A2", "page 1 ocr paragraph 2", "text", "ocr"),
+        ("A3", "page 1 ocr paragraph 3", "text", "ocr")]
+    title, body, squeezed = paragraphs
+    assert title.text == "Cooling tower inspection"
+    assert body.text == ("The cooling tower passed the pressure test on 12 March. "
+                         "冷却塔は三月十二日の圧力試験に合格しました。")
+    # boxes in points from the page's top left: the title drawn at (160, 200) px of 200 dpi
+    left, top, right, bottom = title.details["bbox"]
+    assert 55 <= left <= 62 and 70 <= top <= 80 and left < right < 320 and top < bottom < 100
+    assert body.details["bbox"][1] > bottom
+    assert title.details["ocr_confidence"] > 90 and title.details["ocr_doubtful"] == []
+    assert body.details["ocr_doubtful"] == []
+    doubtful = squeezed.details["ocr_doubtful"]
+    assert doubtful and all(conf < MIN_CONFIDENCE for _, conf, *_ in doubtful)
+    assert {w for w, *_ in doubtful} <= set(squeezed.text.split())
+    assert squeezed.details["ocr_reader"].startswith("tesseract 5")
+    codes = [(i.code, i.severity) for i in wb.issues]
+    assert codes == [("ocr_read", "info")]
+    assert open_workbook(scanned_pdf_bytes()).parsed[0].objects == wb.parsed[0].objects
+
+
+@pytest.mark.integration
+def test_a_picture_in_a_worksheet_is_read_after_its_alt_text():
+    need_tesseract()
+    wb = open_workbook(picture_xlsx_bytes())
+    picture, = [o for o in _items(wb) if o.kind == "picture"]
+    assert picture.ref == "B3"
+    assert picture.text == "Sales figure\nNet sales total 1,250\n売上高の合計"
+    assert picture.details["ocr_text"] == "Net sales total 1,250\n売上高の合計"
+    left, top, right, bottom = picture.details["bbox"]  # pixels of the 520 x 140 picture
+    assert 10 <= left < right <= 520 and 10 <= top < bottom <= 140
+    assert wb.issues == []
+
+
+@pytest.mark.integration
+def test_a_picture_in_a_word_file_is_read():
+    import docx
+
+    need_tesseract()
+    png = io.BytesIO()
+    scanned_page(("Pump P-200 rated at 40 m3/h",), squeeze_last=False).crop(
+        (100, 150, 1300, 320)).save(png, "PNG")
+    png.seek(0)
+    document = docx.Document()
+    document.add_heading("Pumps", 1)
+    document.add_picture(png)
+    out = io.BytesIO()
+    document.save(out)
+    wb = open_workbook(out.getvalue())
+    picture, = [o for o in _items(wb) if o.details.get("block") == "image"]
+    assert picture.text == "Pump P-200 rated at 40 m3/h"
+    assert picture.details["ocr_confidence"] > 80
+
+
+@pytest.mark.integration
+def test_images_past_max_ocr_images_are_not_read_and_said():
+    need_tesseract()
+    wb = open_workbook(scanned_pdf_bytes(pages=2), Limits(max_ocr_images=1))
+    texts = {s.info.name: [o.text for o in s.objects if o.kind == "document_item"]
+             for s in wb.iter_sheets()}
+    assert texts["Page 1"][0] == "Cooling tower inspection" and texts["Page 2"] == []
+    issues = {i.code: (i.severity, i.message) for i in wb.issues}
+    assert issues["ocr_skipped"] == (
+        "warning", "page 2 and later images not read: 1 images were read by OCR "
+                   "(max_ocr_images)")
+    assert issues["ocr_read"][1].startswith("page 1: scanned pages")
+
+
+@pytest.mark.integration
+def test_a_tesseract_that_hangs_is_stopped_and_the_page_said(monkeypatch, tmp_path):
+    program = tmp_path / "tesseract"
+    program.write_text("#!/bin/sh\ncase \"$1\" in\n  --version) echo 'tesseract 5.3.0';;\n"
+                       "  --list-langs) printf 'List of available languages (1):\\neng\\n';;\n"
+                       "  *) exec sleep 30;;\nesac\n")
+    program.chmod(program.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv(TESSERACT_ENV, str(program))
+    monkeypatch.setenv(TIMEOUT_ENV, "1")
+    wb = open_workbook(scanned_pdf_bytes())
+    assert [(i.code, i.severity, i.message) for i in wb.issues] == [
+        ("ocr_failed", "warning", "page 1: Tesseract took more than 1 s")]
+    assert [o.kind for o in _items(wb)] == ["pdf_page"]
+
+
+@pytest.mark.integration
+def test_a_picture_declaring_too_many_pixels_is_not_decoded():
+    import struct
+    import zipfile
+    import zlib
+
+    need_tesseract()
+    data = picture_xlsx_bytes()
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    # a PNG declaring 10,000 x 10,000 pixels (over max_image_pixels, under Pillow's own
+    # refusal at twice that) whose data would inflate to 100 MB
+    bomb = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 10_000, 10_000, 8, 0,
+                                                              0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(bytes(10_001 * 100))) + chunk(b"IEND", b""))
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(out, "w") as target:
+        for item in source.infolist():
+            target.writestr(item, bomb if item.filename.endswith(".png")
+                            else source.read(item.filename))
+    wb = open_workbook(out.getvalue())
+    picture, = [o for o in _items(wb) if o.kind == "picture"]
+    assert picture.text == "Sales figure"
+    issue, = wb.issues
+    assert (issue.code, issue.severity) == ("limit_exceeded", "error")
+    assert "10000 x 10000" in issue.message and "max_image_pixels" in issue.message
