@@ -10,12 +10,22 @@ import pytest
 from dagster import DagsterEventType
 
 from extraction_assets.app.ingest import ingest_paths, open_instance
+from extraction_assets.core.ocr import TESSERACT_ENV
 from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets.search.retrieval import Searcher
 from extraction_assets.store.storage import DataStore
 from extraction_assets_tests.documents import docx_bytes, pdf_bytes, pptx_bytes
 
 pytestmark = pytest.mark.integration  # the documents ingested through the asset graph
+
+
+@pytest.fixture(scope="module", autouse=True)
+def without_ocr():
+    """These documents are read as on a machine without Tesseract (``test_ocr_graph`` reads
+    with it)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(TESSERACT_ENV, "off")
+        yield
 
 
 @pytest.fixture(scope="module")
