@@ -25,7 +25,9 @@ CODE_VERSION = "7"
         "What the OOXML parts say, cell by cell (value, type, formula, cached value, style "
         "index, number format), with merged ranges, sheet kinds and visibility, the styles and "
         "the workbook's theme colours and date system. Streamed sheet by sheet; nothing "
-        "interpreted yet. The cells python-calamine reads otherwise are review items."
+        "interpreted yet. Scanned pages and pictures are read by OCR when Tesseract is "
+        "installed. The cells python-calamine reads otherwise, and the words OCR is not sure "
+        "of, are review items."
     ),
 )
 def parsed_sheets(context: AssetExecutionContext, opened: UpstreamTables,
