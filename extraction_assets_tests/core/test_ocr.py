@@ -138,6 +138,34 @@ def test_a_picture_in_a_word_file_is_read():
 
 
 @pytest.mark.integration
+def test_the_picture_on_a_page_of_little_text_is_read_where_it_stands():
+    from fpdf import FPDF
+
+    need_tesseract()
+    png = io.BytesIO()
+    scanned_page(("Spare impellers in stock: 14",), squeeze_last=False).crop(
+        (100, 150, 1300, 320)).save(png, "PNG")
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=14)
+    pdf.cell(0, 10, "Store room count")
+    pdf.image(png, x=20, y=40, w=120)  # 120 x 17 mm: far under half the page
+    pdf.set_y(80)
+    pdf.cell(0, 10, "Counted on 3 May.")
+    wb = open_workbook(bytes(pdf.output()))
+    sheet, = wb.iter_sheets()
+    route, = [o.details["route"] for o in sheet.objects if o.kind == "pdf_page"]
+    items = [(o.ref, o.name, o.text, o.details["label"]) for o in sheet.objects
+             if o.kind == "document_item"]
+    assert route == "low_text"
+    assert items == [("A1", "page 1 paragraph 1", "Store room count", "text_layer"),
+                     ("A2", "page 1 picture paragraph 1", "Spare impellers in stock: 14", "ocr"),
+                     ("A3", "page 1 paragraph 2", "Counted on 3 May.", "text_layer")]
+    left, top, right, bottom = sheet.objects[2].details["bbox"]  # points on the page
+    assert 57 <= left < right <= 57 + 340 and 113 <= top < bottom <= 113 + 48
+
+
+@pytest.mark.integration
 def test_images_past_max_ocr_images_are_not_read_and_said():
     need_tesseract()
     wb = open_workbook(scanned_pdf_bytes(pages=2), Limits(max_ocr_images=1))

@@ -22,9 +22,9 @@ are found with pdfplumber (:mod:`.pdf_tables`: ruled and unruled) and laid out a
 blocks where they stand, their text taken out of the paragraphs. When Docling's layout models
 are configured (:data:`MODELS_ENV` names their folder) and installed, the digital pages are
 read by Docling's standard PDF pipeline instead (tables structured by its model, headings
-found), with OCR off. ``image_scan`` pages are read by Tesseract when it is installed
-(:mod:`.pdf_ocr`, issue ``ocr_read``); without it they give an ``info`` issue
-``ocr_not_configured``: nothing is invented.
+found), with OCR off. ``image_scan`` pages, and the pictures of ``low_text`` pages, are read
+by Tesseract when it is installed (:mod:`.pdf_ocr`, issue ``ocr_read``); without it scanned
+pages give an ``info`` issue ``ocr_not_configured``: nothing is invented.
 
 The document information's ``Creator`` and ``Producer`` are kept in the conversion facts (the
 ``workbooks`` view's ``creator`` and ``producer``, with the verdict as ``pdf_route``); a PDF
@@ -54,7 +54,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from extraction_assets.core.documents.layout import SheetBuilder, Sheets
-from extraction_assets.core.documents.pdf_ocr import lay_out, read_scan
+from extraction_assets.core.documents.pdf_ocr import lay_out, read_pictures, read_scan
 from extraction_assets.core.errors import (
     CorruptWorkbookError,
     EncryptedWorkbookError,
@@ -63,7 +63,13 @@ from extraction_assets.core.errors import (
 )
 from extraction_assets.core.limits import Limits
 from extraction_assets.core.model import Issue, SheetObject
-from extraction_assets.core.ocr import MIN_CONFIDENCE, Tesseract
+from extraction_assets.core.ocr import (
+    MIN_CONFIDENCE,
+    OcrParagraph,
+    OcrSession,
+    Tesseract,
+    item_details,
+)
 
 #: Fewest text-layer characters of a page read as text (fewer: ``low_text`` or ``image_scan``).
 MIN_TEXT_CHARS = 100
@@ -120,6 +126,7 @@ class PageFacts:
     image_coverage: float
     paths: int = 0
     sideways: bool = False
+    pictures: tuple = ()  # (left, bottom, right, top) of its images, of a page not turned
 
     @property
     def route(self) -> str:
@@ -154,16 +161,21 @@ def open_pdf(data: bytes, limits: Limits, passwords: Sequence[str], sheets: Shee
                                      f"{limits.max_sheets} (max_sheets)")
         made_by = _made_by(pdf)
         pages: list[tuple[PageFacts, list]] = []
-        session, scanned = sheets.ocr, {}
+        session, scanned, pictures = sheets.ocr, {}, {}
         for i in range(len(pdf)):
             try:
                 page = pdf[i]
                 try:
                     pages.append(_read_page(page, i + 1))
-                    if pages[-1][0].route == "image_scan" and session.tesseract is not None:
+                    fact = pages[-1][0]
+                    if fact.route == "image_scan" and session.tesseract is not None:
                         found = read_scan(session, page, i + 1, limits, sheets.issues)
                         if found is not None:
                             scanned[i + 1] = found
+                    elif (fact.route == "low_text" and fact.pictures
+                          and session.tesseract is not None):
+                        pictures[i + 1] = read_pictures(session, page, i + 1, fact.pictures,
+                                                        limits, sheets.issues)
                 finally:
                     page.close()
             except pdfium.PdfiumError as exc:  # a page tree or page PDFium cannot read
@@ -187,7 +199,8 @@ def open_pdf(data: bytes, limits: Limits, passwords: Sequence[str], sheets: Shee
         if fact.number in scanned:
             lay_out(sheet, fact.number, scanned[fact.number], session.tesseract.label)
         elif structured is None or fact.number not in digital:
-            _text_layer(sheet, fact, runs, tables.get(fact.number, []))
+            _text_layer(sheet, fact, runs, tables.get(fact.number, []),
+                        pictures.get(fact.number, []), session)
     if structured is not None:
         from extraction_assets.core.documents.docling import docling_sheets
 
@@ -410,7 +423,8 @@ def _read_page(page, number: int) -> tuple[PageFacts, list]:
     sideways = rotation != 0 and 2 * sum(r[2] - r[0] > r[3] - r[1] for r in long) >= len(long)
     if rotation and not sideways:  # drawn turned so that it reads upright as shown
         runs = [_as_shown(run, rotation, width, height) for run in runs]
-    return PageFacts(number, width, height, chars, coverage, paths, sideways), runs
+    return PageFacts(number, width, height, chars, coverage, paths, sideways,
+                     () if rotation else tuple(boxes)), runs
 
 
 def _as_shown(run: tuple, rotation: int, width: float, height: float) -> tuple:
@@ -503,9 +517,11 @@ def paragraphs(runs: list[tuple[float, float, float, float, float, str]]
     return [(top, " ".join(p)) for top, p in out]
 
 
-def _text_layer(sheet: SheetBuilder, fact: PageFacts, runs: list, tables: list) -> None:
-    """A page's paragraphs and tables (:class:`~.pdf_tables.PdfTable`) on its sheet, top to
-    bottom; the runs inside a table are its cells, not paragraphs."""
+def _text_layer(sheet: SheetBuilder, fact: PageFacts, runs: list, tables: list,
+                read: list[OcrParagraph], session: OcrSession) -> None:
+    """A page's paragraphs, tables (:class:`~.pdf_tables.PdfTable`) and the paragraphs OCR
+    ``read`` in its pictures on its sheet, top to bottom; the runs inside a table are its
+    cells, not paragraphs."""
     if fact.route == "image_scan":
         return  # nothing to read: see the ocr_not_configured issue
     boxes = [_pdf_box(t.bbox, fact.height) for t in tables]
@@ -513,9 +529,13 @@ def _text_layer(sheet: SheetBuilder, fact: PageFacts, runs: list, tables: list) 
                                        and b[1] <= (r[1] + r[3]) / 2 <= b[3] for b in boxes)]
     items = [(top, 1, k, text) for k, (top, text) in enumerate(paragraphs(kept), start=1)]
     items += [(box[3], 0, k, table) for k, (box, table) in enumerate(zip(boxes, tables), start=1)]
-    for _, is_text, k, item in sorted(items, key=lambda i: (-i[0], i[1], i[2])):
-        if is_text:
+    items += [(fact.height - p.box[1], 2, k, p) for k, p in enumerate(read, start=1)]
+    for _, kind, k, item in sorted(items, key=lambda i: (-i[0], i[1], i[2])):
+        if kind == 1:
             sheet.text(item, f"page {fact.number} paragraph {k}", "text_layer")
+        elif kind == 2:
+            sheet.text(item.text, f"page {fact.number} picture paragraph {k}", "ocr",
+                       **item_details([item], session.tesseract.label))
         else:
             sheet.table(item.cells, f"page {fact.number} table {k}", item.header_rows,
                         label=f"{item.ruling} table")
