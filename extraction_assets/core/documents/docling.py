@@ -25,7 +25,9 @@ The mapping (see :mod:`.layout` for the grid):
   rules find them (a merged parent header over sub-headers). A caption becomes the title.
 * **Lists** are one ``text`` block each (nested items indented), paragraphs, captions, code,
   footnotes and speaker notes (``Speaker notes`` heading under the slide's title) one
-  ``text`` block each.
+  ``text`` block each. A Word comment is a ``text`` block labelled ``comment``
+  (``Comment by Kim: ...``) right after the paragraph it annotates (replies after it); one
+  that annotates no text kept (a table cell's) goes to a last sheet ``Comments``.
 * **Pictures** are ``image`` blocks (their caption, then what OCR reads in them, as text);
   **charts** (a picture whose
   metadata holds the chart's data, read from the chart XML by Docling) are a ``chart`` block
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 from typing import Any
 
 from extraction_assets.core.documents.layout import SheetBuilder, Sheets, TableCell
@@ -52,6 +55,13 @@ FRONT_SHEET = "Document"
 FURNITURE_SHEET = "Page headers and footers"
 #: Heading of a slide's speaker notes.
 NOTES_HEADING = "Speaker notes"
+#: Name of the sheet holding the Word comments that annotate no text Docling kept (a table
+#: cell's; the others follow the paragraph they annotate).
+COMMENTS_SHEET = "Comments"
+#: A Word comment as Docling's Word backend writes it: ``[author: Kim (K), time: 2024-05-02T
+#: 10:00:00.000+00:00]: text``, each part of the prefix optional.
+COMMENT_RE = re.compile(r"^(?:\[(?:author: (?P<author>.*?)(?: \((?P<initials>[^()]*)\))?)?"
+                        r"(?:, )?(?:time: (?P<time>[^\]]*))?\](?::\s*|$))?(?P<text>.*)$", re.S)
 #: Docling's picture classes of charts, by the chart type word :func:`render_chart` shows.
 CHART_TYPES = {"bar_chart": "bar", "stacked_bar_chart": "bar", "line_chart": "line",
                "pie_chart": "pie", "scatter_chart": "scatter", "area_chart": "area",
@@ -176,6 +186,8 @@ class _Walker:
         levels = [item.level for item, _ in doc.iterate_items()
                   if item.label == DocItemLabel.SECTION_HEADER]
         self.top = min(levels) if levels else 1
+        self.placed: set[str] = set()  # comment groups laid out already
+        self.loose_comments: list[Any] = []  # comment groups annotating no text kept
         self.slide_title: dict[int, str] = {}
 
     # -- sheets -----------------------------------------------------------------------------
@@ -192,6 +204,11 @@ class _Walker:
             self.current = self.sheets.new(FURNITURE_SHEET, "section")
             for item in self.furniture:
                 self._node(item, furniture=True)
+        loose = [g for g in self.loose_comments if g.self_ref not in self.placed]
+        if loose:
+            sheet = self.sheets.new(COMMENTS_SHEET, "section")
+            for group in loose:
+                self._comment_group(group, sheet)
 
     def _hidden_pages(self) -> set[int]:
         """Slides whose every item is invisible (a hidden slide)."""
@@ -223,6 +240,10 @@ class _Walker:
             self.furniture.append(node)
             return
         label = node.label
+        if label == self.Group.COMMENT_SECTION:  # placed after its text, or on a last sheet
+            if node.self_ref not in self.placed:
+                self.loose_comments.append(node)
+            return
         if label in (self.Group.LIST, self.Group.ORDERED_LIST):
             items: list[tuple[str, str]] = []
             self._list_items(node, 0, items)
@@ -250,6 +271,10 @@ class _Walker:
                 self._sheet(node).text(node.text, node.self_ref, str(label))
         elif label == self.Label.LIST_ITEM:
             self._sheet(node).lines([(node.marker or "-", node.text)], node.self_ref, "list")
+        for ref in getattr(node, "comments", None) or []:  # right after the text they annotate
+            group = ref.resolve(self.doc)
+            if group.self_ref not in self.placed:
+                self._comment_group(group, self._sheet(node))
         for child in getattr(node, "children", []):
             self._node(child.resolve(self.doc), furniture)
 
@@ -294,6 +319,22 @@ class _Walker:
             self.current.heading(text, 1, node.self_ref, str(node.label))
         else:
             self._sheet(node).heading(text, level, node.self_ref, "section_header")
+
+    def _comment_group(self, group: Any, sheet: SheetBuilder) -> None:
+        """The comments of one of Docling's Word comment groups (a comment and its replies),
+        one ``text`` block each labelled ``comment``: ``Comment by Kim: Check the invoice``,
+        the author, initials and time in its details."""
+        self.placed.add(group.self_ref)
+        for child in group.children:
+            node = child.resolve(self.doc)
+            match = COMMENT_RE.match(self._text(node))
+            if match is None or not match["text"].strip():
+                continue
+            author = (match["author"] or "").strip()
+            sheet.text(f"Comment by {author}: {match['text']}" if author
+                       else f"Comment: {match['text']}", node.self_ref, "comment",
+                       author=author or None, initials=match["initials"] or None,
+                       time=match["time"] or None)
 
     def _notes(self, node: Any) -> None:
         sheet = self._sheet(node)
