@@ -57,3 +57,138 @@ def test_word_comments_follow_the_text_they_annotate_not_speaker_notes():
                    for c in chunks)
     assert any("Comment by Kim" in c["text"] and c["heading_path"] == ["Pump review"]
                for c in chunks)
+
+
+def _png() -> io.BytesIO:
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (200, 100), "white").save(out, "PNG")
+    out.seek(0)
+    return out
+
+
+def test_alt_text_of_word_and_powerpoint_pictures_and_charts_is_their_text():
+    import docx
+    import pptx
+    from pptx.chart.data import CategoryChartData
+    from pptx.enum.chart import XL_CHART_TYPE
+    from pptx.util import Inches
+
+    document = docx.Document()
+    document.add_heading("Plant", 1)
+    document.add_picture(_png())
+    document.inline_shapes[0]._inline.docPr.set("descr", "Photo of the north intake screen")
+    out = io.BytesIO()
+    document.save(out)
+    word = _run(out.getvalue())
+    deck = pptx.Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[5])
+    slide.shapes.title.text = "Sales"
+    picture = slide.shapes.add_picture(_png(), Inches(1), Inches(2))
+    picture._element.nvPicPr.cNvPr.set("descr", "Logo of Acme Pumps")
+    data = CategoryChartData()
+    data.categories = ["Q1", "Q2"]
+    data.add_series("North", (120, 135))
+    frame = slide.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(4), Inches(2),
+                                   Inches(4), Inches(3), data)
+    frame._element.nvGraphicFramePr.cNvPr.set("title", "North grew in Q2")
+    out = io.BytesIO()
+    deck.save(out)
+    slides = _run(out.getvalue())
+    floating = [(b["kind"], b["text"]) for t in (word, slides)
+                for b in t["blocks"].to_pylist() if b["kind"] in ("image", "chart")]
+    assert floating == [
+        ("image", "Photo of the north intake screen"),
+        ("image", "Logo of Acme Pumps"),
+        ("chart", 'Chart (bar)\nSeries "North": Q1 = 120; Q2 = 135\nNorth grew in Q2')]
+    chunks = " ".join(c["text"] for t in (word, slides) for c in t["chunks"].to_pylist())
+    for text in ("Photo of the north intake screen", "Logo of Acme Pumps", "North grew in Q2"):
+        assert text in chunks
+
+
+def test_alt_text_of_a_worksheet_chart_follows_its_data():
+    import zipfile
+
+    import openpyxl
+    from openpyxl.chart import BarChart, Reference
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for row in (("Quarter", "North"), ("Q1", 120), ("Q2", 135)):
+        ws.append(row)
+    chart = BarChart()
+    chart.add_data(Reference(ws, min_col=2, min_row=1, max_row=3), titles_from_data=True)
+    chart.set_categories(Reference(ws, min_col=1, min_row=2, max_row=3))
+    ws.add_chart(chart, "D2")
+    out = io.BytesIO()
+    wb.save(out)
+    patched = io.BytesIO()
+    with zipfile.ZipFile(out) as source, zipfile.ZipFile(patched, "w") as target:
+        for item in source.infolist():
+            part = source.read(item.filename)
+            if item.filename.startswith("xl/drawings/drawing"):
+                part = part.replace(b'name="Chart 1"',
+                                    b'name="Chart 1" descr="North sales rose in Q2"')
+            target.writestr(item, part)
+    tables = _run(patched.getvalue())
+    chart_block, = [b for b in tables["blocks"].to_pylist() if b["kind"] == "chart"]
+    assert chart_block["text"].endswith("\nNorth sales rose in Q2")
+    assert "Q1 = 120" in chart_block["text"]
+
+
+def _word_with_chart(alt_text: str) -> bytes:
+    """A Word file whose one paragraph holds a bar chart (the chart part written by
+    python-pptx's chart XML writer, placed inline as Word places one) with ``alt_text``."""
+    import zipfile
+
+    import docx
+    from pptx.chart.data import CategoryChartData
+    from pptx.chart.xmlwriter import ChartXmlWriter
+    from pptx.enum.chart import XL_CHART_TYPE
+
+    data = CategoryChartData()
+    data.categories = ["Q1", "Q2"]
+    data.add_series("North", (120, 135))
+    chart_xml = ChartXmlWriter(XL_CHART_TYPE.COLUMN_CLUSTERED, data).xml.encode()
+    document = docx.Document()
+    document.add_heading("Sales", 1)
+    document.add_paragraph("CHART-HERE")
+    out = io.BytesIO()
+    document.save(out)
+    drawing = (
+        '<w:r><w:drawing><wp:inline xmlns:wp="http://schemas.openxmlformats.org/'
+        'drawingml/2006/wordprocessingDrawing"><wp:extent cx="4572000" cy="2743200"/>'
+        f'<wp:docPr id="7" name="Chart 1" descr="{alt_text}"/><a:graphic xmlns:a="http://'
+        'schemas.openxmlformats.org/drawingml/2006/main"><a:graphicData uri="http://schemas.'
+        'openxmlformats.org/drawingml/2006/chart"><c:chart xmlns:c="http://schemas.'
+        'openxmlformats.org/drawingml/2006/chart" xmlns:r="http://schemas.openxmlformats.org/'
+        'officeDocument/2006/relationships" r:id="rIdChart1"/></a:graphicData></a:graphic>'
+        '</wp:inline></w:drawing></w:r>')
+    patched = io.BytesIO()
+    with zipfile.ZipFile(out) as source, zipfile.ZipFile(patched, "w") as target:
+        for item in source.infolist():
+            part = source.read(item.filename)
+            if item.filename == "word/document.xml":
+                start = part.index(b"<w:r>", part.index(b"CHART-HERE") - 200)
+                end = part.index(b"</w:r>", start) + len(b"</w:r>")
+                part = part[:start] + drawing.encode() + part[end:]
+            elif item.filename == "word/_rels/document.xml.rels":
+                part = part.replace(b"</Relationships>", (
+                    b'<Relationship Id="rIdChart1" Type="http://schemas.openxmlformats.org/'
+                    b'officeDocument/2006/relationships/chart" Target="charts/chart1.xml"/>'
+                    b"</Relationships>"))
+            elif item.filename == "[Content_Types].xml":
+                part = part.replace(b"</Types>", (
+                    b'<Override PartName="/word/charts/chart1.xml" ContentType="application/'
+                    b'vnd.openxmlformats-officedocument.drawingml.chart+xml"/></Types>'))
+            target.writestr(item, part)
+        target.writestr("word/charts/chart1.xml", chart_xml)
+    return patched.getvalue()
+
+
+def test_alt_text_of_a_word_chart_follows_its_data():
+    tables = _run(_word_with_chart("North grew by 15 in Q2"))
+    charts = [b["text"] for b in tables["blocks"].to_pylist() if b["kind"] == "chart"]
+    assert len(charts) == 1 and charts[0].endswith("\nNorth grew by 15 in Q2")
+    assert "Q2 = 135" in charts[0]

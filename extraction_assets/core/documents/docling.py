@@ -28,8 +28,8 @@ The mapping (see :mod:`.layout` for the grid):
   ``text`` block each. A Word comment is a ``text`` block labelled ``comment``
   (``Comment by Kim: ...``) right after the paragraph it annotates (replies after it); one
   that annotates no text kept (a table cell's) goes to a last sheet ``Comments``.
-* **Pictures** are ``image`` blocks (their caption, then what OCR reads in them, as text);
-  **charts** (a picture whose
+* **Pictures** are ``image`` blocks (their caption, alt text -- the drawing's ``descr`` --
+  and what OCR reads in them, as text); **charts** (a picture whose
   metadata holds the chart's data, read from the chart XML by Docling) are a ``chart`` block
   (title, type, series and values as text) followed by the data as a ``table`` block
   (categories down, one column per series), so each category is a record.
@@ -141,7 +141,56 @@ def _word_backend():
         def _convert_elements_via_docx(self, elements, element_tag=None):  # noqa: D401
             return None
 
+        def _handle_pictures(self, drawing_blip, doc):  # noqa: D401 - the alt text kept
+            refs = super()._handle_pictures(drawing_blip, doc)
+            for blip, ref in zip(drawing_blip or [], refs):
+                _describe(ref.resolve(doc), _word_alt_text(blip))
+            return refs
+
+        def _handle_chart(self, doc, chart_el):  # noqa: D401 - the alt text kept
+            ref = super()._handle_chart(doc=doc, chart_el=chart_el)
+            if ref is not None:
+                _describe(ref.resolve(doc), _word_alt_text(chart_el))
+            return ref
+
     return WordBackend
+
+
+def _word_alt_text(element: Any) -> str | None:
+    """The alt text of the Word drawing that is or holds ``element`` (a chart's ``w:drawing``,
+    a picture's ``a:blip``): the ``descr``, else ``title``, of the ``wp:docPr`` of its inline
+    or anchor (ECMA-376 Part 1 §20.4.2.5)."""
+    node = element
+    while node is not None and _local(node) not in ("inline", "anchor", "drawing"):
+        node = node.getparent()  # from a blip up to its drawing
+    for el in node.iter() if node is not None else ():
+        if _local(el) == "docPr":
+            return el.get("descr") or el.get("title")
+    return None
+
+
+def _local(element: Any) -> str:
+    """The local name of an lxml element's tag ("" for a comment or processing instruction)."""
+    return element.tag.rsplit("}", 1)[-1] if isinstance(element.tag, str) else ""
+
+
+def _shape_alt_text(shape: Any) -> str | None:
+    """The alt text of a PowerPoint shape (python-pptx): the ``descr``, else ``title``, of its
+    ``cNvPr`` (ECMA-376 Part 1 §19.3.1.12)."""
+    for el in shape._element.iter():
+        if _local(el) == "cNvPr":
+            return el.get("descr") or el.get("title")
+    return None
+
+
+def _describe(picture: Any, alt_text: str | None) -> None:
+    """Keep ``alt_text`` as the description of a Docling ``PictureItem`` (its ``meta``)."""
+    from docling_core.types.doc.document import DescriptionMetaField, PictureMeta
+
+    text = " ".join((alt_text or "").split())
+    if text:
+        picture.meta = picture.meta or PictureMeta()
+        picture.meta.description = DescriptionMetaField(text=text, created_by="alt text")
 
 
 def _powerpoint_backend():
@@ -152,6 +201,20 @@ def _powerpoint_backend():
     class PowerpointBackend(MsPowerpointDocumentBackend):
         def _rasterize_metafile(self, image_bytes: bytes):  # noqa: D401 - Docling's hook
             return None
+
+        def _handle_pictures(self, shape, parent_slide, slide_ind, doc, slide_size,
+                             fill_rid=None):  # noqa: D401 - the alt text kept
+            before = len(doc.pictures)
+            super()._handle_pictures(shape, parent_slide, slide_ind, doc, slide_size,
+                                     fill_rid)
+            if len(doc.pictures) > before:
+                _describe(doc.pictures[-1], _shape_alt_text(shape))
+
+        def _handle_chart(self, shape, parent_slide, slide_ind, doc, slide_size):  # noqa: D401
+            before = len(doc.pictures)
+            super()._handle_chart(shape, parent_slide, slide_ind, doc, slide_size)
+            if len(doc.pictures) > before:
+                _describe(doc.pictures[-1], _shape_alt_text(shape))
 
     return PowerpointBackend
 
@@ -355,16 +418,20 @@ class _Walker:
         meta = getattr(node, "meta", None)
         chart = getattr(meta, "tabular_chart", None) if meta is not None else None
         sheet = self._sheet(node)
+        described = getattr(meta, "description", None) if meta is not None else None
+        alt_text = described.text if described is not None else None
         if chart is None or chart.chart_data is None:
             read = self._ocr(node, sheet)
-            text = "\n".join(t for t in (caption, read.get("ocr_text")) if t)
-            sheet.floating("image", text, node.self_ref, caption, "picture", **read)
+            text = "\n".join(t for t in (caption, alt_text, read.get("ocr_text")) if t)
+            sheet.floating("image", text, node.self_ref, caption, "picture", alt_text=alt_text,
+                           **read)
             return
         kinds = [CHART_TYPES.get(str(p.class_name), str(p.class_name).removesuffix("_chart"))
                  for p in (meta.classification.predictions if meta.classification else [])]
         cells, header_rows = _cells(chart.chart_data)
-        sheet.floating("chart", render_chart(_chart_data(caption, kinds, cells)),
-                       node.self_ref, caption, "chart")
+        rendered = render_chart(_chart_data(caption, kinds, cells))
+        sheet.floating("chart", "\n".join(t for t in (rendered, alt_text) if t),
+                       node.self_ref, caption, "chart", alt_text=alt_text)
         sheet.table(cells, f"{node.self_ref}/chart_data", max(header_rows, 1),
                     caption, "chart_data")
 

@@ -1,6 +1,7 @@
 """The drawing part of a sheet (SpreadsheetML drawing, §20.5): anchors, pictures (§20.5.2.25)
 and the charts they place. A picture's text is its alt text (``descr``, else ``title``) and
-what OCR reads in it (when Tesseract is installed).
+what OCR reads in it (when Tesseract is installed); a chart's, its rendering
+(:func:`~.charts.render_chart`) and its alt text.
 """
 
 from __future__ import annotations
@@ -166,8 +167,9 @@ class DrawingReader:
             "anchor_type": info["anchor_type"], "frame_name": nv["name"],
             "alt_text": nv["descr"], "chart_part": part, **data,
         }
+        text = "\n".join(t for t in (render_chart(data), nv["descr"] or nv["title"]) if t)
         return [SheetObject("chart", self.ctx.sheet_name, ref, data["title"] or nv["name"],
-                            render_chart(data), details)]
+                            text, details)]
 
     def _picture(self, pic, info: dict) -> list[SheetObject]:
         nv = self._nv(pic, "nvPicPr")
