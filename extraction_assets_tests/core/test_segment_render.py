@@ -136,8 +136,11 @@ def test_b02_merged_down_rows(tmp_path, count_tokens):
         ("South", "Apples", 5), ("South", "Pears", 9)]
     assert [res.cell(ref)["merged_from"] for ref in ("A2", "A3", "A4", "A5", "A6")] == [
         None, "A2", "A2", None, "A5"]
+    assert [res.cell(ref)["merge_range"] for ref in ("A2", "A3", "A4", "A5", "A6")] == [
+        "A2:A4", "A2:A4", "A2:A4", "A5:A6", "A5:A6"]
+    # a record names the merged range its value was copied from, not only the anchor
     assert [json.loads(r["merged_from"]) for r in res.records] == [
-        {}, {"Region": "A2"}, {"Region": "A2"}, {}, {"Region": "A5"}]
+        {}, {"Region": "A2:A4"}, {"Region": "A2:A4"}, {}, {"Region": "A5:A6"}]
     rows = [gfm_cells(line) for line in res.chunks[0]["text"].splitlines()[-5:]]
     assert [row[0] for row in rows] == ["North", "North", "North", "South", "South"]
 

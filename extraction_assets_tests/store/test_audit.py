@@ -90,10 +90,11 @@ def test_chunk_source(audited):
 def test_merged_cells(audited):
     root, _, _ = audited
     rows = _run(root, "merged_cells")
-    assert rows[0] == ("quarterly_report.xlsx", "Report", "B1", "A1", "Quarterly Sales Report 2024")
-    assert {(r[2], r[3], r[4]) for r in rows} >= {
-        ("E1", "A1", "Quarterly Sales Report 2024"), ("C3", "B3", "2023"), ("E3", "D3", "2024"),
-        ("A4", "A3", "Region")}
+    assert rows[0] == ("quarterly_report.xlsx", "Report", "B1", "A1", "A1:E1",
+                       "Quarterly Sales Report 2024")
+    assert {(r[2], r[3], r[4], r[5]) for r in rows} >= {
+        ("E1", "A1", "A1:E1", "Quarterly Sales Report 2024"), ("C3", "B3", "B3:C3", "2023"),
+        ("E3", "D3", "D3:E3", "2024"), ("A4", "A3", "A3:A4", "Region")}
 
 
 @pytest.mark.integration

@@ -76,7 +76,7 @@ def _typed_json(cells: pa.Table) -> pa.Array:
 
 #: The StyledGrid columns a record reads (and where a value was computed, those naming it).
 _RECORD_COLUMNS = ("value_type", "number_value", "iso_value", "raw_value", "display_text",
-                   "merged_from")
+                   "merged_from", "merge_range")
 _COMPUTED_COLUMNS = ("value_status", "ref")
 
 
@@ -290,8 +290,10 @@ class RecordSet:
                 pc.equal(taken.column("value_status").combine_chunks(), "computed"),
                 taken.column("ref").combine_chunks(), pa.scalar(None, pa.string())
             ) if "ref" in taken.column_names else pa.nulls(taken.num_rows, pa.string())
+            merged = pc.if_else(pc.is_valid(taken.column("merged_from")),  # a copy: its range
+                                taken.column("merge_range"), pa.scalar(None, pa.string()))
             return (pc.fill_null(taken.column("display_text"), "").combine_chunks(),
-                    _typed_json(taken), taken.column("merged_from").combine_chunks(), computed)
+                    _typed_json(taken), merged.combine_chunks(), computed)
 
         # the cells' texts, a slice at a time (bounded intermediates of the typed values)
         parts = in_threads([partial(texts, start) for start in range(0, len(cells), _GATHER_CELLS)])
@@ -302,10 +304,8 @@ class RecordSet:
         def spread(parts: list[pa.Array], missing) -> pa.Array:
             return pa.concat_arrays([*parts, pa.array([missing], pa.string())]).take(slot)
 
-        self.display = spread(display, "")
-        self.values = spread(values, "null")
-        self.computed = spread(computed, None)
-        merged = spread(merged, None)
+        self.display, self.values = spread(display, ""), spread(values, "null")
+        self.computed, merged = spread(computed, None), spread(merged, None)
         del display, values
         if fills:
             entries = np.concatenate([e for e, _, _ in fills])
@@ -513,8 +513,8 @@ class TableRecords:
     ``total``) and A1 range ``a1_ranges[i]``; its entry for block column ``j`` is element
     ``i * n_columns + j`` of the flat arrays: ``display`` (the display text, ``""`` where the
     row has no cell), ``values`` (JSON of the typed value, ``null`` where there is none),
-    ``merged_from`` (A1 reference of the cell the value came from, merged range or filled-down
-    group label; null otherwise), ``computed`` (A1 reference of a value computed because the
+    ``merged_from`` (the merged range the value was copied from, ``A2:A4``, or the filled-down
+    group label's A1 reference; null otherwise), ``computed`` (A1 reference of a value computed because the
     file cached none; null otherwise) and ``markup`` (rich-text HTML of the cell, null where there
     is none). Iterating gives :class:`Record` objects.
     """

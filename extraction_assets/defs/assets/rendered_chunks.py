@@ -33,7 +33,7 @@ from extraction_assets.pipeline.codecs import MARKUP_COLUMNS
 from extraction_assets.pipeline.trust import draft_issues
 from extraction_assets.store.decisions import active_tags, undecided
 
-CODE_VERSION = "16"
+CODE_VERSION = "17"
 
 
 class ChunkingConfig(Config):
