@@ -49,7 +49,7 @@ from extraction_assets.core.segment import segment_sheet
 from extraction_assets.core.segment.declared import declared_tables
 from extraction_assets.core.segment.documents import document_blocks
 from extraction_assets.core.segment.drawings import drawing_blocks
-from extraction_assets.core.segment.headings import detect_heading_levels
+from extraction_assets.core.segment.headings import LAST_LEVEL, detect_heading_levels
 from extraction_assets.core.sniff import sniff
 from extraction_assets.pipeline.codecs import (
     block_tables,
@@ -314,7 +314,9 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
     ``image`` blocks; its Excel tables (ListObjects) and pivot tables are taken as declared,
     and so are the blocks a document declares (``document_item`` objects, see
     :func:`~extraction_assets.core.segment.documents.document_blocks`).
-    Hidden sheets are not segmented; each gives an ``info`` issue so the skip is visible."""
+    Hidden sheets are not segmented; each gives an ``info`` issue so the skip is visible, as
+    does an empty sheet (``empty_sheet``) and bold text in more font sizes than heading levels
+    (``heading_levels_folded``: the smallest share level 6)."""
     issues: list[Issue] = []
     found: list[Block] = []
     sheet_objects = sheet_objects_from_table(objects)
@@ -347,7 +349,17 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
                                    pivot_tables.get(grid.sheet_name, [])) + drawing_blocks(
                 grid.sheet_index, grid.sheet_name,
                 [o for o in sheet_objects if o.sheet_name == grid.sheet_name])
+        if not blocks and not len(grid):
+            issues.append(Issue("segmented_blocks", grid.sheet_name, None, "info", "empty_sheet",
+                                f"sheet {grid.sheet_name!r} has no cells and no charts or "
+                                "pictures: no block"))
         found += sorted(blocks, key=lambda b: (b.min_row, b.min_col, b.kind))
+    folded = sorted(size for size, level in headings.levels.items() if level == LAST_LEVEL)
+    if len(folded) > 1:
+        issues.append(Issue("segmented_blocks", None, None, "info", "heading_levels_folded", (
+            f"bold text in {len(headings.levels)} font sizes; heading levels go to "
+            f"{LAST_LEVEL}: sizes {', '.join(f'{s:g}' for s in folded)} pt all take level "
+            f"{LAST_LEVEL}")))
     return StageOutput(block_tables(workbook_hash, found), issues,
                        {"body_font_size": headings.body_size,
                         "heading_levels": {str(size): level

@@ -1,5 +1,7 @@
-"""What a document's items carry besides their text: Word comments as comments (not speaker
-notes), on files built here with python-docx."""
+"""What a file's items carry besides their text, and the skips that are said: Word comments as
+comments (not speaker notes), the alt text of pictures and charts, and the ``info`` issues of
+an empty sheet, a missing stylesheet and bold font sizes folded into heading level 6 -- on
+files built here with python-docx, python-pptx and openpyxl."""
 
 from __future__ import annotations
 
@@ -192,3 +194,70 @@ def test_alt_text_of_a_word_chart_follows_its_data():
     charts = [b["text"] for b in tables["blocks"].to_pylist() if b["kind"] == "chart"]
     assert len(charts) == 1 and charts[0].endswith("\nNorth grew by 15 in Q2")
     assert "Q2 = 135" in charts[0]
+
+
+def _issues(tables: dict, code: str) -> list[tuple]:
+    return [(i["sheet_name"], i["severity"], i["message"])
+            for i in tables["extraction_issues"].to_pylist() if i["code"] == code]
+
+
+def _saved(wb) -> bytes:
+    out = io.BytesIO()
+    wb.save(out)
+    return out.getvalue()
+
+
+def test_an_empty_sheet_is_said():
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    wb.active.title = "Data"
+    wb.active.append(["Region", "Units"])
+    wb.active.append(["North", 10])
+    wb.create_sheet("Notes")
+    tables = _run(_saved(wb))
+    assert _issues(tables, "empty_sheet") == [
+        ("Notes", "info", "sheet 'Notes' has no cells and no charts or pictures: no block")]
+
+
+def test_a_workbook_without_a_stylesheet_is_read_with_the_default_style_and_says_so():
+    import zipfile
+
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    wb.active.append(["Region", "Units"])
+    wb.active.append(["North", 10])
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(_saved(wb))) as source, zipfile.ZipFile(out, "w") as target:
+        for item in source.infolist():
+            if item.filename != "xl/styles.xml":
+                target.writestr(item, source.read(item.filename))
+    tables = _run(out.getvalue())
+    assert _issues(tables, "styles_missing") == [
+        (None, "info", "the stylesheet xl/styles.xml is missing from the package: every cell is "
+                       "read with the default style (General number format, 11 pt, not bold, "
+                       "no fill)")]
+    records = [r["record"] for r in tables["records"].to_pylist()]
+    assert records == ['{"Region": "North", "Units": 10}']
+
+
+def test_bold_font_sizes_past_heading_level_6_are_said():
+    import openpyxl
+    from openpyxl.styles import Font
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    row = 1
+    for size in (24, 20, 18, 16, 14, 12):
+        ws.cell(row, 1, f"Heading at {size} pt").font = Font(bold=True, size=size)
+        for k in range(3):
+            ws.cell(row + 1 + k, 1, f"body text {k}")
+        row += 5
+    tables = _run(_saved(wb))
+    assert _issues(tables, "heading_levels_folded") == [
+        (None, "info", "bold text in 6 font sizes; heading levels go to 6: sizes 12, 14 pt all "
+                       "take level 6")]
+    one_size_fewer = openpyxl.load_workbook(io.BytesIO(_saved(wb)))
+    one_size_fewer.active.cell(26, 1).font = Font(bold=True, size=24)
+    assert _issues(_run(_saved(one_size_fewer)), "heading_levels_folded") == []

@@ -115,12 +115,17 @@ def read_styles(reader: PackageReader, part: str | None, issues: list[Issue]
     (§18.8.5), alignment (§18.8.1) and number formats (§18.8.31) from the stylesheet
     (§18.8.39); returns the styles and the workbook's indexed palette (§18.8.27) or ``None``.
     An id or font size that is not one is read as the default, with a ``bad_style`` warning
-    in ``issues`` (one per stylesheet, naming the first and how many).
+    in ``issues`` (one per stylesheet, naming the first and how many); a workbook without a
+    stylesheet gets the default style and an ``info`` issue ``styles_missing``.
 
     Raises:
         LimitExceededError: a list of the stylesheet has more than ``max_styles`` entries.
     """
     if not part or not reader.has(part):
+        issues.append(Issue("parsed_sheets", None, None, "info", "styles_missing", (
+            f"the stylesheet {part} is missing from the package" if part else
+            "the workbook has no stylesheet (xl/styles.xml)") + ": every cell is read with "
+            "the default style (General number format, 11 pt, not bold, no fill)"))
         return [CellStyle()], None
     root = parse_part(reader, part)
     for section in root:
