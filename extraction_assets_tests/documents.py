@@ -153,3 +153,31 @@ def pdf_tables_bytes(creator: str | None = None, producer: str | None = None) ->
                              "winter, estimated at 40,000 EUR.")
         pdf.ln(4)
     return bytes(pdf.output())
+
+
+def ole2_bytes(stream: str, data: bytes) -> bytes:
+    """A Compound File Binary ([MS-CFB], version 3, 512-byte sectors) holding one stream
+    ``stream`` of ``data`` padded to 4,096 bytes (so it is in the regular stream, not the mini
+    stream): what a Word 97-2003 (``WordDocument``) or PowerPoint 97-2003 (``PowerPoint
+    Document``) file is to a sniffer; LibreOffice would not open it."""
+    import struct
+
+    end, free, fat_sector, no_stream = 0xFFFFFFFE, 0xFFFFFFFF, 0xFFFFFFFD, 0xFFFFFFFF
+    body = data.ljust(max(4096, -(-len(data) // 512) * 512), b"\0")
+    n = len(body) // 512
+    header = (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(16)
+              + struct.pack("<HHHHH6xIIIIIIIII", 0x3E, 3, 0xFFFE, 9, 6, 0, 1, 1, 0, 4096, end,
+                            0, end, 0)
+              + struct.pack("<I", 0) + struct.pack("<I", free) * 108)
+    chain = [fat_sector, end] + [2 + k + 1 for k in range(n - 1)] + [end]
+    fat = struct.pack(f"<{len(chain)}I", *chain).ljust(512, b"\xff")
+
+    def entry(name: str, kind: int, child: int, start: int, size: int) -> bytes:
+        raw = name.encode("utf-16-le") + b"\0\0"
+        return (raw.ljust(64, b"\0") + struct.pack("<HBBIII", len(raw), kind, 1, no_stream,
+                                                   no_stream, child)
+                + bytes(16) + struct.pack("<I", 0) + bytes(16) + struct.pack("<IQ", start, size))
+
+    directory = (entry("Root Entry", 5, 1, end, 0) + entry(stream, 2, no_stream, 2, len(body))
+                 + bytes(256))
+    return header + fat + directory + body

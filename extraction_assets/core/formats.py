@@ -12,7 +12,9 @@ read. The families (:class:`Family`) decide the route of
   the format's reader in :mod:`.readers`;
 * ``by value`` (``csv``, which covers TSV): read by value by its reader in :mod:`.readers`;
 * ``document`` (``docx``, ``pptx``, ``pdf``, ``html``, ``md``): read by :mod:`.documents`,
-  sections, slides or pages as sheets.
+  sections, slides or pages as sheets;
+* ``converted document`` (``doc``, ``ppt``): converted to docx or pptx by LibreOffice, then
+  read as that document; without LibreOffice they are refused (``unsupported_format``).
 
 A new format is a row here, its magic bytes in :func:`~extraction_assets.core.sniff.sniff`
 and its reader.
@@ -33,6 +35,7 @@ class Family(StrEnum):
     CONVERTED = "converted"
     BY_VALUE = "by value"
     DOCUMENT = "document"
+    CONVERTED_DOCUMENT = "converted document"
 
 
 @dataclass(frozen=True)
@@ -47,17 +50,21 @@ class FileFormat:
         reader: ``module:function`` of the function that reads its bytes, imported on first use
             (:meth:`load_reader`). Every reader takes ``(data, sniffed, limits, *, filename,
             passwords)`` and returns a :class:`~extraction_assets.core.model.Workbook`.
+        converts_to: the format LibreOffice converts it to before it is read (``xlsx`` for
+            the ``converted`` family, ``docx`` or ``pptx`` for a converted document), else
+            ``None``.
     """
 
     name: str
     suffixes: tuple[str, ...]
     family: Family
     reader: str
+    converts_to: str | None = None
 
     @property
     def converts(self) -> bool:
-        """LibreOffice converts it to xlsx before it is read (the ``converted`` family)."""
-        return self.family is Family.CONVERTED
+        """LibreOffice converts it before it is read (see :attr:`converts_to`)."""
+        return self.converts_to is not None
 
     def load_reader(self) -> Callable:
         """The function :attr:`reader` names (its module imported here: the readers load xlrd,
@@ -74,10 +81,11 @@ _DOCUMENT_READER = "extraction_assets.core.documents:open_document"
 FORMATS: dict[str, FileFormat] = {f.name: f for f in (
     FileFormat("xlsx", (".xlsx", ".xltx"), Family.OOXML, _OOXML_READER),
     FileFormat("xlsm", (".xlsm", ".xltm"), Family.OOXML, _OOXML_READER),
-    FileFormat("xls", (".xls",), Family.CONVERTED, "extraction_assets.core.readers.xls:open_xls"),
-    FileFormat("xlsb", (".xlsb",), Family.CONVERTED, _CALAMINE_READER),
-    FileFormat("ods", (".ods",), Family.CONVERTED, _CALAMINE_READER),
-    FileFormat("fods", (".fods",), Family.CONVERTED, _CALAMINE_READER),
+    FileFormat("xls", (".xls",), Family.CONVERTED, "extraction_assets.core.readers.xls:open_xls",
+               "xlsx"),
+    FileFormat("xlsb", (".xlsb",), Family.CONVERTED, _CALAMINE_READER, "xlsx"),
+    FileFormat("ods", (".ods",), Family.CONVERTED, _CALAMINE_READER, "xlsx"),
+    FileFormat("fods", (".fods",), Family.CONVERTED, _CALAMINE_READER, "xlsx"),
     FileFormat("csv", (".csv", ".tsv"), Family.BY_VALUE,
                "extraction_assets.core.readers.csv:open_csv"),
     FileFormat("docx", (".docx", ".docm"), Family.DOCUMENT, _DOCUMENT_READER),
@@ -85,6 +93,8 @@ FORMATS: dict[str, FileFormat] = {f.name: f for f in (
     FileFormat("pdf", (".pdf",), Family.DOCUMENT, _DOCUMENT_READER),
     FileFormat("html", (".html", ".htm"), Family.DOCUMENT, _DOCUMENT_READER),
     FileFormat("md", (".md", ".markdown"), Family.DOCUMENT, _DOCUMENT_READER),
+    FileFormat("doc", (".doc",), Family.CONVERTED_DOCUMENT, _DOCUMENT_READER, "docx"),
+    FileFormat("ppt", (".ppt",), Family.CONVERTED_DOCUMENT, _DOCUMENT_READER, "pptx"),
 )}
 
 
@@ -97,7 +107,8 @@ def _names(*families: Family) -> frozenset[str]:
 OOXML_FORMATS = _names(Family.OOXML)
 #: The other spreadsheet formats, read through :mod:`.readers` (converted or read by value).
 OTHER_SPREADSHEET_FORMATS = _names(Family.CONVERTED, Family.BY_VALUE)
-#: Documents, read by :mod:`.documents` (sections, slides or pages as sheets).
-DOCUMENT_FORMATS = _names(Family.DOCUMENT)
+#: Documents, read by :mod:`.documents` (sections, slides or pages as sheets), the ones
+#: LibreOffice converts first included.
+DOCUMENT_FORMATS = _names(Family.DOCUMENT, Family.CONVERTED_DOCUMENT)
 #: Every suffix of the table: the files of the inbox that are read.
 SUFFIXES = frozenset(s for f in FORMATS.values() for s in f.suffixes)

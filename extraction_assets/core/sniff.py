@@ -7,7 +7,9 @@ The format is decided from the magic bytes, never from the file name:
   binary); a zip holding ``content.xml`` with an OpenDocument mimetype -> ``ods``;
 * ``D0 CF 11 E0 A1 B1 1A E1`` (OLE2 / Compound File Binary) -> ``xls`` (a ``Workbook`` or
   ``Book`` stream; its BOF record gives the BIFF version, a ``FILEPASS`` record marks RC4 / XOR
-  encryption) or an encrypted OOXML package (an ``EncryptionInfo`` stream, [MS-OFFCRYPTO]);
+  encryption), an encrypted OOXML package (an ``EncryptionInfo`` stream, [MS-OFFCRYPTO]),
+  ``doc`` (a ``WordDocument`` stream; macros: a ``Macros`` storage) or ``ppt`` (a
+  ``PowerPoint Document`` stream);
 * a bare BIFF2/3/4 stream (a ``BOF`` record at offset 0, no OLE2 wrapper) -> ``xls``;
 * XML whose root is ``office:document`` with the OpenDocument spreadsheet mimetype -> ``fods``;
 * text that parses as delimited rows (the same delimiter count on several lines) -> ``csv``;
@@ -117,6 +119,10 @@ def sniff(data: bytes) -> Sniffed:
             version, encrypted = _biff_globals(data)
             return Sniffed("ole2", "xls", any(s.startswith("_vba_project") for s in streams),
                            version=version, encrypted=encrypted)
+        if "worddocument" in streams:  # [MS-DOC] §2.1: a Word 97-2003 document
+            return Sniffed("ole2", "doc", any(s.startswith("macros/") for s in streams))
+        if "powerpoint document" in streams:  # [MS-PPT] §2.1.1: a PowerPoint 97-2003 deck
+            return Sniffed("ole2", "ppt", any("vba" in s for s in streams))
         return Sniffed("ole2", "other")
     version = _bare_biff_version(data)
     if version:

@@ -261,3 +261,21 @@ def test_bold_font_sizes_past_heading_level_6_are_said():
     one_size_fewer = openpyxl.load_workbook(io.BytesIO(_saved(wb)))
     one_size_fewer.active.cell(26, 1).font = Font(bold=True, size=24)
     assert _issues(_run(_saved(one_size_fewer)), "heading_levels_folded") == []
+
+
+def test_word_and_powerpoint_97_files_are_sniffed_and_need_libreoffice(monkeypatch):
+    import pytest
+
+    from extraction_assets.core.errors import UnsupportedFormatError
+    from extraction_assets.core.open import open_workbook
+    from extraction_assets.core.sniff import sniff
+    from extraction_assets_tests.documents import ole2_bytes
+
+    doc, ppt = ole2_bytes("WordDocument", b"\xec\xa5"), ole2_bytes("PowerPoint Document", b"")
+    assert (sniff(doc).format, sniff(doc).label, sniff(ppt).format) == ("doc", "ole2", "ppt")
+    monkeypatch.setenv("EXTRACTION_ASSETS_SOFFICE", "off")
+    with pytest.raises(UnsupportedFormatError, match="doc files are converted to docx by "
+                                                     "LibreOffice, which is not installed"):
+        open_workbook(doc)
+    with pytest.raises(UnsupportedFormatError, match="ppt files are converted to pptx"):
+        open_workbook(ppt)

@@ -26,9 +26,11 @@ from extraction_assets_tests.builders import fods_bytes, ods_bytes
 def test_the_table_holds_the_formats_read_each_with_a_family_and_a_reader():
     assert OOXML_FORMATS == {"xlsx", "xlsm"}
     assert OTHER_SPREADSHEET_FORMATS == {"xls", "xlsb", "ods", "fods", "csv"}
-    assert DOCUMENT_FORMATS == {"docx", "pptx", "pdf", "html", "md"}
+    assert DOCUMENT_FORMATS == {"docx", "pptx", "pdf", "html", "md", "doc", "ppt"}
     assert set(FORMATS) == OOXML_FORMATS | OTHER_SPREADSHEET_FORMATS | DOCUMENT_FORMATS
-    assert {f.name for f in FORMATS.values() if f.converts} == {"xls", "xlsb", "ods", "fods"}
+    assert {f.name: f.converts_to for f in FORMATS.values() if f.converts} == {
+        "xls": "xlsx", "xlsb": "xlsx", "ods": "xlsx", "fods": "xlsx", "doc": "docx",
+        "ppt": "pptx"}
     assert {f.name for f in FORMATS.values() if f.family is Family.BY_VALUE} == {"csv"}
     for fmt in FORMATS.values():
         assert callable(fmt.load_reader()), fmt.name

@@ -207,7 +207,7 @@ def test_libreoffice_output_is_bounded_and_the_file_read_by_value(tmp_path, monk
     libreoffice.soffice_version.cache_clear()
     book = ods_bytes({"Data": [["Name", "Value"], ["alpha", 1]]})
     with pytest.raises(LimitExceededError, match="output passed 1000000 bytes"):
-        libreoffice.convert_to_xlsx(book, "ods", str(script), max_bytes=1_000_000)
+        libreoffice.convert(book, "ods", str(script), max_bytes=1_000_000)
     assert int(log.read_text()) <= 1_000_000  # stopped there, never written whole
     workbook = open_workbook(book, Limits(max_total_bytes=1_000_000))
     (warning,) = [i for i in workbook.issues if i.code == "conversion_failed"]

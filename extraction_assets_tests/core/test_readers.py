@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+import subprocess
 
 import openpyxl
 import pytest
@@ -117,9 +118,28 @@ def test_b30_through_libreoffice(cases_dir, embedder, monkeypatch):
 @pytest.mark.skipif(libreoffice.find_soffice() is None, reason="LibreOffice (soffice) not installed")
 def test_soffice_conversion_of_a_builtods_bytes(tmp_path):
     ods = ods_bytes({"Data": [["Name", "Value"], ["a", 1.5], ["b", 2]]})
-    xlsx, version, seconds = libreoffice.convert_to_xlsx(ods, "ods")
+    xlsx, version, seconds = libreoffice.convert(ods, "ods")
     assert xlsx.startswith(b"PK") and seconds > 0 and version
     assert sniff(xlsx).format == "xlsx"
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(libreoffice.find_soffice() is None, reason="LibreOffice (soffice) not installed")
+def test_soffice_reads_a_doc_and_a_ppt_as_docx_and_pptx(tmp_path):
+    from extraction_assets_tests.documents import docx_bytes, pptx_bytes
+
+    for built, suffix, fmt in ((docx_bytes(), "docx", "doc"), (pptx_bytes(), "pptx", "ppt")):
+        source = tmp_path / f"made.{suffix}"
+        source.write_bytes(built)
+        subprocess.run([libreoffice.find_soffice(), "--headless", "--convert-to",
+                        {"doc": "doc:MS Word 97", "ppt": "ppt:MS PowerPoint 97"}[fmt],
+                        "--outdir", str(tmp_path), str(source)], check=True, timeout=300)
+        legacy = (tmp_path / f"made.{fmt}").read_bytes()
+        assert sniff(legacy).format == fmt
+        wb = open_workbook(legacy)
+        assert wb.conversion["tool"] == "LibreOffice" and wb.issues[0].code == "converted"
+        texts = " ".join(o.text or "" for s in wb.iter_sheets() for o in s.objects)
+        assert ("P-200" if fmt == "doc" else "Quarterly review") in texts
 
 
 # -- encryption and sniffing --------------------------------------------------------------------

@@ -7,16 +7,17 @@ from extraction_assets.core.formats import FORMATS, SUFFIXES
 from extraction_assets.defs import sensors
 from extraction_assets.defs.sensors import inbox_files
 
-#: The suffixes the sensor accepted when they were a literal set in ``defs/sensors.py``.
+#: The suffixes the sensor accepted when they were a literal set in ``defs/sensors.py``, and
+#: Word and PowerPoint 97-2003 since LibreOffice converts them.
 ACCEPTED = {".xlsx", ".xlsm", ".xltx", ".xltm", ".xls", ".xlsb", ".ods", ".fods", ".csv",
             ".tsv", ".docx", ".docm", ".pptx", ".pptm", ".pdf", ".html", ".htm", ".md",
-            ".markdown"}
+            ".markdown", ".doc", ".ppt"}
 
 
 def test_the_inbox_sensor_reads_files_by_the_same_suffixes_as_ever(tmp_path):
     inbox = tmp_path / "inbox"
     inbox.mkdir()
-    others = [".txt", ".json", ".zip", ".xml", ".doc", ".ppt", ".bak", ".xlsx.bak", ""]
+    others = [".txt", ".json", ".zip", ".xml", ".rtf", ".odt", ".bak", ".xlsx.bak", ""]
     for suffix in sorted(ACCEPTED) + others:
         (inbox / f"file{suffix}").write_bytes(b"a,b\n1,2\n3,4\n")
     (inbox / "UPPER.XLSX").write_bytes(b"a,b\n1,2\n3,4\n")  # suffixes match in any case

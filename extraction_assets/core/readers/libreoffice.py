@@ -1,4 +1,5 @@
-"""LibreOffice (``soffice``) headless: a file converted to ``.xlsx`` with a throw-away profile,
+"""LibreOffice (``soffice``) headless: a file converted to ``.xlsx`` (a ``.doc`` to ``.docx``, a
+``.ppt`` to ``.pptx``) with a throw-away profile,
 macros off, a file lock, a timeout, and a bound on the bytes of every file it writes (a few
 bytes of ODS can repeat a cell over a whole sheet: ``table:number-columns-repeated``)."""
 
@@ -26,6 +27,10 @@ from extraction_assets.core.errors import (
 )
 from extraction_assets.core.formats import FORMATS
 
+#: LibreOffice's ``--convert-to`` argument (extension and export filter) of each format a
+#: file is converted to.
+FILTERS = {"xlsx": "xlsx:Calc MS Excel 2007 XML", "docx": "docx:MS Word 2007 XML",
+           "pptx": "pptx:Impress MS PowerPoint 2007 XML"}
 #: Seconds a LibreOffice conversion may take before its process group is killed.
 SOFFICE_TIMEOUT = float(os.environ.get("EXTRACTION_ASSETS_SOFFICE_TIMEOUT", "120"))
 
@@ -115,14 +120,14 @@ def _lock_path() -> str:
     return os.path.join(tempfile.gettempdir(), "extraction-assets-soffice.lock")
 
 
-def convert_to_xlsx(data: bytes, fmt: str, soffice: str | None = None,
-                    timeout: float | None = None,
-                    keep_in: Path | None = None,
-                    max_bytes: int | None = None) -> tuple[bytes, str, float]:
-    """Convert ``data`` (format ``fmt``, one the format table marks ``converts``) to ``.xlsx``
-    with headless LibreOffice; returns ``(xlsx bytes, LibreOffice version, seconds)``.
-    ``max_bytes`` bounds every file LibreOffice writes, the ``.xlsx`` included (the caller
-    passes ``max_total_bytes``): its output is never larger, on disk or in memory.
+def convert(data: bytes, fmt: str, soffice: str | None = None, timeout: float | None = None,
+            keep_in: Path | None = None, max_bytes: int | None = None
+            ) -> tuple[bytes, str, float]:
+    """Convert ``data`` (format ``fmt``, one the format table marks ``converts``) to the
+    format it converts to (``.xlsx``; ``.docx`` for ``doc``, ``.pptx`` for ``ppt``) with
+    headless LibreOffice; returns ``(converted bytes, LibreOffice version, seconds)``.
+    ``max_bytes`` bounds every file LibreOffice writes, the converted file included (the
+    caller passes ``max_total_bytes``): its output is never larger, on disk or in memory.
 
     One conversion at a time on the machine (a ``filelock`` in the temp dir), each with its
     own throw-away user profile (macros disabled, no update check), a timeout after which the
@@ -133,7 +138,7 @@ def convert_to_xlsx(data: bytes, fmt: str, soffice: str | None = None,
 
     Raises:
         UnsupportedFormatError: no ``soffice`` found.
-        CorruptWorkbookError: LibreOffice failed, timed out or wrote no ``.xlsx``.
+        CorruptWorkbookError: LibreOffice failed, timed out or wrote nothing.
         LimitExceededError: LibreOffice's output would pass ``max_bytes``.
     """
     kept = _kept(keep_in, data, fmt)
@@ -149,11 +154,13 @@ def convert_to_xlsx(data: bytes, fmt: str, soffice: str | None = None,
 
 
 def _kept(folder: Path | None, data: bytes, fmt: str) -> tuple[Path, Path] | None:
-    """Where a conversion of ``data`` is kept in ``folder``: the ``.xlsx`` and its facts."""
+    """Where a conversion of ``data`` is kept in ``folder``: the converted file and its
+    facts."""
     if folder is None:
         return None
     stem = f"{hashlib.sha256(data).hexdigest()}.{fmt}"
-    return Path(folder) / f"{stem}.xlsx", Path(folder) / f"{stem}.json"
+    target = FORMATS[fmt].converts_to
+    return Path(folder) / f"{stem}.{target}", Path(folder) / f"{stem}.json"
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
@@ -187,7 +194,8 @@ def _convert(data: bytes, fmt: str, soffice: str | None, timeout: float | None,
         out.mkdir()
         cmd = [soffice, f"-env:UserInstallation={_profile(root)}", "--headless", "--invisible",
                "--nologo", "--nodefault", "--norestore", "--nolockcheck",
-               "--convert-to", "xlsx:Calc MS Excel 2007 XML", "--outdir", str(out), str(src)]
+               "--convert-to", FILTERS[FORMATS[fmt].converts_to], "--outdir", str(out),
+               str(src)]
         try:
             with FileLock(_lock_path(), timeout=timeout * 4):
                 start = time.perf_counter()
@@ -199,7 +207,7 @@ def _convert(data: bytes, fmt: str, soffice: str | None, timeout: float | None,
                 from None
         except OSError as exc:
             raise CorruptWorkbookError(f"LibreOffice could not be started: {exc}") from None
-        result = out / "input.xlsx"
+        result = out / f"input.{FORMATS[fmt].converts_to}"
         if max_bytes is not None and (done.returncode == -signal.SIGXFSZ or (
                 result.exists() and result.stat().st_size > max_bytes)):
             raise LimitExceededError(f"LibreOffice's output passed {max_bytes} bytes "
