@@ -30,6 +30,7 @@ from dagster import (
 )
 from filelock import FileLock
 
+from extraction_assets.core.ocr import ocr_setup
 from extraction_assets.defs.assets import ALL_ASSETS, chunk_embeddings
 from extraction_assets.defs.catalog import CatalogFile, record_files
 from extraction_assets.defs.definitions import make_definitions
@@ -156,10 +157,11 @@ def _failure(result) -> tuple[str, str | None]:
 def stale_assets(instance: DagsterInstance, workbook_hash: str, assets=ALL_ASSETS,
                  store: DataStore | None = None) -> list:
     """The assets (in graph order) to re-materialize for a partition: from the first one whose
-    latest materialization is missing, carries another code version than the current one, or is
-    older than its upstream asset's (e.g. chunks re-made with ``--until``), or (given the
-    ``store``) whose Parquet files were deleted, through everything downstream of it. Empty
-    when the partition is up to date."""
+    latest materialization is missing, carries another code version than the current one, is
+    older than its upstream asset's (e.g. chunks re-made with ``--until``), read pictures or
+    scans with another OCR setup (:func:`ocr_outdated`), or (given the ``store``) whose Parquet
+    files were deleted, through everything downstream of it. Empty when the partition is up to
+    date."""
     upstream_time = 0.0
     for position, asset in enumerate(assets):
         records = instance.fetch_materializations(
@@ -167,13 +169,24 @@ def stale_assets(instance: DagsterInstance, workbook_hash: str, assets=ALL_ASSET
         ).records
         version = (records[0].asset_materialization.tags or {}).get("dagster/code_version") \
             if records else None
+        metadata = records[0].asset_materialization.metadata if records else {}
         if (version != asset.code_versions_by_key[asset.key]
                 or records[0].timestamp < upstream_time
-                or (store is not None and outputs_gone(
-                    store, workbook_hash, records[0].asset_materialization.metadata))):
+                or (store is not None and outputs_gone(store, workbook_hash, metadata))
+                or ocr_outdated(metadata)):
             return list(assets[position:])
         upstream_time = records[0].timestamp
     return []
+
+
+def ocr_outdated(metadata: dict) -> bool:
+    """Whether a materialization read pictures or scanned pages with another OCR setup than
+    the one configured now (its ``ocr`` metadata, :attr:`~extraction_assets.core.ocr.OcrSetup
+    .label`: Tesseract installed since, its languages or timeout changed)."""
+    if "ocr" not in metadata:
+        return False
+    recorded = getattr(metadata["ocr"], "value", metadata["ocr"])
+    return recorded != ocr_setup().label
 
 
 def error_line(exc: BaseException) -> str:

@@ -7,7 +7,8 @@ never runs OCR); ``EXTRACTION_ASSETS_OCR_LANGUAGES`` the languages, ``+``-joined
 ``eng+jpn``: those of them whose language data are installed are used);
 ``EXTRACTION_ASSETS_OCR_TIMEOUT`` the seconds one image may take (default 60). Without the
 program or any of the languages, :func:`find_tesseract` gives ``None`` and the readers say
-``ocr_not_configured``.
+``ocr_not_configured`` (``ocr_misconfigured``, a warning, when a setting names what is not
+there: :func:`ocr_setup`).
 
 **Why a program, not a library in the process**: pictures are untrusted; Tesseract runs in a
 process of its own with a timeout (pytesseract kills it), so a picture that makes it hang or
@@ -24,6 +25,7 @@ by the readers for review (``review_items`` reason ``ocr_low_confidence``).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import unicodedata
 import warnings
@@ -58,6 +60,12 @@ MIN_SIDE_PX = 16
 #: Pictures whose shorter side is under this many pixels are enlarged 2x before OCR: Tesseract
 #: reads letters 20-40 pixels high best, and screenshots of tables are often smaller.
 SMALL_SIDE_PX = 600
+
+
+#: The issue codes of a file that needed OCR (read, or not: not configured, misconfigured,
+#: failed, skipped).
+OCR_ISSUES = frozenset({"ocr_read", "ocr_not_configured", "ocr_misconfigured", "ocr_failed",
+                        "ocr_skipped"})
 
 
 class OcrError(ExtractionError):
@@ -119,9 +127,14 @@ class Tesseract:
             data = pytesseract.image_to_data(
                 image.convert("L"), lang=self.languages, timeout=self.timeout,
                 output_type=pytesseract.Output.DICT)
+        except pytesseract.TesseractError as exc:  # a RuntimeError too: caught first
+            status = exc.status if exc.status >= 0 else f"signal {-exc.status}"
+            raise OcrError(f"Tesseract failed (exit {status}: "
+                           f"{one_line(str(exc.message))[:200] or 'no message'})") from exc
         except RuntimeError as exc:  # pytesseract's timeout
-            raise OcrError(f"Tesseract took more than {self.timeout:.0f} s") from exc
-        except (pytesseract.TesseractError, OSError, ValueError) as exc:
+            raise OcrError(f"Tesseract took more than {self.timeout:g} s (raise "
+                           f"{TIMEOUT_ENV})") from exc
+        except (OSError, ValueError) as exc:
             raise OcrError(f"Tesseract failed: {one_line(str(exc))[:200]}") from exc
         return _paragraphs(data, scale)
 
@@ -186,28 +199,70 @@ def _wide(char: str) -> bool:
     return unicodedata.east_asian_width(char) in ("W", "F")
 
 
-def find_tesseract() -> Tesseract | None:
-    """The Tesseract to use, from the environment (see the module docstring), or ``None``:
-    ``off``, no program, or none of the languages installed."""
+@dataclass(frozen=True)
+class OcrSetup:
+    """What the environment configures (see the module docstring): the ``tesseract`` to use,
+    or ``None``, and the ``problem`` of a setting that does not work as given (a program or
+    language named but missing, a timeout that is no number of seconds)."""
+
+    tesseract: Tesseract | None
+    problem: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``tesseract 5.3.0 (eng+jpn), 60 s`` or ``none``: what a file needing OCR was read
+        with (kept in the ``parsed_sheets`` materialization; a file read with another setup
+        is read again by ``ingest``)."""
+        return (f"{self.tesseract.label}, {self.tesseract.timeout:g} s" if self.tesseract
+                else "none")
+
+
+def ocr_setup() -> OcrSetup:
+    """The :class:`OcrSetup` of the environment now: ``off``, no ``tesseract`` on ``PATH``, a
+    program that does not answer as Tesseract, or none of the languages installed give no
+    Tesseract (with the problem when the setting named them); languages asked for but not
+    installed are left out and a timeout that is no number above 0 is the default, each a
+    problem."""
     override = os.environ.get(TESSERACT_ENV)
     if override is not None and override.strip().lower() in ("", "0", "off", "false", "no"):
-        return None
+        return OcrSetup(None)
     command = shutil.which(override or "tesseract")
     if command is None:
-        return None
-    try:
-        timeout = float(os.environ.get(TIMEOUT_ENV, DEFAULT_TIMEOUT))
-    except ValueError:
-        timeout = DEFAULT_TIMEOUT
+        return OcrSetup(None, f"{TESSERACT_ENV}={override!r} names no program that can run"
+                        if override else None)
     facts = _program(command, Path(command).stat().st_mtime_ns)
     if facts is None:
-        return None
+        return OcrSetup(None, f"{command} does not answer as Tesseract does "
+                              "(tesseract --version, --list-langs)")
     version, installed = facts
-    wanted = (os.environ.get(LANGUAGES_ENV) or DEFAULT_LANGUAGES).split("+")
-    languages = [lang for lang in (w.strip() for w in wanted) if lang in installed]
+    asked = os.environ.get(LANGUAGES_ENV)
+    wanted = [w.strip() for w in (asked or DEFAULT_LANGUAGES).split("+") if w.strip()]
+    languages = [lang for lang in wanted if lang in installed]
+    have = "+".join(sorted(installed - {"osd"})) or "none"
     if not languages:
-        return None
-    return Tesseract(command, version, "+".join(languages), max(timeout, 1.0))
+        return OcrSetup(None, f"none of the OCR languages {'+'.join(wanted)!r} is installed "
+                              f"(installed: {have}; {LANGUAGES_ENV})")
+    problems = []
+    if asked and len(languages) < len(wanted):
+        problems.append(f"OCR languages {'+'.join(w for w in wanted if w not in languages)!r}"
+                        f" are not installed (installed: {have}): read with "
+                        f"{'+'.join(languages)}")
+    raw = os.environ.get(TIMEOUT_ENV)
+    try:
+        timeout = float(raw) if raw is not None else DEFAULT_TIMEOUT
+    except ValueError:
+        timeout = -1.0
+    if not timeout > 0 or timeout == float("inf"):
+        problems.append(f"{TIMEOUT_ENV}={raw!r} is no number of seconds above 0: "
+                        f"{DEFAULT_TIMEOUT:g} s used")
+        timeout = DEFAULT_TIMEOUT
+    return OcrSetup(Tesseract(command, version, "+".join(languages), timeout),
+                    "; ".join(problems) or None)
+
+
+def find_tesseract() -> Tesseract | None:
+    """The Tesseract of :func:`ocr_setup`, or ``None``."""
+    return ocr_setup().tesseract
 
 
 @lru_cache(maxsize=4)
@@ -227,12 +282,13 @@ def _program(command: str, mtime: int) -> tuple[str, frozenset[str]] | None:
 
 def open_picture(data: bytes, max_pixels: int):
     """A picture's bytes (PNG, JPEG, GIF, BMP, TIFF, WebP) decoded by Pillow, first frame, or
-    ``None`` when Pillow does not read it as a picture or it is smaller than
-    :data:`MIN_SIDE_PX`.
+    ``None`` when Pillow does not take it for a picture, it is a Windows metafile (vector
+    drawing: no OCR) or it is smaller than :data:`MIN_SIDE_PX`.
 
     Raises:
         LimitExceededError: it declares more than ``max_pixels`` pixels (checked from the
             header, before decoding).
+        OcrError: a picture Pillow recognises but cannot decode (damaged, truncated).
     """
     import io
 
@@ -242,17 +298,24 @@ def open_picture(data: bytes, max_pixels: int):
         warnings.simplefilter("ignore", Image.DecompressionBombWarning)
         try:
             image = Image.open(io.BytesIO(data))
-            width, height = image.size
-            if width * height > max_pixels:
-                raise LimitExceededError(f"a picture of {width} x {height} pixels; the limit "
-                                         f"is {max_pixels} (max_image_pixels)")
-            if min(width, height) < MIN_SIDE_PX:
-                return None
-            image.load()
-        except Image.DecompressionBombError as exc:
-            raise LimitExceededError(f"{exc} (max_image_pixels)") from exc
+        except Image.DecompressionBombError as exc:  # over twice Pillow's own threshold
+            declared = re.search(r"\((\d+) pixels\)", str(exc))
+            raise LimitExceededError(
+                f"a picture of {declared[1] if declared else 'too many'} pixels; the limit is "
+                f"{max_pixels} (max_image_pixels)") from exc
         except (UnidentifiedImageError, OSError, ValueError, EOFError, SyntaxError):
+            return None  # no picture Pillow reads
+        width, height = image.size
+        if width * height > max_pixels:
+            raise LimitExceededError(f"a picture of {width} x {height} pixels; the limit "
+                                     f"is {max_pixels} (max_image_pixels)")
+        if image.format in ("WMF", "EMF") or min(width, height) < MIN_SIDE_PX:
             return None
+        try:
+            image.load()
+        except (OSError, ValueError, EOFError, SyntaxError) as exc:
+            raise OcrError(f"the {image.format} picture cannot be decoded "
+                           f"({one_line(str(exc))[:120]}): not read by OCR") from exc
     return image
 
 
@@ -276,26 +339,39 @@ class OcrSession:
     def __init__(self, limits: Limits):
         self.limits = limits
         self.images = 0
-        self._engine: Tesseract | None = None
-        self._looked = False
+        self._setup: OcrSetup | None = None
         self._said: set[str] = set()
+
+    @property
+    def setup(self) -> OcrSetup:
+        """The :class:`OcrSetup` of this file's OCR (looked up once)."""
+        if self._setup is None:
+            self._setup = ocr_setup()
+        return self._setup
 
     @property
     def tesseract(self) -> Tesseract | None:
         """The Tesseract of this file's OCR, or ``None`` (not configured)."""
-        if not self._looked:
-            self._engine, self._looked = find_tesseract(), True
-        return self._engine
+        return self.setup.tesseract
 
     def available(self, what: str, issues: list[Issue], sheet_name: str | None = None,
                   ref: str | None = None) -> bool:
-        """Whether one more image may be read; else (OCR not configured, the file's image
-        count used up) said once in ``issues``, ``what`` naming the image."""
+        """Whether one more image may be read; else (OCR not configured or misconfigured,
+        the file's image count used up) said once in ``issues``, ``what`` naming the image.
+        A setting that does not work as given is a ``warning`` ``ocr_misconfigured`` (once a
+        file) either way."""
+        if self.setup.problem:
+            self._once(issues, Issue("parsed_sheets", sheet_name, ref, "warning",
+                                     "ocr_misconfigured", f"{self.setup.problem}" + (
+                "" if self.tesseract else f": no OCR, {what} and any other picture or "
+                                          "scanned page not read")))
         if self.tesseract is None:
-            self._once(issues, Issue("parsed_sheets", sheet_name, ref, "info",
-                                     "ocr_not_configured", (
-                f"{what}: OCR is not configured (install Tesseract: see the README's set-up), "
-                "no text read from pictures")))
+            if not self.setup.problem:
+                self._once(issues, Issue("parsed_sheets", sheet_name, ref, "info",
+                                         "ocr_not_configured", (
+                    f"{what}: OCR is not configured (install Tesseract: see the README's "
+                    "set-up; ingest reads the file again once it is), no text read from "
+                    "pictures")))
             return False
         if self.images >= self.limits.max_ocr_images:
             self._once(issues, Issue("parsed_sheets", sheet_name, ref, "warning", "ocr_skipped", (
@@ -309,17 +385,30 @@ class OcrSession:
         """The paragraphs of ``image`` (see :meth:`Tesseract.read`), or ``None`` when it may
         not be read (:meth:`available`) or Tesseract failed (an ``ocr_failed`` warning in
         ``issues``); ``what`` names the image in the issues (``picture 'Picture 1'``)."""
-        if not self.available(what, issues, sheet_name, ref):
+        if not self.claim(what, issues, sheet_name, ref):
             return None
-        self.images += 1
         try:
             return self.tesseract.read(image, scale)
         except OcrError as exc:
-            issues.append(Issue("parsed_sheets", sheet_name, ref, "warning", "ocr_failed",
-                                f"{what}: {exc.message}"))
+            issues.append(failed(exc, what, sheet_name, ref))
             return None
+
+    def claim(self, what: str, issues: list[Issue], sheet_name: str | None = None,
+              ref: str | None = None) -> bool:
+        """:meth:`available`, counting the image as read when it is."""
+        if not self.available(what, issues, sheet_name, ref):
+            return False
+        self.images += 1
+        return True
 
     def _once(self, issues: list[Issue], issue: Issue) -> None:
         if issue.code not in self._said:
             self._said.add(issue.code)
             issues.append(issue)
+
+
+def failed(exc: OcrError, what: str, sheet_name: str | None = None,
+           ref: str | None = None) -> Issue:
+    """The ``warning`` ``ocr_failed`` of image ``what``."""
+    return Issue("parsed_sheets", sheet_name, ref, "warning", "ocr_failed",
+                 f"{what}: {exc.message}")

@@ -181,7 +181,8 @@ def resolve_item(store: DataStore, item: dict, decision: str, actor: str, value:
 
     Raises:
         RegistryError: an unknown decision, ``value`` missing for (or given without) the
-            ``value`` decision, or an empty ``actor``.
+            ``value`` decision, ``second`` on an item without a second read (OCR), or an
+            empty ``actor``.
     """
     if decision not in DECISIONS:
         raise RegistryError(f"decision {decision!r}: choose one of {', '.join(DECISIONS)}")
@@ -189,6 +190,9 @@ def resolve_item(store: DataStore, item: dict, decision: str, actor: str, value:
         raise RegistryError("give --value with the 'value' decision, and only then")
     if not actor.strip():
         raise RegistryError("a resolution needs an actor (who decided)")
+    if decision == "second" and item.get("second_read") is None:
+        raise RegistryError(f"item {item['item_id']} has no second read (a word OCR is not "
+                            "sure of): choose first, value or dismiss")
     chosen = {"first": item["first_value"], "second": item["second_value"],
               "value": value, "dismiss": None}[decision]
     now = datetime.now(timezone.utc)

@@ -110,3 +110,35 @@ def test_a_second_ingest_reads_the_same_text(ocr_ingest):
     assert [r.status for r in forced] == ["success"] * 2
     assert {r.workbook_hash: store.table_path("chunks", r.workbook_hash).read_bytes()
             for r in results} == before
+
+
+def test_an_ocr_word_has_no_second_read_to_choose(ocr_ingest):
+    from extraction_assets.store.decisions import RegistryError, resolve_item
+
+    root, _, _ = ocr_ingest
+    with _db(root) as con:
+        cur = con.execute("SELECT * FROM review_items WHERE reason = 'ocr_low_confidence' "
+                          "ORDER BY item_id LIMIT 1")
+        item = dict(zip([d[0] for d in cur.description], cur.fetchone()))
+    with pytest.raises(RegistryError, match="has no second read"):
+        resolve_item(DataStore(root), item, "second", "carol")
+    row = resolve_item(DataStore(root), item, "value", "carol", value="Inspector")
+    assert (row["decision"], row["value"]) == ("value", "Inspector")
+
+
+def test_a_file_read_without_ocr_is_read_again_once_ocr_is_there(tmp_path, monkeypatch):
+    from extraction_assets.core.ocr import TESSERACT_ENV
+
+    need_tesseract()
+    path = tmp_path / "scan.pdf"
+    path.write_bytes(scanned_pdf_bytes())
+    root = tmp_path / "data"
+    with monkeypatch.context() as patch:
+        patch.setenv(TESSERACT_ENV, "off")
+        first, = ingest_paths([path], root, until="parsed_sheets")
+    again, = ingest_paths([path], root, until="parsed_sheets")
+    then, = ingest_paths([path], root, until="parsed_sheets")
+    assert (first.status, again.status, then.status) == ("success", "success", "unchanged")
+    with _db(root) as con:
+        codes = con.execute("SELECT code FROM extraction_issues").fetchall()
+    assert codes == [("ocr_read",)]

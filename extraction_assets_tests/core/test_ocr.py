@@ -102,6 +102,9 @@ def test_a_scanned_page_is_read_with_words_boxes_and_confidence():
     codes = [(i.code, i.severity) for i in wb.issues]
     assert codes == [("ocr_read", "info")]
     assert open_workbook(scanned_pdf_bytes()).parsed[0].objects == wb.parsed[0].objects
+    pages = open_workbook(scanned_pdf_bytes(pages=3)).parsed  # read by workers in parallel
+    assert [[o.text for o in p.objects if o.kind == "document_item"] for p in pages] == [
+        [o.text for o in paragraphs]] * 3
 
 
 @pytest.mark.integration
@@ -190,8 +193,92 @@ def test_a_tesseract_that_hangs_is_stopped_and_the_page_said(monkeypatch, tmp_pa
     monkeypatch.setenv(TIMEOUT_ENV, "1")
     wb = open_workbook(scanned_pdf_bytes())
     assert [(i.code, i.severity, i.message) for i in wb.issues] == [
-        ("ocr_failed", "warning", "page 1: Tesseract took more than 1 s")]
+        ("ocr_failed", "warning", "page 1: Tesseract took more than 1 s (raise "
+                                  "EXTRACTION_ASSETS_OCR_TIMEOUT)")]
     assert [o.kind for o in _items(wb)] == ["pdf_page"]
+
+
+def _stand_in(tmp_path, monkeypatch, body: str) -> None:
+    """A ``tesseract`` answering ``--version`` and ``--list-langs`` as Tesseract 5.3.0 with
+    English and Japanese, and running ``body`` (sh) to read a picture."""
+    program = tmp_path / "tesseract"
+    program.write_text("#!/bin/sh\ncase \"$1\" in\n  --version) echo 'tesseract 5.3.0';;\n"
+                       "  --list-langs) printf 'List of available languages (2):\\neng\\njpn\\n'"
+                       f";;\n  *) {body};;\nesac\n")
+    program.chmod(program.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv(TESSERACT_ENV, str(program))
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("body, said", [
+    ("echo 'Error: no memory for the page' >&2; exit 1",
+     "Tesseract failed (exit 1: Error: no memory for the page)"),
+    ("kill -SEGV $$", "Tesseract failed (exit signal 11: no message)")])
+def test_a_tesseract_that_fails_or_crashes_is_said_as_such(monkeypatch, tmp_path, body, said):
+    _stand_in(tmp_path, monkeypatch, body)
+    wb = open_workbook(scanned_pdf_bytes(pages=2))
+    assert [(i.code, i.message) for i in wb.issues] == [
+        ("ocr_failed", f"page 1: {said}"), ("ocr_failed", f"page 2: {said}")]
+
+
+def test_a_tesseract_named_but_missing_is_a_misconfiguration(monkeypatch, tmp_path):
+    monkeypatch.setenv(TESSERACT_ENV, str(tmp_path / "bin" / "tesseract"))
+    wb = open_workbook(picture_xlsx_bytes())
+    _items(wb)  # a worksheet's pictures are read with its cells
+    assert [(i.code, i.severity, i.message) for i in wb.issues] == [(
+        "ocr_misconfigured", "warning",
+        f"{TESSERACT_ENV}={str(tmp_path / 'bin' / 'tesseract')!r} names no program that can "
+        "run: no OCR, picture 'Image 1' and any other picture or scanned page not read")]
+    pdf = open_workbook(scanned_pdf_bytes())
+    assert [(i.code, i.message.split(":")[0]) for i in pdf.issues] == [
+        ("ocr_misconfigured", TESSERACT_ENV + "='" + str(tmp_path / "bin" / "tesseract") + "' "
+         "names no program that can run")]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("languages, timeout, problem, read", [
+    ("fra", None, "none of the OCR languages 'fra' is installed (installed: eng+jpn; "
+                  "EXTRACTION_ASSETS_OCR_LANGUAGES)", False),
+    ("eng+fra", None, "OCR languages 'fra' are not installed (installed: eng+jpn): read with "
+                      "eng", True),
+    (None, "abc", "EXTRACTION_ASSETS_OCR_TIMEOUT='abc' is no number of seconds above 0: 60 s "
+                  "used", True),
+    (None, "-5", "EXTRACTION_ASSETS_OCR_TIMEOUT='-5' is no number of seconds above 0: 60 s "
+                 "used", True)])
+def test_settings_that_do_not_work_as_given_are_said(monkeypatch, tmp_path, languages,
+                                                     timeout, problem, read):
+    from extraction_assets.core.ocr import LANGUAGES_ENV
+
+    _stand_in(tmp_path, monkeypatch, "exit 1")
+    for name, value in ((LANGUAGES_ENV, languages), (TIMEOUT_ENV, timeout)):
+        if value is not None:
+            monkeypatch.setenv(name, value)
+    wb = open_workbook(picture_xlsx_bytes())
+    _items(wb)
+    codes = [(i.code, i.severity, i.message) for i in wb.issues]
+    assert codes[0][:2] == ("ocr_misconfigured", "warning")
+    assert codes[0][2].startswith(problem)
+    assert any(c[0] == "ocr_failed" for c in codes) is read  # the stand-in fails each read
+
+
+@pytest.mark.integration
+def test_a_damaged_picture_is_said_and_keeps_its_alt_text():
+    import zipfile
+
+    need_tesseract()
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(picture_xlsx_bytes())) as source, \
+            zipfile.ZipFile(out, "w") as target:
+        for item in source.infolist():
+            part = source.read(item.filename)
+            target.writestr(item, part[:len(part) // 3] if item.filename.endswith(".png")
+                            else part)
+    wb = open_workbook(out.getvalue())
+    picture, = [o for o in _items(wb) if o.kind == "picture"]
+    assert picture.text == "Sales figure"
+    issue, = wb.issues
+    assert (issue.code, issue.severity, issue.ref) == ("ocr_failed", "warning", "B3")
+    assert issue.message.startswith("picture 'Image 1': the PNG picture cannot be decoded (")
 
 
 @pytest.mark.integration

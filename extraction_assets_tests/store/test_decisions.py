@@ -83,7 +83,8 @@ def test_decisions_need_an_actor_and_a_known_id(tmp_path):
 
 def test_resolutions_are_appended_never_overwritten(tmp_path):
     store = DataStore(tmp_path)
-    item = dict(item_id="0123456789abcdef", workbook_hash="cd" * 32, first_value="10",
+    item = dict(item_id="0123456789abcdef", workbook_hash="cd" * 32,
+                first_read="extraction-assets", first_value="10", second_read="python-calamine",
                 second_value="99")
     with pytest.raises(RegistryError, match="--value"):
         resolve_item(store, item, "value", "alice")

@@ -54,7 +54,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from extraction_assets.core.documents.layout import SheetBuilder, Sheets
-from extraction_assets.core.documents.pdf_ocr import lay_out, read_pictures, read_scan
+from extraction_assets.core.documents.pdf_ocr import PageOcr, lay_out, unread_pictures
 from extraction_assets.core.errors import (
     CorruptWorkbookError,
     EncryptedWorkbookError,
@@ -67,7 +67,7 @@ from extraction_assets.core.ocr import (
     MIN_CONFIDENCE,
     OcrParagraph,
     OcrSession,
-    Tesseract,
+    OcrSetup,
     item_details,
 )
 
@@ -155,13 +155,14 @@ def open_pdf(data: bytes, limits: Limits, passwords: Sequence[str], sheets: Shee
     started = time.perf_counter()
     check_streams(data, limits)
     pdf, password = _load(pdfium, data, passwords)
+    session = sheets.ocr
+    ocr = PageOcr(session, limits, sheets.issues)
     try:
         if len(pdf) > limits.max_sheets:
             raise LimitExceededError(f"the PDF has {len(pdf)} pages; the limit is "
                                      f"{limits.max_sheets} (max_sheets)")
         made_by = _made_by(pdf)
         pages: list[tuple[PageFacts, list]] = []
-        session, scanned, pictures = sheets.ocr, {}, {}
         for i in range(len(pdf)):
             try:
                 page = pdf[i]
@@ -169,21 +170,23 @@ def open_pdf(data: bytes, limits: Limits, passwords: Sequence[str], sheets: Shee
                     pages.append(_read_page(page, i + 1))
                     fact = pages[-1][0]
                     if fact.route == "image_scan" and session.tesseract is not None:
-                        found = read_scan(session, page, i + 1, limits, sheets.issues)
-                        if found is not None:
-                            scanned[i + 1] = found
+                        ocr.scan(page, i + 1)
                     elif (fact.route == "low_text" and fact.pictures
                           and session.tesseract is not None):
-                        pictures[i + 1] = read_pictures(session, page, i + 1, fact.pictures,
-                                                        limits, sheets.issues)
+                        ocr.pictures(page, i + 1, fact.pictures)
                 finally:
                     page.close()
             except pdfium.PdfiumError as exc:  # a page tree or page PDFium cannot read
                 raise CorruptWorkbookError(f"page {i + 1} of the PDF cannot be read: "
                                            f"{one_line(exc)}") from exc
+        read = ocr.results()
     finally:
+        ocr.close()
         pdf.close()
     facts = [fact for fact, _ in pages]
+    scanned = {f.number: read[f.number] for f in facts
+               if f.route == "image_scan" and f.number in read}
+    pictures = {n: found for n, found in read.items() if n not in scanned}
     digital = {f.number for f in facts if f.route == "digital"}
     structured = _docling_pages(data, limits, sheets.issues) if digital else None
     tables = {} if structured is not None else _tables(data, password, facts, sheets.issues)
@@ -206,9 +209,13 @@ def open_pdf(data: bytes, limits: Limits, passwords: Sequence[str], sheets: Shee
 
         docling_sheets(structured, "pdf", sheets,
                        {b.info.index: b for b in builders if b.info.index in digital})
-    scans = any(f.route == "image_scan" for f in facts)  # Tesseract looked up only for them
-    _route_issues(facts, sheets.issues, scanned, session.tesseract if scans else None)
+    scans = [f.number for f in facts if f.route == "image_scan"]
+    if scans and session.tesseract is None and session.setup.problem:
+        session.available(f"page {', '.join(map(str, scans))}", sheets.issues)
+    _route_issues(facts, sheets.issues, scanned,
+                  session.setup if scans else None)  # Tesseract looked up only for scans
     _office_issue(made_by, sheets.issues)
+    sheets.issues += filter(None, [unread_pictures(facts)])
     routes = [f.route for f in facts]
     verdict = routes[0] if routes and len(set(routes)) == 1 else ("mixed" if routes else "empty")
     return {"tool": f"pypdfium2 {pdfium.version.PYPDFIUM_INFO}",
@@ -550,19 +557,21 @@ def _pdf_box(bbox: tuple[float, float, float, float], height: float
 
 
 def _route_issues(facts: list[PageFacts], issues: list[Issue], scanned: dict[int, list],
-                  tesseract: Tesseract | None) -> None:
+                  setup: OcrSetup | None) -> None:
     """One ``info`` issue per route that needs saying, naming its pages; scanned pages read
     by OCR (``scanned``) get ``ocr_read``, those left unread because OCR is not configured
-    ``ocr_not_configured`` (a failed or skipped page has its ``warning`` already)."""
+    ``ocr_not_configured`` (a failed or skipped page has its ``warning`` already, a
+    misconfigured OCR its ``ocr_misconfigured``)."""
     def pages(route: str) -> str:
-        return ", ".join(str(f.number) for f in facts if f.route == route
-                         and (route != "image_scan" or tesseract is None))
+        return ", ".join(str(f.number) for f in facts if f.route == route and (
+            route != "image_scan" or setup is not None and setup.tesseract is None
+            and not setup.problem))
 
     if scanned:
         issues.append(Issue("parsed_sheets", None, None, "info", "ocr_read", (
             f"page {', '.join(map(str, scanned))}: scanned pages (images cover the page) "
-            f"without a text layer read by OCR ({tesseract.label}); words below confidence "
-            f"{MIN_CONFIDENCE:.0f} are kept and listed in review_items")))
+            f"without a text layer read by OCR ({setup.tesseract.label}); words below "
+            f"confidence {MIN_CONFIDENCE:.0f} are kept and listed in review_items")))
 
     said = {
         "low_text": ("low_text", f"fewer than {MIN_TEXT_CHARS} characters of text layer: "
@@ -571,7 +580,8 @@ def _route_issues(facts: list[PageFacts], issues: list[Issue], scanned: dict[int
                                        "layer made by OCR software: that text layer is read"),
         "image_scan": ("ocr_not_configured", "scanned pages (images cover the page) without a "
                                              "text layer: OCR is not configured (install "
-                                             "Tesseract: see the README's set-up), no text "
+                                             "Tesseract: see the README's set-up; ingest "
+                                             "reads the file again once it is), no text "
                                              "read"),
     }
     for route, (code, message) in said.items():

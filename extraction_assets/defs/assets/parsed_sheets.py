@@ -2,6 +2,7 @@
 
 from dagster import AssetExecutionContext, MaterializeResult
 
+from extraction_assets.core.ocr import OCR_ISSUES, ocr_setup
 from extraction_assets.defs.assets.common import (
     PartitionResult,
     finish,
@@ -43,10 +44,15 @@ def parsed_sheets(context: AssetExecutionContext, opened: UpstreamTables,
             redaction=redaction.policy(), dual_read_max_cells=dual_read.max_cells,
             opened=opened.partition(workbook_hash).opened))
         sheets = output.tables["parsed_sheets"]
+        needed_ocr = any(i.code in OCR_ISSUES for i in output.issues) or any(
+            '"ocr_reader"' in (d or "")
+            for d in output.tables["sheet_objects"].column("details").to_pylist())
         return finish(output, {
             "sheets": sheets.num_rows,
             "merged_ranges": sum(len(m or []) for m in sheets.column("merged_ranges").to_pylist()),
             "review_items": output.tables["review_items"].num_rows,
+            # what its pictures and scans were read with: another setup reads them again
+            **({"ocr": ocr_setup().label} if needed_ocr else {}),
         })
 
     return materialize_partitions(context, store, one)

@@ -16,6 +16,7 @@ from extraction_assets.core.errors import ExtractionError
 from extraction_assets.core.model import SheetObject
 from extraction_assets.core.ocr import (
     MIN_SIDE_PX,
+    OcrError,
     OcrSession,
     enlarged,
     item_details,
@@ -249,6 +250,9 @@ def _picture_ocr(ctx: ObjectContext, part: str, details: dict, what: str,
             try:
                 with ctx.reader.open(part) as stream:
                     image = open_picture(stream.read(), ctx.reader.limits.max_image_pixels)
+            except OcrError as exc:  # damaged: said, the picture's alt text kept
+                ctx.warn("ocr_failed", f"{what}: {exc.message}", ref)
+                image = None
             except (ExtractionError, OSError, ValueError) as exc:
                 ctx._failed(part, exc, "picture")
                 image = None
