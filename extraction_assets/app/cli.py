@@ -227,6 +227,9 @@ def _print_result(result, earlier_version: bool = False) -> None:
     if computed or kept:  # formulas stored without a cached value
         counts += f"  formulas computed={computed}" + (
             f" [yellow]not computed={kept}[/] (kept as text: extraction_issues)" if kept else "")
+    if c.get("ocr_unread"):  # pictures or scans OCR could not read (or is not set up for)
+        counts += (f"  [yellow]ocr_unread={c['ocr_unread']}[/] (pictures or scanned pages "
+                   "not read: extraction_issues codes 'ocr_*')")
     if c.get("damaged"):  # files that did not read when counted: quarantined
         counts += (f"  [red]damaged={c['damaged']}[/] (files moved to the quarantine; "
                    "`extraction-assets repair` rebuilds them)")

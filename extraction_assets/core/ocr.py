@@ -66,6 +66,8 @@ SMALL_SIDE_PX = 600
 #: failed, skipped).
 OCR_ISSUES = frozenset({"ocr_read", "ocr_not_configured", "ocr_misconfigured", "ocr_failed",
                         "ocr_skipped"})
+#: The issue codes of pictures or scanned pages left unread.
+OCR_UNREAD = OCR_ISSUES - {"ocr_read"}
 
 
 class OcrError(ExtractionError):

@@ -37,8 +37,8 @@ def partition_counts(latest: dict[str, dict]) -> dict[str, int]:
     """Sheets, tables, records and chunks a partition's latest materializations wrote, its
     ``errors`` (issues of severity ``error`` of every asset: the file was read, but not all of
     it), ``over_budget`` (chunks over the token budget) and the formulas stored without a
-    cached value that were computed or not (``formulas_computed``, ``formulas_not_computed``),
-    from their metadata (``latest``:
+    cached value that were computed or not (``formulas_computed``, ``formulas_not_computed``)
+    and the issues of pictures or scans OCR did not read (``ocr_unread``), from their metadata (``latest``:
     asset name -> metadata values, as :class:`Lineage` holds them); 0 for an asset never
     materialized."""
     def value(asset: str, key: str) -> int:
@@ -51,7 +51,8 @@ def partition_counts(latest: dict[str, dict]) -> dict[str, int]:
             "errors": sum(int(meta.get("error_issues") or 0) for meta in latest.values()),
             "over_budget": value("rendered_chunks", "over_budget"),
             "formulas_computed": value("normalized_grids", "computed_formulas"),
-            "formulas_not_computed": value("normalized_grids", "uncached_formulas")}
+            "formulas_not_computed": value("normalized_grids", "uncached_formulas"),
+            "ocr_unread": value("parsed_sheets", "ocr_unread")}
 
 
 def latest_counts(instance: DagsterInstance, workbook_hash: str) -> dict[str, int]:

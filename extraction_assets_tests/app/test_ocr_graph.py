@@ -139,6 +139,7 @@ def test_a_file_read_without_ocr_is_read_again_once_ocr_is_there(tmp_path, monke
     again, = ingest_paths([path], root, until="parsed_sheets")
     then, = ingest_paths([path], root, until="parsed_sheets")
     assert (first.status, again.status, then.status) == ("success", "success", "unchanged")
+    assert (first.counts["ocr_unread"], again.counts["ocr_unread"]) == (1, 0)
     with _db(root) as con:
         codes = con.execute("SELECT code FROM extraction_issues").fetchall()
     assert codes == [("ocr_read",)]

@@ -308,3 +308,20 @@ def test_a_picture_declaring_too_many_pixels_is_not_decoded():
     issue, = wb.issues
     assert (issue.code, issue.severity) == ("limit_exceeded", "error")
     assert "10000 x 10000" in issue.message and "max_image_pixels" in issue.message
+
+
+def test_the_result_line_says_what_ocr_did_not_read(monkeypatch):
+    from rich.console import Console
+
+    from extraction_assets.app import cli
+    from extraction_assets.app.ingest import IngestResult
+
+    out = Console(record=True, width=300)
+    monkeypatch.setattr(cli, "console", out)
+    counts = {"sheets": 1, "tables": 0, "records": 0, "chunks": 1}
+    cli._print_result(IngestResult("scan.pdf", "h" * 64, "success", counts=counts))
+    cli._print_result(IngestResult("scan.pdf", "h" * 64, "success",
+                                   counts={**counts, "ocr_unread": 2}))
+    first, second = out.export_text().splitlines()
+    assert "ocr" not in first
+    assert "ocr_unread=2 (pictures or scanned pages not read: extraction_issues codes" in second

@@ -2,7 +2,7 @@
 
 from dagster import AssetExecutionContext, MaterializeResult
 
-from extraction_assets.core.ocr import OCR_ISSUES, ocr_setup
+from extraction_assets.core.ocr import OCR_ISSUES, OCR_UNREAD, ocr_setup
 from extraction_assets.defs.assets.common import (
     PartitionResult,
     finish,
@@ -53,6 +53,7 @@ def parsed_sheets(context: AssetExecutionContext, opened: UpstreamTables,
             "review_items": output.tables["review_items"].num_rows,
             # what its pictures and scans were read with: another setup reads them again
             **({"ocr": ocr_setup().label} if needed_ocr else {}),
+            "ocr_unread": sum(i.code in OCR_UNREAD for i in output.issues),
         })
 
     return materialize_partitions(context, store, one)
