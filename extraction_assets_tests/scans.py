@@ -68,6 +68,28 @@ def scanned_page(lines=SCAN_LINES, squeeze_last: bool = True):
     return page
 
 
+#: The rows of the ruled table of :func:`ruled_table_page`.
+TABLE_ROWS = (("Item", "Qty", "Price"), ("Widget", "12", "4.50"), ("Gadget", "7", "19.99"),
+              ("Sprocket", "30", "0.75"))
+
+
+def ruled_table_page():
+    """A page at 200 dpi (grayscale) holding :data:`TABLE_ROWS` as a table ruled all round
+    (cells 400 x 80 pixels, rules 3 pixels wide, text 36 pixels high)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.truetype(japanese_font(), 36)
+    page = Image.new("L", (1654, 2339), 255)
+    draw = ImageDraw.Draw(page)
+    left, top, width, height = 150, 300, 400, 80
+    for r, row in enumerate(TABLE_ROWS):
+        for c, text in enumerate(row):
+            x, y = left + c * width, top + r * height
+            draw.rectangle((x, y, x + width, y + height), outline=0, width=3)
+            draw.text((x + 15, y + 20), text, font=font, fill=0)
+    return page
+
+
 def scanned_pdf_bytes(pages: int = 1) -> bytes:
     """A PDF of ``pages`` scanned pages (:func:`scanned_page`), no text layer."""
     images = [scanned_page() for _ in range(pages)]

@@ -20,7 +20,9 @@ from extraction_assets.core.ocr import (
 )
 from extraction_assets.core.open import open_workbook
 from extraction_assets_tests.scans import (
+    TABLE_ROWS,
     need_tesseract,
+    ruled_table_page,
     picture_xlsx_bytes,
     scanned_page,
     scanned_pdf_bytes,
@@ -325,3 +327,22 @@ def test_the_result_line_says_what_ocr_did_not_read(monkeypatch):
     first, second = out.export_text().splitlines()
     assert "ocr" not in first
     assert "ocr_unread=2 (pictures or scanned pages not read: extraction_issues codes" in second
+
+
+@pytest.mark.integration
+def test_a_ruled_table_in_a_scan_is_read_with_all_its_cells():
+    from extraction_assets.core.ocr import without_rules
+
+    need_tesseract()
+    page = ruled_table_page()
+    text = " ".join(p.text for p in find_tesseract().read(page))
+    assert text == " ".join(" ".join(row) for row in TABLE_ROWS)
+    # the rules are gone, the letters are not: nothing dark is left on a rule's line
+    import numpy as np
+
+    cleaned = np.asarray(without_rules(page))
+    assert (cleaned[300:304, 150:1350] >= 128).all()  # the top rule
+    assert (cleaned[300:620, 149:154] >= 128).all()  # the left rule
+    inside = (slice(306, 374), slice(156, 544))  # the first cell, rules left out: "Item"
+    before = np.asarray(page)[inside] < 128
+    assert before.sum() > 300 and ((cleaned[inside] < 128) == before).all()
