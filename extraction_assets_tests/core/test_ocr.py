@@ -22,8 +22,8 @@ from extraction_assets.core.open import open_workbook
 from extraction_assets_tests.scans import (
     TABLE_ROWS,
     need_tesseract,
-    ruled_table_page,
     picture_xlsx_bytes,
+    ruled_table_page,
     scanned_page,
     scanned_pdf_bytes,
 )
