@@ -209,8 +209,7 @@ def _built(build, provider: str):
 
 def _print_result(result, earlier_version: bool = False) -> None:
     """One line per file or partition: status, path, counts or the error. ``earlier_version``:
-    the partition is not the latest content of its path (``refresh``), which the line says; an
-    ``ingest --force`` of the path would not redo it."""
+    not the latest content of its path (``refresh``; ``ingest --force`` would not redo it)."""
     path = shown(result.path) + (" (an earlier version)" if earlier_version else "")
     error = shown(result.error or "")
     c = result.counts
@@ -220,16 +219,14 @@ def _print_result(result, earlier_version: bool = False) -> None:
         counts += (f"  [red]errors={c['errors']}[/] (read in part: the extraction_issues view "
                    "says what, its rows of severity 'error')")
     if c.get("over_budget"):  # a heading path or one cell longer than --max-tokens
-        counts += (f"  [yellow]over_budget={c['over_budget']}[/] (chunks over the token budget: "
-                   "a heading or cell longer than --max-tokens; code 'chunk_over_budget' in "
-                   "extraction_issues)")
+        counts += (f"  [yellow]over_budget={c['over_budget']}[/] (chunks over the token budget: a "
+                   "heading or cell past --max-tokens; extraction_issues 'chunk_over_budget')")
     computed, kept = c.get("formulas_computed", 0), c.get("formulas_not_computed", 0)
     if computed or kept:  # formulas stored without a cached value
         counts += f"  formulas computed={computed}" + (
             f" [yellow]not computed={kept}[/] (kept as text: extraction_issues)" if kept else "")
     if c.get("ocr_unread"):  # pictures or scans OCR could not read (or is not set up for)
-        counts += (f"  [yellow]ocr_unread={c['ocr_unread']}[/] (pictures or scanned pages "
-                   "not read: extraction_issues codes 'ocr_*')")
+        counts += f"  [yellow]ocr_unread={c['ocr_unread']}[/] (extraction_issues 'ocr_*')"
     if c.get("damaged"):  # files that did not read when counted: quarantined
         counts += (f"  [red]damaged={c['damaged']}[/] (files moved to the quarantine; "
                    "`extraction-assets repair` rebuilds them)")

@@ -315,7 +315,7 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
     and so are the blocks a document declares (``document_item`` objects, see
     :func:`~extraction_assets.core.segment.documents.document_blocks`).
     Hidden sheets are not segmented; each gives an ``info`` issue so the skip is visible, as
-    does an empty sheet (``empty_sheet``) and bold text in more font sizes than heading levels
+    does an empty worksheet (``empty_sheet``; a document's page or slide says its route) and bold text in more font sizes than heading levels
     (``heading_levels_folded``: the smallest share level 6)."""
     issues: list[Issue] = []
     found: list[Block] = []
@@ -349,7 +349,7 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
                                    pivot_tables.get(grid.sheet_name, [])) + drawing_blocks(
                 grid.sheet_index, grid.sheet_name,
                 [o for o in sheet_objects if o.sheet_name == grid.sheet_name])
-        if not blocks and not len(grid):
+        if not blocks and not len(grid) and grid.kind == "worksheet":  # (a page: its route)
             issues.append(Issue("segmented_blocks", grid.sheet_name, None, "info", "empty_sheet",
                                 f"sheet {grid.sheet_name!r} has no cells and no charts or "
                                 "pictures: no block"))

@@ -326,7 +326,7 @@ def test_the_result_line_says_what_ocr_did_not_read(monkeypatch):
                                    counts={**counts, "ocr_unread": 2}))
     first, second = out.export_text().splitlines()
     assert "ocr" not in first
-    assert "ocr_unread=2 (pictures or scanned pages not read: extraction_issues codes" in second
+    assert "ocr_unread=2 (extraction_issues 'ocr_*')" in second
 
 
 @pytest.mark.integration
