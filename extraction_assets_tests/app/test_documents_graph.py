@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-import duckdb
 import pytest
 from dagster import DagsterEventType
 
@@ -14,6 +13,7 @@ from extraction_assets.core.ocr import TESSERACT_ENV
 from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets.search.retrieval import Searcher
 from extraction_assets.store.storage import DataStore
+from extraction_assets_tests.app.graph_helpers import ingest_inbox, warehouse
 from extraction_assets_tests.documents import docx_bytes, pdf_bytes, pptx_bytes
 
 pytestmark = pytest.mark.integration  # the documents ingested through the asset graph
@@ -30,19 +30,9 @@ def without_ocr():
 
 @pytest.fixture(scope="module")
 def documents_ingest(tmp_path_factory):
-    root = tmp_path_factory.mktemp("documents-data")
-    inbox = root / "inbox"
-    inbox.mkdir()
-    paths = []
-    for name, data in (("pump_spec.docx", docx_bytes()), ("review.pptx", pptx_bytes()),
-                       ("report.pdf", pdf_bytes())):
-        paths.append(inbox / name)
-        paths[-1].write_bytes(data)
-    return root, paths, ingest_paths(paths, root)
-
-
-def _db(root):
-    return duckdb.connect(str(DataStore(root).warehouse_path), read_only=True)
+    return ingest_inbox(tmp_path_factory.mktemp("documents-data"), [
+        ("pump_spec.docx", docx_bytes()), ("review.pptx", pptx_bytes()),
+        ("report.pdf", pdf_bytes())])
 
 
 def test_documents_materialize_and_every_check_passes(documents_ingest):
@@ -61,7 +51,7 @@ def test_documents_materialize_and_every_check_passes(documents_ingest):
 
 def test_views_hold_sections_slides_pages_and_their_blocks(documents_ingest):
     root, _, _ = documents_ingest
-    with _db(root) as con:
+    with warehouse(root) as con:
         formats = con.execute("SELECT filename, format, sheet_count FROM workbooks "
                               "ORDER BY filename").fetchall()
         assert formats == [("pump_spec.docx", "docx", 3), ("report.pdf", "pdf", 3),

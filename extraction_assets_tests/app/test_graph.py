@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 
-import duckdb
 import pytest
 from dagster import AssetKey
 
@@ -18,6 +17,7 @@ from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets.search.vectors import VectorStore
 from extraction_assets.store.storage import DataStore
 from extraction_assets.store.warehouse import CONTRACT_VIEWS
+from extraction_assets_tests.app.graph_helpers import warehouse
 
 pytestmark = pytest.mark.integration  # the asset graph and the CLI as a process
 
@@ -43,10 +43,6 @@ CONTRACT_COLUMNS = {
 }
 
 
-def _db(root):
-    return duckdb.connect(str(DataStore(root).warehouse_path), read_only=True)
-
-
 def test_samples_materialize_all_six_assets(samples_ingest):
     root, paths, results = samples_ingest
     assert [r.status for r in results] == ["success"] * 3
@@ -64,7 +60,7 @@ def test_samples_materialize_all_six_assets(samples_ingest):
 
 def test_contract_views_answer_with_their_columns(samples_ingest):
     root, _, _ = samples_ingest
-    with _db(root) as con:
+    with warehouse(root) as con:
         for view in CONTRACT_VIEWS:
             columns = {row[0] for row in con.execute(f"DESCRIBE {view}").fetchall()}
             assert CONTRACT_COLUMNS[view] <= columns, (view, CONTRACT_COLUMNS[view] - columns)
@@ -81,7 +77,7 @@ def test_contract_views_answer_with_their_columns(samples_ingest):
 
 def test_two_tables_and_merged_header_of_the_report(samples_ingest):
     root, _, _ = samples_ingest
-    with _db(root) as con:
+    with warehouse(root) as con:
         tables = con.execute(
             "SELECT a1_range, header_row_count, title, heading_path FROM blocks "
             "JOIN workbooks USING (workbook_hash) WHERE filename = 'quarterly_report.xlsx' "
@@ -106,7 +102,7 @@ def test_two_tables_and_merged_header_of_the_report(samples_ingest):
 
 def test_ledger_records_are_typed_and_total_is_marked(samples_ingest):
     root, _, _ = samples_ingest
-    with _db(root) as con:
+    with warehouse(root) as con:
         rows = con.execute(
             "SELECT row, role, record, display FROM records "
             "WHERE filename = 'ledger.xlsx' AND sheet_name = 'Ledger' ORDER BY row").fetchall()
@@ -123,7 +119,7 @@ def test_chunks_and_vectors_agree_and_search_finds_a_table(samples_ingest):
     root, _, results = samples_ingest
     store = DataStore(root)
     vectors = VectorStore(store.lancedb_uri)
-    with _db(root) as con:
+    with warehouse(root) as con:
         per_partition = dict(con.execute(
             "SELECT workbook_hash, count(*) FROM chunks GROUP BY 1").fetchall())
         records = dict(con.execute(
@@ -179,7 +175,7 @@ def test_bad_file_fails_its_own_partition_and_the_batch_goes_on(tmp_path):
     assert "No such file" in results[2].error
     assert "not_a_spreadsheet" in results[0].error
     assert "empty" in results[1].error
-    with _db(root) as con:
+    with warehouse(root) as con:
         issues = con.execute(
             "SELECT w.filename, i.stage, i.severity, i.code FROM extraction_issues i "
             "JOIN workbooks w USING (workbook_hash) ORDER BY 1").fetchall()
@@ -240,7 +236,7 @@ def test_damaged_worksheet_keeps_its_first_cells_and_the_line_shows_the_error(tm
     assert proc.returncode == 0, proc.stderr
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("success"))
     assert "sheets=2" in line and "records=2" in line and "errors=1" in line
-    issues = _db(tmp_path / "data").execute(
+    issues = warehouse(tmp_path / "data").execute(
         "SELECT sheet_name, severity, code FROM extraction_issues").fetchall()
     assert issues == [("Bad", "error", "corrupt_workbook")]
 
@@ -267,7 +263,7 @@ def test_chunks_over_a_small_budget_are_counted_on_the_ingest_line(tmp_path):
                                       "--until", "rendered_chunks", "--max-tokens", "32"])
     assert result.exit_code == 0, result.output
     line = next(ln for ln in result.output.splitlines() if ln.startswith("success"))
-    with _db(tmp_path / "data") as con:
+    with warehouse(tmp_path / "data") as con:
         (issues,) = con.execute("SELECT count(*) FROM extraction_issues "
                                 "WHERE code = 'chunk_over_budget'").fetchone()
         (over,) = con.execute("SELECT count(*) FROM chunks WHERE n_tokens > 32").fetchone()
@@ -279,7 +275,7 @@ def test_b04_two_row_header_is_one_table(cases_dir, tmp_path):
     results = ingest_paths([cases_dir / "B04_two_row_header.xlsx"], tmp_path,
                            until="segmented_blocks")
     assert results[0].status == "success"
-    with _db(tmp_path) as con:
+    with warehouse(tmp_path) as con:
         tables = con.execute("SELECT sheet_name, a1_range FROM blocks WHERE kind = 'table'").fetchall()
         assert tables == [("Quarterly", "A1:E5")]
         headers = [h for (h,) in con.execute(
@@ -330,14 +326,14 @@ def test_corpus_file_through_the_whole_graph(corpus_ingest, name):
     expected = CORPUS_EXPECTATIONS[name]
     if isinstance(expected, str):
         assert result.status == "failed" and expected in result.error
-        with _db(root) as con:
+        with warehouse(root) as con:
             codes = [c for (c,) in con.execute(
                 "SELECT code FROM extraction_issues WHERE workbook_hash = ?",
                 [result.workbook_hash]).fetchall()]
         assert expected in codes
         return
     assert result.status == "success", result.error
-    with _db(root) as con:
+    with warehouse(root) as con:
         chunks = con.execute("SELECT count(*) FROM chunks WHERE workbook_hash = ?",
                              [result.workbook_hash]).fetchone()[0]
         assert VectorStore(DataStore(root).lancedb_uri).count(result.workbook_hash,
@@ -524,7 +520,7 @@ def test_refresh_materializes_only_what_is_stale(tmp_path):
             "rendered_chunks", "chunk_embeddings"]
     refreshed = refresh_stale(root)
     assert [(r.workbook_hash, r.status) for r in refreshed] == [(h, "success")]
-    with _db(root) as con:
+    with warehouse(root) as con:
         runs = dict(con.execute("SELECT asset, count(*) FROM lineage GROUP BY asset").fetchall())
     assert runs == {"workbook": 1, "parsed_sheets": 1, "normalized_grids": 1,
                     "segmented_blocks": 1, "rendered_chunks": 1, "chunk_embeddings": 1}
@@ -629,7 +625,7 @@ def test_issues_of_a_file_read_by_value_are_reported_once(tmp_path):
     csv_path.write_text("item,price\nbolt,1.5\nnut,0.25\nwasher,0.1\n")
     root = tmp_path / "data"
     assert ingest_paths([csv_path], root, until="segmented_blocks")[0].status == "success"
-    with _db(root) as con:
+    with warehouse(root) as con:
         rows = con.execute("SELECT stage, code, count(*) FROM extraction_issues "
                            "GROUP BY ALL ORDER BY ALL").fetchall()
     assert rows and all(count == 1 for _, _, count in rows), rows
@@ -637,7 +633,7 @@ def test_issues_of_a_file_read_by_value_are_reported_once(tmp_path):
 
 def test_japanese_specification_chunks_carry_their_headings(samples_ingest):
     root, _, _ = samples_ingest
-    with _db(root) as con:
+    with warehouse(root) as con:
         rows = con.execute(
             "SELECT c.heading_path, c.n_tokens FROM chunks c JOIN workbooks w USING (workbook_hash) "
             "WHERE w.filename = 'spec_ja.xlsx' ORDER BY c.chunk_index").fetchall()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-import duckdb
 import pytest
 
 from extraction_assets.app.ingest import ingest_paths
@@ -14,6 +13,7 @@ from extraction_assets.core.ocr import MIN_CONFIDENCE
 from extraction_assets.search.embedding import LocalEmbedder
 from extraction_assets.search.retrieval import Searcher
 from extraction_assets.store.storage import DataStore
+from extraction_assets_tests.app.graph_helpers import ingest_inbox, warehouse
 from extraction_assets_tests.scans import need_tesseract, picture_xlsx_bytes, scanned_pdf_bytes
 
 pytestmark = pytest.mark.integration  # the asset graph, and Tesseract (a process)
@@ -22,19 +22,8 @@ pytestmark = pytest.mark.integration  # the asset graph, and Tesseract (a proces
 @pytest.fixture(scope="module")
 def ocr_ingest(tmp_path_factory):
     need_tesseract()
-    root = tmp_path_factory.mktemp("ocr-data")
-    inbox = root / "inbox"
-    inbox.mkdir()
-    paths = []
-    for name, data in (("inspection_scan.pdf", scanned_pdf_bytes()),
-                       ("summary.xlsx", picture_xlsx_bytes())):
-        paths.append(inbox / name)
-        paths[-1].write_bytes(data)
-    return root, paths, ingest_paths(paths, root)
-
-
-def _db(root):
-    return duckdb.connect(str(DataStore(root).warehouse_path), read_only=True)
+    return ingest_inbox(tmp_path_factory.mktemp("ocr-data"), [
+        ("inspection_scan.pdf", scanned_pdf_bytes()), ("summary.xlsx", picture_xlsx_bytes())])
 
 
 def test_the_scanned_page_is_found_by_a_phrase_in_english_and_japanese(ocr_ingest):
@@ -53,7 +42,7 @@ def test_the_scanned_page_is_found_by_a_phrase_in_english_and_japanese(ocr_inges
 
 def test_ocr_blocks_keep_their_page_box_and_confidence(ocr_ingest):
     root, _, _ = ocr_ingest
-    with _db(root) as con:
+    with warehouse(root) as con:
         blocks = con.execute(
             "SELECT b.sheet_name, b.kind, b.a1_range, b.source_ref, b.text FROM blocks b "
             "JOIN workbooks w USING (workbook_hash) WHERE w.filename = 'inspection_scan.pdf' "
@@ -83,7 +72,7 @@ def test_ocr_blocks_keep_their_page_box_and_confidence(ocr_ingest):
 
 def test_words_ocr_is_not_sure_of_are_in_the_review_queue(ocr_ingest):
     root, _, _ = ocr_ingest
-    with _db(root) as con:
+    with warehouse(root) as con:
         rows = con.execute(
             "SELECT status, reason, filename, sheet_name, ref, first_read, first_value, "
             "second_value, confidence, bbox FROM review_queue "
@@ -116,7 +105,7 @@ def test_an_ocr_word_has_no_second_read_to_choose(ocr_ingest):
     from extraction_assets.store.decisions import RegistryError, resolve_item
 
     root, _, _ = ocr_ingest
-    with _db(root) as con:
+    with warehouse(root) as con:
         cur = con.execute("SELECT * FROM review_items WHERE reason = 'ocr_low_confidence' "
                           "ORDER BY item_id LIMIT 1")
         item = dict(zip([d[0] for d in cur.description], cur.fetchone()))
@@ -140,6 +129,6 @@ def test_a_file_read_without_ocr_is_read_again_once_ocr_is_there(tmp_path, monke
     then, = ingest_paths([path], root, until="parsed_sheets")
     assert (first.status, again.status, then.status) == ("success", "success", "unchanged")
     assert (first.counts["ocr_unread"], again.counts["ocr_unread"]) == (1, 0)
-    with _db(root) as con:
+    with warehouse(root) as con:
         codes = con.execute("SELECT code FROM extraction_issues").fetchall()
     assert codes == [("ocr_read",)]
