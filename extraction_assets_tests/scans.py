@@ -98,15 +98,17 @@ def scanned_pdf_bytes(pages: int = 1) -> bytes:
     return out.getvalue()
 
 
-def picture_xlsx_bytes() -> bytes:
+def picture_xlsx_bytes(transparent: bool = False) -> bytes:
     """A workbook whose sheet ``Summary`` holds a title in A1 and, anchored at B3, a picture
-    (PNG, 520 x 140) of :data:`PICTURE_LINES` with the alt text ``Sales figure``."""
+    (PNG, 520 x 140) of :data:`PICTURE_LINES` with the alt text ``Sales figure``; black text on
+    a white background, or (``transparent``) on a transparent one, as logos are saved."""
     import openpyxl
     from openpyxl.drawing.image import Image as SheetImage
     from PIL import Image, ImageDraw, ImageFont
 
     font = ImageFont.truetype(japanese_font(), 28)
-    picture = Image.new("RGB", (520, 140), "white")
+    picture = Image.new("RGBA", (520, 140), (0, 0, 0, 0)) if transparent else Image.new(
+        "RGB", (520, 140), "white")
     draw = ImageDraw.Draw(picture)
     for k, text in enumerate(PICTURE_LINES):
         draw.text((12, 14 + 60 * k), text, font=font, fill="black")

@@ -121,7 +121,7 @@ class Tesseract:
         return f"tesseract {self.version} ({self.languages})"
 
     def read(self, image, scale: float = 1.0) -> list[OcrParagraph]:
-        """The paragraphs of a Pillow ``image`` (any mode; converted to 8-bit grayscale), in
+        """The paragraphs of a Pillow ``image`` (any mode; :func:`grayscale`), in
         Tesseract's reading order; boxes in pixels of ``image`` divided by ``scale`` (the
         factor the caller enlarged it by), so they are in the caller's units.
 
@@ -133,7 +133,7 @@ class Tesseract:
         pytesseract.pytesseract.tesseract_cmd = self.command
         try:
             data = pytesseract.image_to_data(
-                without_rules(image.convert("L")), lang=self.languages, timeout=self.timeout,
+                without_rules(grayscale(image)), lang=self.languages, timeout=self.timeout,
                 output_type=pytesseract.Output.DICT)
         except pytesseract.TesseractError as exc:  # a RuntimeError too: caught first
             status = exc.status if exc.status >= 0 else f"signal {-exc.status}"
@@ -370,8 +370,21 @@ def enlarged(image, max_pixels: int):
 
     width, height = image.size
     if min(width, height) < SMALL_SIDE_PX and 4 * width * height <= max_pixels:
-        return image.convert("L").resize((2 * width, 2 * height), Image.Resampling.LANCZOS), 2.0
+        return grayscale(image).resize((2 * width, 2 * height), Image.Resampling.LANCZOS), 2.0
     return image, 1.0
+
+
+def grayscale(image):
+    """``image`` in 8-bit grayscale, transparent parts white: a logo or screenshot with a
+    transparent background (a palette PNG's ``transparency``, an alpha channel) would turn
+    black under its text, and Tesseract would read nothing."""
+    from PIL import Image
+
+    if image.mode in ("RGBA", "LA", "PA") or "transparency" in image.info:
+        rgba = image.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return Image.alpha_composite(white, rgba).convert("L")
+    return image.convert("L")
 
 
 class OcrSession:

@@ -123,6 +123,14 @@ def test_a_picture_in_a_worksheet_is_read_after_its_alt_text():
 
 
 @pytest.mark.integration
+def test_a_picture_with_a_transparent_background_is_read():
+    need_tesseract()
+    wb = open_workbook(picture_xlsx_bytes(transparent=True))
+    picture, = [o for o in _items(wb) if o.kind == "picture"]
+    assert picture.details["ocr_text"] == "Net sales total 1,250\n売上高の合計"
+
+
+@pytest.mark.integration
 def test_a_picture_in_a_word_file_is_read():
     import docx
 

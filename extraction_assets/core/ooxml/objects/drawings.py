@@ -168,7 +168,8 @@ class DrawingReader:
             "anchor_type": info["anchor_type"], "frame_name": nv["name"],
             "alt_text": nv["descr"], "chart_part": part, **data,
         }
-        text = "\n".join(t for t in (render_chart(data), nv["descr"] or nv["title"]) if t)
+        alt_text = " ".join((nv["descr"] or nv["title"] or "").split())  # one line
+        text = "\n".join(t for t in (render_chart(data), alt_text) if t)
         return [SheetObject("chart", self.ctx.sheet_name, ref, data["title"] or nv["name"],
                             text, details)]
 
@@ -212,7 +213,8 @@ class DrawingReader:
         if details["external_target"]:
             ext = posixpath.splitext(details["external_target"])[1]
             details["extension"] = ext.lstrip(".").lower() or None
-        text = "\n".join(t for t in (nv["descr"] or nv["title"], details.get("ocr_text")) if t)
+        alt_text = " ".join((nv["descr"] or nv["title"] or "").split())  # one line
+        text = "\n".join(t for t in (alt_text, details.get("ocr_text")) if t)
         return [SheetObject("picture", self.ctx.sheet_name, ref, nv["name"], text or None,
                             details)]
 
