@@ -1,5 +1,5 @@
 """The ``colours`` and ``review`` commands: what people decide about colour meanings and about
-the cells the two reads of a workbook disagree on. Every decision is appended to a registry
+the cells the two reads of a workbook disagree on and the words OCR is not sure of. Every decision is appended to a registry
 (:mod:`extraction_assets.store.decisions`) with its actor and note; nothing is overwritten."""
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from extraction_assets.store.warehouse import connect, refresh_views
 colours_app = typer.Typer(no_args_is_help=True, help="Colour meanings from the workbooks' "
                                                      "legends: list drafts, confirm, reject.")
 review_app = typer.Typer(no_args_is_help=True, help="Cells the two reads of a workbook "
-                                                    "disagree on: list, resolve.")
+                                                    "disagree on, words OCR is not sure of: "
+                                                    "list, resolve.")
 
 DataDir = typer.Option(None, "--data-dir", help=f"Data folder (default: ${ENV_HOME} or ./data).")
 Actor = typer.Option(None, "--actor", help="Who decides (default: your user name).")
@@ -148,7 +149,7 @@ def review_list(data_dir: Optional[Path] = DataDir,
         _print("nothing to review")
         return
     _table("review queue", ["item", "status", "p", "reason", "file", "cell", "first read",
-                            "second read", "decision"],
+                            "second read / OCR", "decision"],
            [[r["item_id"], r["status"], r["priority"], r["reason"], r["filename"],
              f"{r['sheet_name']}!{r['ref']}", r["first_value"],
              r["second_value"] if r["confidence"] is None

@@ -20,7 +20,8 @@ with them, its page layout drops the cells of a ruled table.
 
 **Text**: Tesseract's words (level 5 of its TSV output) in its own reading order, a line's
 words joined by a space except between two CJK characters (Japanese is written without
-spaces: ``川崎`` ``工場`` -> ``川崎工場``), a paragraph's lines the same way. Words whose
+spaces: ``川崎`` ``工場`` -> ``川崎工場``), a paragraph's lines by a newline the same way (a
+table's rows stay a row a line; Japanese wrapped over two lines is one word again). Words whose
 confidence is below :data:`MIN_CONFIDENCE` are kept in the text (search finds them) and listed
 by the readers for review (``review_items`` reason ``ocr_low_confidence``).
 """
@@ -72,8 +73,9 @@ SMALL_SIDE_PX = 600
 #: failed, skipped).
 OCR_ISSUES = frozenset({"ocr_read", "ocr_not_configured", "ocr_misconfigured", "ocr_failed",
                         "ocr_skipped"})
-#: The issue codes of pictures or scanned pages left unread.
-OCR_UNREAD = OCR_ISSUES - {"ocr_read"}
+#: The issue codes of pictures or scanned pages left unread (``ocr_misconfigured`` too when no
+#: OCR could run).
+OCR_UNREAD = frozenset({"ocr_not_configured", "ocr_failed", "ocr_skipped"})
 
 
 class OcrError(ExtractionError):
@@ -221,7 +223,7 @@ def _paragraphs(data: dict, scale: float) -> list[OcrParagraph]:
     out = []
     for lines in groups.values():
         words = tuple(w for line in lines for w in line)
-        text = _joined([_joined([w.text for w in line]) for line in lines])
+        text = _joined([_joined([w.text for w in line]) for line in lines], "\n")
         box = (min(w.box[0] for w in words), min(w.box[1] for w in words),
                max(w.box[2] for w in words), max(w.box[3] for w in words))
         out.append(OcrParagraph(text, words, box,
@@ -229,12 +231,12 @@ def _paragraphs(data: dict, scale: float) -> list[OcrParagraph]:
     return out
 
 
-def _joined(texts: Sequence[str]) -> str:
-    """A line's words (or a paragraph's lines), a space between two unless both sides are
-    CJK characters."""
+def _joined(texts: Sequence[str], between: str = " ") -> str:
+    """A line's words (or, ``between`` a newline, a paragraph's lines), ``between`` two unless
+    both sides are CJK characters."""
     out = texts[0]
     for text in texts[1:]:
-        out += ("" if _wide(out[-1]) and _wide(text[0]) else " ") + text
+        out += ("" if _wide(out[-1]) and _wide(text[0]) else between) + text
     return out
 
 

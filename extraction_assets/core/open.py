@@ -4,6 +4,7 @@ format table (:mod:`.formats`) and open it (:func:`open_workbook`).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Sequence
 
@@ -121,10 +122,12 @@ def _open_converted_document(data: bytes, sniffed: Sniffed, limits: Limits,
     target = FORMATS[sniffed.format].converts_to
     soffice = find_soffice()
     if not soffice:
+        setting = os.environ.get("EXTRACTION_ASSETS_SOFFICE")
         raise UnsupportedFormatError(
-            f"{sniffed.format} files are converted to {target} by LibreOffice, which is not "
-            "installed (sudo apt-get install libreoffice-writer-nogui "
-            "libreoffice-impress-nogui)")
+            f"{sniffed.format} files are converted to {target} by LibreOffice, which " + (
+                f"EXTRACTION_ASSETS_SOFFICE={setting!r} turns off or does not find"
+                if setting is not None else "is not installed (sudo apt-get install "
+                "libreoffice-writer-nogui libreoffice-impress-nogui)"))
     converted, version, seconds = convert(data, sniffed.format, soffice, keep_in=conversions,
                                           max_bytes=limits.max_total_bytes)
     inner = sniff(converted)

@@ -275,7 +275,21 @@ def test_word_and_powerpoint_97_files_are_sniffed_and_need_libreoffice(monkeypat
     assert (sniff(doc).format, sniff(doc).label, sniff(ppt).format) == ("doc", "ole2", "ppt")
     monkeypatch.setenv("EXTRACTION_ASSETS_SOFFICE", "off")
     with pytest.raises(UnsupportedFormatError, match="doc files are converted to docx by "
-                                                     "LibreOffice, which is not installed"):
+                       "LibreOffice, which EXTRACTION_ASSETS_SOFFICE='off' turns off"):
         open_workbook(doc)
     with pytest.raises(UnsupportedFormatError, match="ppt files are converted to pptx"):
         open_workbook(ppt)
+
+
+def test_without_libreoffice_a_doc_names_what_to_install(monkeypatch, tmp_path):
+    import pytest
+
+    from extraction_assets.core.errors import UnsupportedFormatError
+    from extraction_assets.core.open import open_workbook
+    from extraction_assets_tests.documents import ole2_bytes
+
+    monkeypatch.delenv("EXTRACTION_ASSETS_SOFFICE", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no soffice on it
+    with pytest.raises(UnsupportedFormatError, match=r"which is not installed \(sudo apt-get "
+                                                     "install libreoffice-writer-nogui"):
+        open_workbook(ole2_bytes("WordDocument", b""))

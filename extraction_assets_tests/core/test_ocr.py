@@ -52,7 +52,7 @@ def test_words_become_paragraphs_joined_as_each_script_is_written():
                  (2, 1, 1, "売上高", 93, 10, 100, 90, 30), (2, 1, 1, "の", 95, 100, 100, 30, 30),
                  (2, 1, 2, "合計", 90, 10, 140, 60, 30), (2, 1, 2, "", 0, 80, 140, 5, 30)])
     first, second = _paragraphs(data, scale=2.0)
-    assert first.text == "Net sales 1,250"
+    assert first.text == "Net sales\n1,250"  # a line a line
     assert second.text == "売上高の合計"  # no space inside Japanese, across lines either
     assert first.box == (5, 5, 60, 30)  # pixels of the enlarged image / 2
     assert first.confidence == round((96 + 91 + 40) / 3, 1)
@@ -89,7 +89,7 @@ def test_a_scanned_page_is_read_with_words_boxes_and_confidence():
         ("A3", "page 1 ocr paragraph 3", "text", "ocr")]
     title, body, squeezed = paragraphs
     assert title.text == "Cooling tower inspection"
-    assert body.text == ("The cooling tower passed the pressure test on 12 March. "
+    assert body.text == ("The cooling tower passed the pressure test on 12 March.\n"
                          "冷却塔は三月十二日の圧力試験に合格しました。")
     # boxes in points from the page's top left: the title drawn at (160, 200) px of 200 dpi
     left, top, right, bottom = title.details["bbox"]
@@ -150,11 +150,11 @@ def test_a_picture_in_a_word_file_is_read():
     assert picture.details["ocr_confidence"] > 80
 
 
-@pytest.mark.integration
-def test_the_picture_on_a_page_of_little_text_is_read_where_it_stands():
+def _little_text_pdf() -> bytes:
+    """A page of two lines of text and, between them, a picture of the line ``Spare
+    impellers in stock: 14`` (120 x 17 mm: far under half the page, route ``low_text``)."""
     from fpdf import FPDF
 
-    need_tesseract()
     png = io.BytesIO()
     scanned_page(("Spare impellers in stock: 14",), squeeze_last=False).crop(
         (100, 150, 1300, 320)).save(png, "PNG")
@@ -162,10 +162,23 @@ def test_the_picture_on_a_page_of_little_text_is_read_where_it_stands():
     pdf.add_page()
     pdf.set_font("helvetica", size=14)
     pdf.cell(0, 10, "Store room count")
-    pdf.image(png, x=20, y=40, w=120)  # 120 x 17 mm: far under half the page
+    pdf.image(png, x=20, y=40, w=120)
     pdf.set_y(80)
     pdf.cell(0, 10, "Counted on 3 May.")
-    wb = open_workbook(bytes(pdf.output()))
+    return bytes(pdf.output())
+
+
+def test_without_ocr_the_picture_on_a_page_of_little_text_is_said(monkeypatch):
+    monkeypatch.setenv(TESSERACT_ENV, "off")
+    wb = open_workbook(_little_text_pdf())
+    assert [(i.code, i.message.split(":")[0]) for i in wb.issues] == [
+        ("ocr_not_configured", "page 1 picture 1"), ("low_text", "page 1")]
+
+
+@pytest.mark.integration
+def test_the_picture_on_a_page_of_little_text_is_read_where_it_stands():
+    need_tesseract()
+    wb = open_workbook(_little_text_pdf())
     sheet, = wb.iter_sheets()
     route, = [o.details["route"] for o in sheet.objects if o.kind == "pdf_page"]
     items = [(o.ref, o.name, o.text, o.details["label"]) for o in sheet.objects
@@ -343,8 +356,8 @@ def test_a_ruled_table_in_a_scan_is_read_with_all_its_cells():
 
     need_tesseract()
     page = ruled_table_page()
-    text = " ".join(p.text for p in find_tesseract().read(page))
-    assert text == " ".join(" ".join(row) for row in TABLE_ROWS)
+    text = "\n".join(p.text for p in find_tesseract().read(page))
+    assert text == "\n".join(" ".join(row) for row in TABLE_ROWS)  # a row a line
     # the rules are gone, the letters are not: nothing dark is left on a rule's line
     import numpy as np
 

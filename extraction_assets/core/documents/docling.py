@@ -27,7 +27,8 @@ The mapping (see :mod:`.layout` for the grid):
   footnotes and speaker notes (``Speaker notes`` heading under the slide's title) one
   ``text`` block each. A Word comment is a ``text`` block labelled ``comment``
   (``Comment by Kim: ...``) right after the paragraph it annotates (replies after it); one
-  that annotates no text kept (a table cell's) goes to a last sheet ``Comments``.
+  Docling links to no item (on a table cell or a list item) goes to a last sheet
+  ``Comments``.
 * **Pictures** are ``image`` blocks (their caption, alt text -- the drawing's ``descr`` --
   and what OCR reads in them, as text); **charts** (a picture whose
   metadata holds the chart's data, read from the chart XML by Docling) are a ``chart`` block
@@ -334,10 +335,7 @@ class _Walker:
                 self._sheet(node).text(node.text, node.self_ref, str(label))
         elif label == self.Label.LIST_ITEM:
             self._sheet(node).lines([(node.marker or "-", node.text)], node.self_ref, "list")
-        for ref in getattr(node, "comments", None) or []:  # right after the text they annotate
-            group = ref.resolve(self.doc)
-            if group.self_ref not in self.placed:
-                self._comment_group(group, self._sheet(node))
+        self._comments(node)  # right after the text they annotate
         for child in getattr(node, "children", []):
             self._node(child.resolve(self.doc), furniture)
 
@@ -382,6 +380,13 @@ class _Walker:
             self.current.heading(text, 1, node.self_ref, str(node.label))
         else:
             self._sheet(node).heading(text, level, node.self_ref, "section_header")
+
+    def _comments(self, node: Any) -> None:
+        """The Word comments annotating ``node`` not laid out yet, on its sheet."""
+        for ref in getattr(node, "comments", None) or []:
+            group = ref.resolve(self.doc)
+            if group.self_ref not in self.placed:
+                self._comment_group(group, self._sheet(node))
 
     def _comment_group(self, group: Any, sheet: SheetBuilder) -> None:
         """The comments of one of Docling's Word comment groups (a comment and its replies),

@@ -171,9 +171,8 @@ def open_pdf(data: bytes, limits: Limits, passwords: Sequence[str], sheets: Shee
                     fact = pages[-1][0]
                     if fact.route == "image_scan" and session.tesseract is not None:
                         ocr.scan(page, i + 1)
-                    elif (fact.route == "low_text" and fact.pictures
-                          and session.tesseract is not None):
-                        ocr.pictures(page, i + 1, fact.pictures)
+                    elif fact.route == "low_text" and fact.pictures:
+                        ocr.pictures(page, i + 1, fact.pictures)  # or say OCR is not set up
                 finally:
                     page.close()
             except pdfium.PdfiumError as exc:  # a page tree or page PDFium cannot read
@@ -568,10 +567,13 @@ def _route_issues(facts: list[PageFacts], issues: list[Issue], scanned: dict[int
             and not setup.problem))
 
     if scanned:
+        empty = [n for n, found in scanned.items() if not found]
         issues.append(Issue("parsed_sheets", None, None, "info", "ocr_read", (
             f"page {', '.join(map(str, scanned))}: scanned pages (images cover the page) "
             f"without a text layer read by OCR ({setup.tesseract.label}); words below "
-            f"confidence {MIN_CONFIDENCE:.0f} are kept and listed in review_items")))
+            f"confidence {MIN_CONFIDENCE:.0f} are kept and listed in review_items" + (
+                f"; no text found on page {', '.join(map(str, empty))} (blank, a picture, "
+                "or too blurred to read)" if empty else ""))))
 
     said = {
         "low_text": ("low_text", f"fewer than {MIN_TEXT_CHARS} characters of text layer: "

@@ -47,13 +47,16 @@ def parsed_sheets(context: AssetExecutionContext, opened: UpstreamTables,
         needed_ocr = any(i.code in OCR_ISSUES for i in output.issues) or any(
             '"ocr_reader"' in (d or "")
             for d in output.tables["sheet_objects"].column("details").to_pylist())
+        setup = ocr_setup() if needed_ocr else None
         return finish(output, {
             "sheets": sheets.num_rows,
             "merged_ranges": sum(len(m or []) for m in sheets.column("merged_ranges").to_pylist()),
             "review_items": output.tables["review_items"].num_rows,
             # what its pictures and scans were read with: another setup reads them again
-            **({"ocr": ocr_setup().label} if needed_ocr else {}),
-            "ocr_unread": sum(i.code in OCR_UNREAD for i in output.issues),
+            **({"ocr": setup.label} if setup else {}),
+            # issues of pictures or scans left unread (a misconfiguration only when no OCR ran)
+            "ocr_unread": sum(i.code in OCR_UNREAD or i.code == "ocr_misconfigured" and (
+                setup is None or setup.tesseract is None) for i in output.issues),
         })
 
     return materialize_partitions(context, store, one)
