@@ -1,6 +1,7 @@
 """The ``colours`` and ``review`` commands: what people decide about colour meanings and about
-the cells the two reads of a workbook disagree on and the words OCR is not sure of. Every decision is appended to a registry
-(:mod:`extraction_assets.store.decisions`) with its actor and note; nothing is overwritten."""
+the cells the two reads of a workbook disagree on and the words OCR is not sure of. Every
+decision is appended to a registry (:mod:`extraction_assets.store.decisions`) with its actor
+and note; nothing is overwritten."""
 
 from __future__ import annotations
 

@@ -94,13 +94,21 @@ class OcrWord:
 
 @dataclass(frozen=True)
 class OcrParagraph:
-    """One of Tesseract's paragraphs: its text (see the module docstring), its words, their
-    box together (pixels, y down) and their mean confidence."""
+    """One of Tesseract's paragraphs: its text (see the module docstring) and its words (at
+    least one), with their box together (pixels, y down) and their mean confidence."""
 
     text: str
     words: tuple[OcrWord, ...]
-    box: tuple[int, int, int, int]
-    confidence: float
+
+    @property
+    def box(self) -> tuple[int, int, int, int]:
+        """The box around the words."""
+        return _around([w.box for w in self.words])
+
+    @property
+    def confidence(self) -> float:
+        """The words' mean confidence, to 0.1."""
+        return round(sum(w.confidence for w in self.words) / len(self.words), 1)
 
     def doubtful(self) -> list[OcrWord]:
         """The words below :data:`MIN_CONFIDENCE`."""
@@ -191,20 +199,22 @@ def item_details(paragraphs: Sequence[OcrParagraph], reader: str) -> dict:
     bottom]`` around them (the caller's units), ``ocr_confidence`` (mean of their words,
     0..100) and ``ocr_doubtful``: ``[text, confidence, left, top, right, bottom]`` of each
     word below :data:`MIN_CONFIDENCE` (at most :data:`MAX_DOUBTFUL_WORDS`)."""
-    words = [w for p in paragraphs for w in p.words]
-    doubtful = [w for p in paragraphs for w in p.doubtful()]
-    return {"ocr_reader": reader,
-            "bbox": [min(p.box[0] for p in paragraphs), min(p.box[1] for p in paragraphs),
-                     max(p.box[2] for p in paragraphs), max(p.box[3] for p in paragraphs)],
-            "ocr_confidence": round(sum(w.confidence for w in words) / len(words), 1),
+    whole = OcrParagraph("", tuple(w for p in paragraphs for w in p.words))
+    return {"ocr_reader": reader, "bbox": list(whole.box),
+            "ocr_confidence": whole.confidence,
             "ocr_doubtful": [[w.text, w.confidence, *w.box]
-                             for w in doubtful[:MAX_DOUBTFUL_WORDS]]}
+                             for w in whole.doubtful()[:MAX_DOUBTFUL_WORDS]]}
+
+
+def _around(boxes: Sequence[tuple[int, int, int, int]]) -> tuple[int, int, int, int]:
+    """The box ``(left, top, right, bottom)`` around ``boxes``."""
+    return (min(b[0] for b in boxes), min(b[1] for b in boxes),
+            max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
 def _paragraphs(data: dict, scale: float) -> list[OcrParagraph]:
     """Tesseract's TSV rows (pytesseract's dict of columns) as paragraphs."""
-    groups: dict[tuple[int, int, int], list[list[OcrWord]]] = {}
-    line_of: dict[tuple[int, int, int], tuple[int, int, int, int]] = {}
+    lines: dict[tuple[int, int, int], dict[int, list[OcrWord]]] = {}  # paragraph -> lines
     for i, text in enumerate(data["text"]):
         text = (text or "").strip()
         if data["level"][i] != 5 or not text:
@@ -212,23 +222,13 @@ def _paragraphs(data: dict, scale: float) -> list[OcrParagraph]:
         left, top = data["left"][i] / scale, data["top"][i] / scale
         box = (round(left), round(top), round(left + data["width"][i] / scale),
                round(top + data["height"][i] / scale))
-        word = OcrWord(text, float(data["conf"][i]), box)
         par = (data["page_num"][i], data["block_num"][i], data["par_num"][i])
-        line = (*par, data["line_num"][i])
-        lines = groups.setdefault(par, [])
-        if line_of.get(line) is None:
-            line_of[line] = box
-            lines.append([])
-        lines[-1].append(word)
-    out = []
-    for lines in groups.values():
-        words = tuple(w for line in lines for w in line)
-        text = _joined([_joined([w.text for w in line]) for line in lines], "\n")
-        box = (min(w.box[0] for w in words), min(w.box[1] for w in words),
-               max(w.box[2] for w in words), max(w.box[3] for w in words))
-        out.append(OcrParagraph(text, words, box,
-                                round(sum(w.confidence for w in words) / len(words), 1)))
-    return out
+        lines.setdefault(par, {}).setdefault(data["line_num"][i], []).append(
+            OcrWord(text, float(data["conf"][i]), box))
+    return [OcrParagraph(_joined([_joined([w.text for w in line]) for line in par.values()],
+                                 "\n"),
+                         tuple(w for line in par.values() for w in line))
+            for par in lines.values()]
 
 
 def _joined(texts: Sequence[str], between: str = " ") -> str:
@@ -451,6 +451,19 @@ class OcrSession:
         except OcrError as exc:
             issues.append(failed(exc, what, sheet_name, ref))
             return None
+
+    def picture_details(self, image, what: str, issues: list[Issue],
+                        sheet_name: str | None = None, ref: str | None = None) -> dict:
+        """What OCR reads in a decoded picture (:func:`enlarged` first): ``ocr_text``, its
+        paragraphs one a line, and the facts of :func:`item_details` (boxes in pixels of the
+        picture); nothing when it may not be read, fails (said in ``issues``) or holds no
+        text."""
+        image, scale = enlarged(image, self.limits.max_ocr_pixels)
+        found = self.read(image, what, issues, sheet_name, ref, scale)
+        if not found:
+            return {}
+        return {"ocr_text": "\n".join(p.text for p in found),
+                **item_details(found, self.tesseract.label)}
 
     def claim(self, what: str, issues: list[Issue], sheet_name: str | None = None,
               ref: str | None = None) -> bool:

@@ -31,7 +31,8 @@ def open_workbook(data: bytes, limits: Limits | None = None, *,
     when it is installed (and then read the same way), else read by value by :mod:`.readers`,
     as ``csv``/``tsv`` are; documents (``docx``, ``pptx``, ``pdf``, ``html``, ``md``) are read
     by :mod:`.documents`, their sections, slides or pages as sheets, ``doc`` and ``ppt`` after
-    LibreOffice converted them to ``docx`` and ``pptx``; every route returns the same shapes. ``filename`` only names the sheet of a CSV (its stem; ``Sheet1`` without).
+    LibreOffice converted them to ``docx`` and ``pptx``; every route returns the same shapes.
+    ``filename`` only names the sheet of a CSV (its stem; ``Sheet1`` without).
     A password-protected file is decrypted first with the first of ``passwords`` that opens it.
     ``conversions`` is a folder where LibreOffice's conversions are kept, so that the assets
     that open one file convert it once (see

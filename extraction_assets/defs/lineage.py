@@ -38,9 +38,9 @@ def partition_counts(latest: dict[str, dict]) -> dict[str, int]:
     ``errors`` (issues of severity ``error`` of every asset: the file was read, but not all of
     it), ``over_budget`` (chunks over the token budget) and the formulas stored without a
     cached value that were computed or not (``formulas_computed``, ``formulas_not_computed``)
-    and the issues of pictures or scans OCR did not read (``ocr_unread``), from their metadata (``latest``:
-    asset name -> metadata values, as :class:`Lineage` holds them); 0 for an asset never
-    materialized."""
+    and the issues of pictures or scans OCR did not read (``ocr_unread``), from their metadata
+    (``latest``: asset name -> metadata values, as :class:`Lineage` holds them); 0 for an asset
+    never materialized."""
     def value(asset: str, key: str) -> int:
         return int(latest.get(asset, {}).get(key) or 0)
 

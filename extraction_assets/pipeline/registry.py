@@ -119,7 +119,8 @@ def _parse(h: str, t: Tables, s: RunSettings) -> StageOutput:
     out = parse_stage(h, s.data, s.limits, s.passwords, s.conversions, s.opened)
     review, issues = trust.review_items(
         h, s.data, sniff(s.data).format, out.tables["parsed_cells"], out.tables["parsed_sheets"],
-        out.tables["sheet_objects"], out.tables["workbook_properties"].column("date_system")[0].as_py() == 1904,
+        out.tables["sheet_objects"],
+        out.tables["workbook_properties"].column("date_system")[0].as_py() == 1904,
         s.redaction, s.dual_read_max_cells, any(i.severity == "error" for i in out.issues))
     out.tables["parsed_cells"], out.tables["rich_text"] = trust.redact_parsed(
         out.tables["parsed_cells"], out.tables["rich_text"], s.redaction)

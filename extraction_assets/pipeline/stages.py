@@ -315,8 +315,9 @@ def segment_stage(workbook_hash: str, cells: pa.Table, sheets: pa.Table,
     and so are the blocks a document declares (``document_item`` objects, see
     :func:`~extraction_assets.core.segment.documents.document_blocks`).
     Hidden sheets are not segmented; each gives an ``info`` issue so the skip is visible, as
-    does an empty worksheet (``empty_sheet``; a document's page or slide says its route) and bold text in more font sizes than heading levels
-    (``heading_levels_folded``: the smallest share level 6)."""
+    does an empty worksheet (``empty_sheet``; a document's page or slide says its route) and
+    bold text in more font sizes than heading levels (``heading_levels_folded``: the smallest
+    share level 6)."""
     issues: list[Issue] = []
     found: list[Block] = []
     sheet_objects = sheet_objects_from_table(objects)

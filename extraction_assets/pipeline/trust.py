@@ -413,9 +413,9 @@ def _doubtful_words(sheet_objects: pa.Table) -> list[dict]:
     ``confidence`` and ``bbox`` (points on a PDF page, pixels of a picture), at the cell or
     anchor of its object."""
     items = []
-    for obj in sheet_objects.to_pylist():
-        if not obj["details"] or "ocr_doubtful" not in obj["details"]:
-            continue
+    with_words = pc.fill_null(pc.match_substring(sheet_objects.column("details"),
+                                                 '"ocr_doubtful": [['), False)
+    for obj in sheet_objects.filter(with_words).to_pylist():  # most objects have none
         details = json.loads(obj["details"])
         try:
             row, col, _, _ = parse_range(obj["ref"] or "")

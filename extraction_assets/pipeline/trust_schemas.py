@@ -3,9 +3,10 @@
 
 Per partition, written by the assets: ``colour_legends`` (legend entries found in the workbook,
 with the size of each colour's cluster) and ``review_items`` (cells the two reads of the
-workbook disagree on, words OCR is not sure of). Append-only registries, written by people through the CLI (see
-:mod:`extraction_assets.store.decisions`): ``colour_mappings`` (every version of every colour
-mapping) and ``review_resolutions`` (every decision on a review item).
+workbook disagree on, words OCR is not sure of). Append-only registries, written by people
+through the CLI (see :mod:`extraction_assets.store.decisions`): ``colour_mappings`` (every
+version of every colour mapping) and ``review_resolutions`` (every decision on a review
+item).
 """
 
 from __future__ import annotations

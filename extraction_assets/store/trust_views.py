@@ -56,7 +56,8 @@ WITH latest AS (
   QUALIFY row_number() OVER (PARTITION BY item_id ORDER BY resolved_at DESC) = 1)
 SELECT CASE WHEN r.item_id IS NULL THEN 'open' ELSE 'resolved' END AS status, i.priority,
        i.reason, w.filename, i.sheet_name, i.ref, i.first_read, i.first_value, i.second_read,
-       i.second_value, i.confidence, i.bbox, r.decision, r.value AS resolved_value, r.actor, r.note, r.resolved_at,
+       i.second_value, i.confidence, i.bbox, r.decision, r.value AS resolved_value, r.actor,
+       r.note, r.resolved_at,
        i.item_id, i.workbook_hash, w.source_path, i.row, i.col
 FROM review_items i LEFT JOIN workbooks w ON w.workbook_hash = i.workbook_hash
 LEFT JOIN latest r ON r.item_id = i.item_id

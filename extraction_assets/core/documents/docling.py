@@ -47,7 +47,7 @@ from extraction_assets.core.documents.layout import SheetBuilder, Sheets, TableC
 from extraction_assets.core.errors import CorruptWorkbookError, ExtractionError
 from extraction_assets.core.limits import Budget, Limits
 from extraction_assets.core.model import SheetInfo
-from extraction_assets.core.ocr import MIN_SIDE_PX, enlarged, item_details
+from extraction_assets.core.ocr import MIN_SIDE_PX
 from extraction_assets.core.ooxml.objects.charts import render_chart
 
 #: Name of the sheet holding what comes before a document's first heading.
@@ -448,16 +448,8 @@ class _Walker:
         image = getattr(getattr(node, "image", None), "pil_image", None)
         if image is None or min(image.size) < MIN_SIDE_PX:
             return {}
-        ocr, limits = self.sheets.ocr, self.sheets.limits
-        what = f"picture {node.self_ref}"
-        if not ocr.available(what, self.sheets.issues, sheet.info.name):
-            return {}
-        image, scale = enlarged(image, limits.max_ocr_pixels)
-        found = ocr.read(image, what, self.sheets.issues, sheet.info.name, scale=scale)
-        if not found:
-            return {}
-        return {"ocr_text": "\n".join(p.text for p in found),
-                **item_details(found, ocr.tesseract.label)}
+        return self.sheets.ocr.picture_details(image, f"picture {node.self_ref}",
+                                               self.sheets.issues, sheet.info.name)
 
 
 def _cells(data: Any) -> tuple[list[TableCell], int]:

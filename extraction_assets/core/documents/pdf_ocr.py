@@ -121,12 +121,11 @@ def unread_pictures(facts: list) -> Issue | None:
 
 
 def shifted(paragraph: OcrParagraph, dx: float, dy: float) -> OcrParagraph:
-    """``paragraph`` with its boxes and its words' moved by ``(dx, dy)`` (rounded)."""
+    """``paragraph`` with its words' boxes (so its own) moved by ``(dx, dy)`` (rounded)."""
     def move(box: tuple) -> tuple[int, int, int, int]:
         return (round(box[0] + dx), round(box[1] + dy), round(box[2] + dx), round(box[3] + dy))
 
-    return replace(paragraph, box=move(paragraph.box),
-                   words=tuple(replace(w, box=move(w.box)) for w in paragraph.words))
+    return replace(paragraph, words=tuple(replace(w, box=move(w.box)) for w in paragraph.words))
 
 
 def _rendered(page, limits: Limits):

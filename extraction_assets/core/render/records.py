@@ -76,7 +76,7 @@ def _typed_json(cells: pa.Table) -> pa.Array:
 
 #: The StyledGrid columns a record reads (and where a value was computed, those naming it).
 _RECORD_COLUMNS = ("value_type", "number_value", "iso_value", "raw_value", "display_text",
-                   "merged_from", "merge_range")
+                   "merged_from")
 _COMPUTED_COLUMNS = ("value_status", "ref")
 
 
@@ -179,18 +179,18 @@ class RecordSet:
     blocks. ``records(block_id)`` gives a block's :class:`TableRecords`.
 
     Rules (per block): rows hidden in the sheet and rows repeating the header are no records;
-    total rows (``block.total_rows``) get role ``total``, group-label rows
-    (``block.group_rows``) role ``group``, the others ``data``; in a row-group column
-    (``block.row_group_cols``) a group's label is filled down to the data rows under it,
-    and a group column (``Column.group``) holds the label of the group row above each data
-    row, ``merged_from`` naming the label's cell. A
-    form gives one record, cited at its first row and whole range.
-    """
+    total rows (``block.total_rows``) get role ``total``, group-label rows (``block.group_rows``)
+    role ``group``, the others ``data``; in a row-group column (``block.row_group_cols``) a
+    group's label is filled down to the data rows under it, and a group column
+    (``Column.group``) holds the label of the group row above each data row, ``merged_from``
+    naming the label's cell. A form gives one record, cited at its first row and whole range."""
 
     def __init__(self, grids: list[tuple[StyledGrid, list[Block]]]):
         computed = any(pc.any(pc.equal(grid.table.column("value_status"), "computed")).as_py()
                        for grid, _ in grids)  # most workbooks: none, nothing more to gather
-        columns = list(_RECORD_COLUMNS) + (list(_COMPUTED_COLUMNS) if computed else [])
+        copies = any(g.table.column("merged_from").null_count < g.table.num_rows for g, _ in grids)
+        columns = [*_RECORD_COLUMNS, *(_COMPUTED_COLUMNS if computed else ()),
+                   *(["merge_range"] if copies else [])]  # a copy names its merged range
         tables = [grid.table.select(columns) for grid, _ in grids]
         self.cells = pa.concat_tables(tables) if tables else pa.table(
             {name: pa.array([], pa.string()) for name in _RECORD_COLUMNS})
@@ -290,8 +290,9 @@ class RecordSet:
                 pc.equal(taken.column("value_status").combine_chunks(), "computed"),
                 taken.column("ref").combine_chunks(), pa.scalar(None, pa.string())
             ) if "ref" in taken.column_names else pa.nulls(taken.num_rows, pa.string())
-            merged = pc.if_else(pc.is_valid(taken.column("merged_from")),  # a copy: its range
-                                taken.column("merge_range"), pa.scalar(None, pa.string()))
+            merged = pc.if_else(pc.is_valid(taken.column("merged_from")), taken.column(
+                "merge_range"), pa.scalar(None, pa.string())) if "merge_range" in \
+                taken.column_names else taken.column("merged_from")  # (all null without)
             return (pc.fill_null(taken.column("display_text"), "").combine_chunks(),
                     _typed_json(taken), merged.combine_chunks(), computed)
 
@@ -514,10 +515,9 @@ class TableRecords:
     ``i * n_columns + j`` of the flat arrays: ``display`` (the display text, ``""`` where the
     row has no cell), ``values`` (JSON of the typed value, ``null`` where there is none),
     ``merged_from`` (the merged range the value was copied from, ``A2:A4``, or the filled-down
-    group label's A1 reference; null otherwise), ``computed`` (A1 reference of a value computed because the
-    file cached none; null otherwise) and ``markup`` (rich-text HTML of the cell, null where there
-    is none). Iterating gives :class:`Record` objects.
-    """
+    group label's A1 reference; null otherwise), ``computed`` (A1 reference of a value computed
+    because the file cached none; null otherwise) and ``markup`` (rich-text HTML of the cell,
+    null where there is none). Iterating gives :class:`Record` objects."""
 
     def __init__(self, records: RecordSet, k: int):
         self.set, self.block, self.k = records, records.blocks[k], k

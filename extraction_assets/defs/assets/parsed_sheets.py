@@ -1,5 +1,6 @@
 """Asset ``parsed_sheets``: every cell, style and merged range as the file writes them."""
 
+import pyarrow.compute as pc
 from dagster import AssetExecutionContext, MaterializeResult
 
 from extraction_assets.core.ocr import OCR_ISSUES, OCR_UNREAD, ocr_setup
@@ -44,9 +45,9 @@ def parsed_sheets(context: AssetExecutionContext, opened: UpstreamTables,
             redaction=redaction.policy(), dual_read_max_cells=dual_read.max_cells,
             opened=opened.partition(workbook_hash).opened))
         sheets = output.tables["parsed_sheets"]
-        needed_ocr = any(i.code in OCR_ISSUES for i in output.issues) or any(
-            '"ocr_reader"' in (d or "")
-            for d in output.tables["sheet_objects"].column("details").to_pylist())
+        details = output.tables["sheet_objects"].column("details")
+        needed_ocr = any(i.code in OCR_ISSUES for i in output.issues) or bool(
+            pc.any(pc.match_substring(details, '"ocr_reader"')).as_py())
         setup = ocr_setup() if needed_ocr else None
         return finish(output, {
             "sheets": sheets.num_rows,
@@ -55,8 +56,8 @@ def parsed_sheets(context: AssetExecutionContext, opened: UpstreamTables,
             # what its pictures and scans were read with: another setup reads them again
             **({"ocr": setup.label} if setup else {}),
             # issues of pictures or scans left unread (a misconfiguration only when no OCR ran)
-            "ocr_unread": sum(i.code in OCR_UNREAD or i.code == "ocr_misconfigured" and (
-                setup is None or setup.tesseract is None) for i in output.issues),
+            "ocr_unread": sum(i.code in OCR_UNREAD or i.code == "ocr_misconfigured"
+                              and setup.tesseract is None for i in output.issues),
         })
 
     return materialize_partitions(context, store, one)

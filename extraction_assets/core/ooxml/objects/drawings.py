@@ -14,14 +14,7 @@ from typing import Any
 from extraction_assets.core.a1 import MAX_COL, MAX_ROW, cell_ref
 from extraction_assets.core.errors import ExtractionError
 from extraction_assets.core.model import SheetObject
-from extraction_assets.core.ocr import (
-    MIN_SIDE_PX,
-    OcrError,
-    OcrSession,
-    enlarged,
-    item_details,
-    open_picture,
-)
+from extraction_assets.core.ocr import MIN_SIDE_PX, OcrError, OcrSession, open_picture
 from extraction_assets.core.ooxml.objects.charts import read_chart, read_chartex, render_chart
 from extraction_assets.core.ooxml.objects.common import (
     ObjectContext,
@@ -259,11 +252,8 @@ def _picture_ocr(ctx: ObjectContext, part: str, details: dict, what: str,
                 ctx._failed(part, exc, "picture")
                 image = None
             if image is not None:
-                image, scale = enlarged(image, ctx.reader.limits.max_ocr_pixels)
-                found = session.read(image, what, ctx.issues, ctx.sheet_name, ref, scale)
-                if found:
-                    done[key] = {"ocr_text": "\n".join(p.text for p in found),
-                                 **item_details(found, session.tesseract.label)}
+                done[key] = session.picture_details(image, what, ctx.issues, ctx.sheet_name,
+                                                    ref)
     details.update(done[key] or {})
 
 
